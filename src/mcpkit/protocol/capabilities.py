@@ -1,0 +1,115 @@
+"""Which side may send each method, and which declared capability it needs.
+
+Spec: lifecycle "Capability Negotiation" and each feature page's "Capabilities" section. A method
+missing from the table, or sent by the wrong side, is not a method of the protocol (-32601). The
+error text is built from the failed lookup, so every refusal names the rule that refused it.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any, Final
+
+__all__ = ["METHODS", "Owner", "Role", "Rule", "declares", "param_capability", "rule_for"]
+
+
+class Role(enum.Enum):
+    CLIENT = "client"
+    SERVER = "server"
+
+    @property
+    def peer(self) -> Role:
+        return Role.SERVER if self is Role.CLIENT else Role.CLIENT
+
+
+class Owner(enum.Enum):
+    """Whose capabilities the rule reads: the side that sends the message, or the side that gets it."""
+
+    SENDER = "sender"
+    RECEIVER = "receiver"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    sender: Role | None  # None: either side
+    capability: tuple[str, ...] = ()  # path into the owner's capabilities; () needs nothing
+    owner: Owner = Owner.RECEIVER
+    notification: bool = False
+    before_ready: bool = False  # allowed before the lifecycle's initialization completes
+
+
+C, S = Role.CLIENT, Role.SERVER
+
+METHODS: Final[dict[str, Rule]] = {
+    # lifecycle and utilities
+    "initialize": Rule(C, before_ready=True),
+    "notifications/initialized": Rule(C, notification=True, before_ready=True),
+    "ping": Rule(None, before_ready=True),
+    "notifications/cancelled": Rule(None, notification=True, before_ready=True),
+    "notifications/progress": Rule(None, notification=True, before_ready=True),
+    # server features, requested by the client
+    "tools/list": Rule(C, ("tools",)),
+    "tools/call": Rule(C, ("tools",)),
+    "resources/list": Rule(C, ("resources",)),
+    "resources/templates/list": Rule(C, ("resources",)),
+    "resources/read": Rule(C, ("resources",)),
+    "resources/subscribe": Rule(C, ("resources", "subscribe")),
+    "resources/unsubscribe": Rule(C, ("resources", "subscribe")),
+    "prompts/list": Rule(C, ("prompts",)),
+    "prompts/get": Rule(C, ("prompts",)),
+    "completion/complete": Rule(C, ("completions",)),
+    "logging/setLevel": Rule(C, ("logging",)),
+    # server notifications, allowed only when the server declared them
+    "notifications/tools/list_changed": Rule(S, ("tools", "listChanged"), Owner.SENDER, True),
+    "notifications/resources/list_changed": Rule(S, ("resources", "listChanged"), Owner.SENDER, True),
+    "notifications/resources/updated": Rule(S, ("resources", "subscribe"), Owner.SENDER, True),
+    "notifications/prompts/list_changed": Rule(S, ("prompts", "listChanged"), Owner.SENDER, True),
+    # the server may log before initialization completes (lifecycle "Initialization")
+    "notifications/message": Rule(S, ("logging",), Owner.SENDER, True, before_ready=True),
+    # client features, requested by the server
+    "sampling/createMessage": Rule(S, ("sampling",)),
+    "elicitation/create": Rule(S, ("elicitation",)),
+    "roots/list": Rule(S, ("roots",)),
+    "notifications/roots/list_changed": Rule(C, ("roots", "listChanged"), Owner.SENDER, True),
+    "notifications/elicitation/complete": Rule(S, ("elicitation", "url"), Owner.RECEIVER, True),
+}
+
+
+def rule_for(method: str, sender: Role, notification: bool) -> Rule | str:
+    """The rule for `method` sent by `sender`, or a sentence saying why there is none."""
+    rule = METHODS.get(method)
+    if rule is None or rule.notification != notification:
+        kind = "notification" if notification else "method"
+        return f"Method not found: {method!r} is not an MCP {kind}"
+    if rule.sender is not None and rule.sender is not sender:
+        return f"Method not found: {method!r} is sent by the {rule.sender.value}, not the {sender.value}"
+    return rule
+
+
+def declares(capabilities: dict[str, Any], path: tuple[str, ...]) -> bool:
+    """Whether `capabilities` declares the capability at `path`.
+
+    An object (even empty) declares a capability; a sub-flag such as `listChanged` must be true.
+    """
+    node: Any = capabilities
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return node is not None and node is not False
+
+
+def param_capability(method: str, params: dict[str, Any], receiver: dict[str, Any]) -> tuple[str, ...] | None:
+    """A finer capability that some requests need because of what their params ask for."""
+    if method == "elicitation/create":
+        # elicitation "Capabilities": URL mode needs `url`; an empty object means form mode only.
+        if params.get("mode") == "url":
+            return ("elicitation", "url")
+        declared = receiver.get("elicitation")
+        if isinstance(declared, dict) and declared and "form" not in declared:
+            return ("elicitation", "form")
+        return None
+    if method == "sampling/createMessage" and (params.get("tools") or params.get("toolChoice")):
+        return ("sampling", "tools")  # sampling "Tools in Sampling"
+    return None

@@ -1,0 +1,346 @@
+"""The sans-I/O MCP connection: messages in, events out; calls in, messages out.
+
+A Connection does no I/O and keeps no clock. It enforces the lifecycle, the capability table, id
+correlation in both directions, cancellation and progress bookkeeping. A driver feeds it decoded
+messages with `receive` and writes whatever messages its methods and `SendMessage` events hand back.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from . import capabilities as caps
+from . import events as ev
+from .capabilities import Owner, Role
+from .errors import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    CapabilityError,
+    LocalError,
+    RemoteError,
+    to_wire_error,
+)
+from .jsonrpc import (
+    DEFAULT_MAX_DEPTH,
+    ErrorResponse,
+    InvalidMessage,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    classify,
+    decode,
+    error_message,
+    notification_message,
+    request_message,
+    result_message,
+)
+from .levels import severity
+from .lifecycle import Negotiated, Phase, accept_initialize, check_initialize_result, initialize_params
+from .versions import LATEST, SUPPORTED_VERSIONS
+
+__all__ = ["Connection"]
+
+JSON = dict[str, Any]
+
+
+@dataclass(slots=True)
+class _Inbound:
+    method: str
+    progress_token: str | int | None
+    last_progress: float | None = None
+    cancelled: bool = False
+
+
+class Connection:
+    """One side of an MCP conversation."""
+
+    def __init__(
+        self,
+        role: Role,
+        *,
+        info: JSON,
+        capabilities: JSON,
+        instructions: str | None = None,
+        versions: tuple[str, ...] = SUPPORTED_VERSIONS,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+    ) -> None:
+        self.role = role
+        self.info = info
+        self.capabilities = capabilities
+        self.instructions = instructions
+        self.versions = versions
+        self.max_depth = max_depth
+        self.phase = Phase.NEW
+        self.negotiated: Negotiated | None = None
+        self.peer_initialized = False  # server: the client sent notifications/initialized
+        self.log_level: str | None = None  # server: set by logging/setLevel
+        self._ids = itertools.count(1)
+        self._outbound: dict[RequestId, str] = {}  # id -> method
+        self._token_of: dict[RequestId, str | int] = {}
+        self._progress_of: dict[str | int, RequestId] = {}
+        self._inbound: dict[RequestId, _Inbound] = {}
+        self._init_id: RequestId | None = None
+
+    # ---- inbound ---------------------------------------------------------------------------
+
+    def receive_data(self, data: bytes | str) -> list[ev.Event]:
+        """Decode one framed message and receive it; undecodable input becomes an error reply."""
+        try:
+            obj = decode(data, self.max_depth)
+        except InvalidMessage as exc:
+            return [ev.SendMessage(error_message(None, exc.to_wire()))]
+        return self.receive(obj)
+
+    def receive(self, obj: Any) -> list[ev.Event]:
+        try:
+            message = classify(obj)
+        except InvalidMessage as exc:
+            return [ev.SendMessage(error_message(exc.request_id, exc.to_wire()))]
+        if isinstance(message, Request):
+            return self._receive_request(message)
+        if isinstance(message, Notification):
+            return self._receive_notification(message)
+        return self._receive_response(message)
+
+    def _receive_request(self, request: Request) -> list[ev.Event]:
+        rid, method = request.id, request.method
+        try:
+            rule = self._inbound_rule(method, notification=False)
+            if rid in self._inbound:
+                raise RemoteError(INVALID_REQUEST, f"Invalid Request: id {rid!r} is already in use")
+            if method == "initialize" and self.role is Role.SERVER:
+                return self._accept_initialize(rid, request.params)
+            if self.phase is not Phase.READY and not rule.before_ready:
+                raise RemoteError(INVALID_REQUEST, f"Invalid Request: {method!r} before initialization")
+            if method == "ping":
+                return [ev.SendMessage(result_message(rid, {}))]
+            if method == "logging/setLevel":
+                return [ev.SendMessage(result_message(rid, self._set_level(request.params)))]
+        except RemoteError as exc:
+            return [ev.SendMessage(error_message(rid, exc.to_wire()))]
+        meta = request.params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        self._inbound[rid] = _Inbound(method, token if isinstance(token, str | int) else None)
+        return [ev.RequestReceived(rid, method, request.params)]
+
+    def _inbound_rule(self, method: str, notification: bool) -> caps.Rule:
+        rule = caps.rule_for(method, self.role.peer, notification)
+        if isinstance(rule, str):
+            raise RemoteError(METHOD_NOT_FOUND, rule)
+        if rule.capability and rule.owner is Owner.RECEIVER and not caps.declares(self.capabilities, rule.capability):
+            raise RemoteError(
+                METHOD_NOT_FOUND,
+                f"Method not found: {method!r} needs the {self.role.value} capability "
+                f"{'.'.join(rule.capability)!r}, which this {self.role.value} did not declare",
+            )
+        return rule
+
+    def _accept_initialize(self, rid: RequestId, params: JSON) -> list[ev.Event]:
+        if self.phase is not Phase.NEW:
+            raise RemoteError(INVALID_REQUEST, "Invalid Request: initialize was already received")
+        negotiated, result = accept_initialize(params, self.versions, self.info, self.capabilities, self.instructions)
+        self.negotiated, self.phase = negotiated, Phase.READY
+        return [ev.SendMessage(result_message(rid, result)), ev.Ready(negotiated)]
+
+    def _set_level(self, params: JSON) -> JSON:
+        level = params.get("level")
+        if not isinstance(level, str) or severity(level) is None:
+            raise RemoteError(INVALID_PARAMS, f"Invalid params: {level!r} is not an RFC 5424 log level")
+        self.log_level = level
+        return {}
+
+    def _receive_notification(self, note: Notification) -> list[ev.Event]:
+        method, params = note.method, note.params
+        try:
+            rule = self._inbound_rule(method, notification=True)
+        except RemoteError:
+            return []  # a notification cannot be answered; an unknown one is ignored
+        if rule.capability and rule.owner is Owner.SENDER and not self._peer_declares(rule.capability):
+            return []  # the peer did not declare it may send this
+        if method == "notifications/cancelled":
+            return self._peer_cancelled(params)
+        if method == "notifications/progress":
+            return self._progress_received(params)
+        if method == "notifications/initialized":
+            self.peer_initialized = True
+        return [ev.NotificationReceived(method, params)]
+
+    def _peer_cancelled(self, params: JSON) -> list[ev.Event]:
+        rid = params.get("requestId")
+        state = self._inbound.get(rid) if isinstance(rid, str | int) else None
+        # utilities "Cancellation": unknown or finished ids are ignored; initialize cannot be cancelled.
+        if state is None or state.cancelled or state.method == "initialize":
+            return []
+        state.cancelled = True
+        reason = params.get("reason")
+        assert isinstance(rid, str | int)
+        return [ev.CancelledByPeer(rid, reason if isinstance(reason, str) else None)]
+
+    def _progress_received(self, params: JSON) -> list[ev.Event]:
+        token, progress = params.get("progressToken"), params.get("progress")
+        rid = self._progress_of.get(token) if isinstance(token, str | int) else None
+        if rid is None or not isinstance(progress, int | float):
+            return []
+        total, message = params.get("total"), params.get("message")
+        return [
+            ev.ProgressReceived(
+                rid,
+                progress,
+                total if isinstance(total, int | float) else None,
+                message if isinstance(message, str) else None,
+            )
+        ]
+
+    def _receive_response(self, response: Response | ErrorResponse) -> list[ev.Event]:
+        rid = response.id
+        method = self._outbound.pop(rid, None) if rid is not None else None
+        if method is None:
+            return []  # a late response to a cancelled or unknown request is ignored
+        self._forget_progress(rid)
+        if isinstance(response, ErrorResponse):
+            assert rid is not None
+            if method == "initialize":
+                self.phase = Phase.NEW
+            return [ev.ErrorReceived(rid, RemoteError.from_wire(response.error))]
+        if method == "initialize":
+            return self._initialized(rid, response.result)
+        return [ev.ResponseReceived(rid, response.result)]
+
+    def _initialized(self, rid: RequestId, result: JSON) -> list[ev.Event]:
+        try:
+            negotiated = check_initialize_result(result, self.info, self.capabilities, self.versions)
+        except RemoteError as exc:
+            self.phase = Phase.NEW
+            return [ev.ErrorReceived(rid, exc)]
+        self.negotiated, self.phase = negotiated, Phase.READY
+        done = ev.SendMessage(notification_message("notifications/initialized", None))
+        return [ev.ResponseReceived(rid, result), done, ev.Ready(negotiated)]
+
+    # ---- outbound --------------------------------------------------------------------------
+
+    def initialize(self, version: str = LATEST) -> tuple[RequestId, JSON]:
+        """The client's first message."""
+        if self.role is not Role.CLIENT or self.phase is not Phase.NEW:
+            raise LocalError("initialize is sent once, by the client, first")
+        self.phase = Phase.INITIALIZING
+        rid = next(self._ids)
+        self._outbound[rid] = "initialize"
+        return rid, request_message(rid, "initialize", initialize_params(version, self.capabilities, self.info))
+
+    def send_request(self, method: str, params: JSON | None = None) -> tuple[RequestId, JSON]:
+        """Build an outbound request; raise CapabilityError if the peer did not declare what it needs."""
+        params = params or {}
+        rule = self._outbound_rule(method, notification=False)
+        if self.phase is not Phase.READY and not rule.before_ready:
+            raise LocalError(f"cannot send {method!r} before initialization completes")
+        finer = caps.param_capability(method, params, self._peer_capabilities())
+        if finer and not self._peer_declares(finer):
+            raise CapabilityError(f"the {self.role.peer.value} did not declare {'.'.join(finer)!r}")
+        rid = next(self._ids)
+        self._outbound[rid] = method
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        if isinstance(token, str | int):
+            self._progress_of[token] = rid
+            self._token_of[rid] = token
+        return rid, request_message(rid, method, params)
+
+    def send_notification(self, method: str, params: JSON | None = None) -> JSON:
+        rule = self._outbound_rule(method, notification=True)
+        if self.phase is not Phase.READY and not rule.before_ready:
+            raise LocalError(f"cannot send {method!r} before initialization completes")
+        return notification_message(method, params)
+
+    def _outbound_rule(self, method: str, notification: bool) -> caps.Rule:
+        rule = caps.rule_for(method, self.role, notification)
+        if isinstance(rule, str):
+            raise LocalError(rule, METHOD_NOT_FOUND)
+        if rule.capability:
+            mine = rule.owner is Owner.SENDER
+            declared = caps.declares(self.capabilities, rule.capability) if mine else self._peer_declares(
+                rule.capability
+            )
+            if not declared:
+                who = f"this {self.role.value}" if mine else f"the {self.role.peer.value}"
+                raise CapabilityError(f"{method!r} needs {who} to declare {'.'.join(rule.capability)!r}")
+        return rule
+
+    def _peer_capabilities(self) -> JSON:
+        n = self.negotiated
+        if n is None:
+            return {}
+        return n.server_capabilities if self.role is Role.CLIENT else n.client_capabilities
+
+    def _peer_declares(self, path: tuple[str, ...]) -> bool:
+        return caps.declares(self._peer_capabilities(), path)
+
+    def respond(self, rid: RequestId, result: JSON) -> JSON | None:
+        """The result message for inbound request `rid`, or None if the peer cancelled it."""
+        state = self._inbound.pop(rid, None)
+        if state is None or state.cancelled:
+            return None
+        return result_message(rid, result)
+
+    def respond_error(self, rid: RequestId, exc: BaseException) -> JSON | None:
+        state = self._inbound.pop(rid, None)
+        if state is None or state.cancelled:
+            return None
+        return error_message(rid, to_wire_error(exc))
+
+    def cancel(self, rid: RequestId, reason: str | None = None) -> JSON | None:
+        """Stop waiting for our request `rid`; the notification to send, or None if it already finished."""
+        method = self._outbound.pop(rid, None)
+        if method is None:
+            return None
+        self._forget_progress(rid)
+        if method == "initialize":
+            return None  # lifecycle: the initialize request MUST NOT be cancelled
+        params: JSON = {"requestId": rid}
+        if reason:
+            params["reason"] = reason
+        return notification_message("notifications/cancelled", params)
+
+    def progress(self, rid: RequestId, progress: float, total: float | None = None, message: str | None = None) -> JSON | None:
+        """A progress notification for inbound request `rid`, or None if the peer asked for none.
+
+        utilities "Progress": the value MUST increase with each notification, and notifications
+        stop once the request has completed.
+        """
+        state = self._inbound.get(rid)
+        if state is None or state.progress_token is None or state.cancelled:
+            return None
+        if state.last_progress is not None and progress <= state.last_progress:
+            raise LocalError(f"progress must increase: {progress} after {state.last_progress}")
+        state.last_progress = progress
+        params: JSON = {"progressToken": state.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        return notification_message("notifications/progress", params)
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> JSON | None:
+        """A notifications/message, or None when the client's logging/setLevel filters it out."""
+        rank = severity(level)
+        if rank is None:
+            raise LocalError(f"{level!r} is not an RFC 5424 log level")
+        threshold = severity(self.log_level) if self.log_level else None
+        if threshold is not None and rank < threshold:
+            return None
+        params: JSON = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        return self.send_notification("notifications/message", params)
+
+    def is_cancelled(self, rid: RequestId) -> bool:
+        state = self._inbound.get(rid)
+        return state is not None and state.cancelled
+
+    def _forget_progress(self, rid: RequestId) -> None:
+        token = self._token_of.pop(rid, None)
+        if token is not None:
+            self._progress_of.pop(token, None)

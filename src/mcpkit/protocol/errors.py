@@ -1,0 +1,111 @@
+"""One small error tree, split by who is at fault, each error carrying its JSON-RPC code.
+
+`RemoteError` is the peer's fault: it came from the wire, or it is what we answer a bad message with.
+`LocalError` is this program's misuse of the API and is raised before anything is sent.
+`to_wire_error` is the only place an exception becomes a JSON-RPC error object.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+__all__ = [
+    "CONNECTION_CLOSED",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "REQUEST_TIMEOUT",
+    "RESOURCE_NOT_FOUND",
+    "URL_ELICITATION_REQUIRED",
+    "CapabilityError",
+    "LocalError",
+    "MCPError",
+    "RemoteError",
+    "RequestCancelled",
+    "to_wire_error",
+]
+
+# JSON-RPC 2.0 section 5.1.
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+# MCP: resources "Error Handling" (2024-11-05 .. 2025-11-25).
+RESOURCE_NOT_FOUND: Final = -32002
+# MCP 2025-11-25 elicitation "URL Elicitation Required Error".
+URL_ELICITATION_REQUIRED: Final = -32042
+# Codes the SDKs use for a request that timed out or whose connection closed (no spec number exists).
+REQUEST_TIMEOUT: Final = -32001
+CONNECTION_CLOSED: Final = -32000
+
+
+class MCPError(Exception):
+    """An error with a JSON-RPC code, a message and optional data."""
+
+    code: int
+    message: str
+    data: Any
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_wire(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.code}, {self.message!r})"
+
+
+class RemoteError(MCPError):
+    """The peer violated the protocol, or answered a request with an error."""
+
+    @classmethod
+    def from_wire(cls, error: dict[str, Any]) -> RemoteError:
+        code = error.get("code")
+        message = error.get("message")
+        return cls(
+            code if isinstance(code, int) and not isinstance(code, bool) else INTERNAL_ERROR,
+            message if isinstance(message, str) else "error without a message",
+            error.get("data"),
+        )
+
+
+class LocalError(MCPError):
+    """This side misused the API (for example, asked for a capability the peer never declared)."""
+
+    def __init__(self, message: str, code: int = INVALID_REQUEST, data: Any = None) -> None:
+        super().__init__(code, message, data)
+
+
+class CapabilityError(LocalError):
+    """A feature was used that the negotiated capabilities do not allow."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, METHOD_NOT_FOUND)
+
+
+class RequestCancelled(MCPError):
+    """Our own request was cancelled (by timeout or by the caller) before a response came."""
+
+    def __init__(self, message: str, code: int = REQUEST_TIMEOUT) -> None:
+        super().__init__(code, message)
+
+
+def to_wire_error(exc: BaseException) -> dict[str, Any]:
+    """Turn any exception raised by a handler into a JSON-RPC error object.
+
+    Only `MCPError` carries its message to the peer; anything else is an internal error whose
+    details stay on this side (the caller logs the traceback).
+    """
+    if isinstance(exc, MCPError):
+        return exc.to_wire()
+    return {"code": INTERNAL_ERROR, "message": "Internal error"}

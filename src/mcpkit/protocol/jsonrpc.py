@@ -1,0 +1,173 @@
+"""The JSON-RPC 2.0 envelope: decode bytes, classify a message, build replies.
+
+Spec: MCP basic ("Messages"): requests carry a string or integer id (never null), responses carry the
+same id and exactly one of `result` or `error`, notifications carry no id. Batches are not supported
+(removed in 2025-06-18; a batch is answered with -32600).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final, TypeAlias
+
+import orjson
+
+from .errors import INVALID_REQUEST, PARSE_ERROR, MCPError
+
+__all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "ErrorResponse",
+    "InvalidMessage",
+    "Message",
+    "Notification",
+    "Request",
+    "RequestId",
+    "Response",
+    "classify",
+    "decode",
+    "encode",
+    "error_message",
+    "notification_message",
+    "request_message",
+    "result_message",
+]
+
+RequestId: TypeAlias = str | int
+JSON: TypeAlias = dict[str, Any]
+
+DEFAULT_MAX_DEPTH: Final = 128
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: RequestId
+    method: str
+    params: JSON
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    method: str
+    params: JSON
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    id: RequestId
+    result: JSON
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorResponse:
+    id: RequestId | None
+    error: JSON
+
+
+Message: TypeAlias = Request | Notification | Response | ErrorResponse
+
+
+class InvalidMessage(MCPError):
+    """A message that cannot be accepted; `request_id` is what the error reply echoes (or None)."""
+
+    def __init__(self, code: int, message: str, request_id: RequestId | None = None) -> None:
+        super().__init__(code, message)
+        self.request_id = request_id
+
+
+def encode(message: JSON) -> bytes:
+    return orjson.dumps(message)
+
+
+def decode(data: bytes | str, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """Parse one JSON text. Invalid JSON, invalid UTF-8 and over-deep nesting are -32700."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidMessage(PARSE_ERROR, f"Parse error: {exc.msg}") from None
+    # Counting brackets is a C-speed upper bound on depth, so the walk runs only when it might matter.
+    raw = data.encode() if isinstance(data, str) else data
+    if raw.count(b"{") + raw.count(b"[") > max_depth and _depth_exceeds(value, max_depth):
+        raise InvalidMessage(PARSE_ERROR, f"Parse error: JSON nested deeper than {max_depth} levels")
+    return value
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, dict | list))
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item if isinstance(v, dict | list))
+    return False
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def classify(obj: Any) -> Message:
+    """Turn a decoded JSON value into a message, or raise InvalidMessage (-32600)."""
+    if not isinstance(obj, dict):
+        kind = "a batch (batching is not supported)" if isinstance(obj, list) else "not an object"
+        raise InvalidMessage(INVALID_REQUEST, f"Invalid Request: message is {kind}")
+    raw_id = obj.get("id")
+    echo_id = raw_id if _valid_id(raw_id) else None
+    if obj.get("jsonrpc") != "2.0":
+        raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', echo_id)
+    method = obj.get("method")
+    params = obj.get("params")
+    if params is None:
+        params = {}
+    if method is not None:
+        if not isinstance(method, str):
+            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "method" must be a string', echo_id)
+        if not isinstance(params, dict):
+            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "params" must be an object', echo_id)
+        if "id" not in obj:
+            return Notification(method, params)
+        if echo_id is None:
+            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer')
+        return Request(echo_id, method, params)
+    has_result, has_error = "result" in obj, "error" in obj
+    if has_result == has_error:
+        raise InvalidMessage(
+            INVALID_REQUEST, 'Invalid Request: a response needs exactly one of "result" or "error"', echo_id
+        )
+    if has_error:
+        error = obj["error"]
+        if not isinstance(error, dict) or not isinstance(error.get("code"), int):
+            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "error" must be an object with a code')
+        if raw_id is not None and echo_id is None:
+            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer')
+        return ErrorResponse(echo_id, error)
+    result = obj["result"]
+    if echo_id is None:
+        raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer')
+    if not isinstance(result, dict):
+        raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "result" must be an object', echo_id)
+    return Response(echo_id, result)
+
+
+def request_message(request_id: RequestId, method: str, params: JSON | None) -> JSON:
+    message: JSON = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params:
+        message["params"] = params
+    return message
+
+
+def notification_message(method: str, params: JSON | None) -> JSON:
+    message: JSON = {"jsonrpc": "2.0", "method": method}
+    if params:
+        message["params"] = params
+    return message
+
+
+def result_message(request_id: RequestId, result: JSON) -> JSON:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def error_message(request_id: RequestId | None, error: JSON) -> JSON:
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}

@@ -1,0 +1,242 @@
+"""Drive a sans-I/O Connection over a MessageStream: the only layer that awaits.
+
+One task per inbound request (cancelled when the peer cancels it), an awaitable per outbound
+request (with a timeout that progress resets, under a hard cap), and one reader loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from ..protocol import events as ev
+from ..protocol.connection import Connection
+from ..protocol.errors import (
+    CONNECTION_CLOSED,
+    INVALID_REQUEST,
+    MCPError,
+    RemoteError,
+    RequestCancelled,
+)
+from ..protocol.framing import Oversized
+from ..protocol.jsonrpc import RequestId, encode, error_message
+from ..protocol.lifecycle import Negotiated
+from .stream import MessageStream
+
+__all__ = ["NotificationHandler", "ProgressCallback", "RequestHandler", "Session"]
+
+log = logging.getLogger("mcpkit")
+
+JSON = dict[str, Any]
+RequestHandler = Callable[["Session", ev.RequestReceived], Awaitable[JSON]]
+NotificationHandler = Callable[["Session", ev.NotificationReceived], Awaitable[None]]
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
+
+
+@dataclass(slots=True)
+class _Pending:
+    on_progress: ProgressCallback | None
+    timeout: float
+    cap: float
+    done: anyio.Event = field(default_factory=anyio.Event)
+    result: JSON | None = None
+    error: MCPError | None = None
+    scope: anyio.CancelScope | None = None
+
+
+class Session:
+    """A running conversation with one peer."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        stream: MessageStream,
+        on_request: RequestHandler,
+        on_notification: NotificationHandler | None = None,
+    ) -> None:
+        self.connection = connection
+        self.stream = stream
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._pending: dict[RequestId, _Pending] = {}
+        self._handlers: dict[RequestId, anyio.CancelScope] = {}
+        self._tg: TaskGroup | None = None
+        self.ready = anyio.Event()
+        self.closed = anyio.Event()
+
+    @property
+    def negotiated(self) -> Negotiated:
+        n = self.connection.negotiated
+        if n is None:
+            raise MCPError(INVALID_REQUEST, "the session is not initialized")
+        return n
+
+    async def run(self) -> None:
+        """Read until the peer goes away; then cancel in-flight handlers and fail pending requests."""
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                try:
+                    await self._read_loop()
+                finally:
+                    tg.cancel_scope.cancel()
+        finally:
+            self._tg = None
+            self._fail_pending()
+            self.closed.set()
+
+    async def _read_loop(self) -> None:
+        receive, process = self.stream.receive, self.connection.receive_data
+        while True:
+            try:
+                data = await receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+            if isinstance(data, Oversized):
+                error = {"code": INVALID_REQUEST, "message": f"Invalid Request: message exceeds {data.limit} bytes"}
+                await self._write(error_message(None, error))
+                continue
+            for event in process(data):
+                await self._dispatch(event)
+
+    async def _dispatch(self, event: ev.Event) -> None:
+        tg = self._tg
+        assert tg is not None
+        if isinstance(event, ev.RequestReceived):
+            tg.start_soon(self._handle, event)
+        elif isinstance(event, ev.ResponseReceived | ev.ErrorReceived):
+            pending = self._pending.get(event.id)
+            if pending is not None:
+                if isinstance(event, ev.ResponseReceived):
+                    pending.result = event.result
+                else:
+                    pending.error = event.error
+                pending.done.set()
+        elif isinstance(event, ev.SendMessage):
+            await self._write(event.message)
+        elif isinstance(event, ev.NotificationReceived):
+            if self._on_notification is not None:
+                tg.start_soon(self._on_notification, self, event)
+        elif isinstance(event, ev.CancelledByPeer):
+            scope = self._handlers.get(event.id)
+            if scope is not None:
+                scope.cancel()
+        elif isinstance(event, ev.ProgressReceived):
+            await self._progressed(event)
+        elif isinstance(event, ev.Ready):
+            self.ready.set()
+
+    async def _handle(self, event: ev.RequestReceived) -> None:
+        rid = event.id
+        message: JSON | None = None
+        with anyio.CancelScope() as scope:
+            self._handlers[rid] = scope
+            try:
+                result = await self._on_request(self, event)
+            except MCPError as exc:
+                message = self.connection.respond_error(rid, exc)
+            except Exception as exc:
+                log.exception("handler for %r failed", event.method)
+                message = self.connection.respond_error(rid, exc)
+            else:
+                message = self.connection.respond(rid, result)
+            finally:
+                del self._handlers[rid]
+        if scope.cancelled_caught:
+            # utilities "Cancellation": the receiver SHOULD NOT send a response for a cancelled request.
+            self.connection.respond_error(rid, RequestCancelled("cancelled by the peer"))
+            return
+        if message is not None:
+            await self._write(message, rid)
+
+    async def _progressed(self, event: ev.ProgressReceived) -> None:
+        pending = self._pending.get(event.request_id)
+        if pending is None:
+            return
+        if pending.scope is not None:
+            pending.scope.deadline = min(anyio.current_time() + pending.timeout, pending.cap)
+        if pending.on_progress is not None:
+            outcome = pending.on_progress(event.progress, event.total, event.message)
+            if outcome is not None:
+                await outcome
+
+    async def _write(self, message: JSON, related: RequestId | None = None) -> None:
+        try:
+            await self.stream.send(encode(message), related)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            log.debug("dropped a message: the stream is closed")
+
+    def _fail_pending(self) -> None:
+        for pending in self._pending.values():
+            if not pending.done.is_set():
+                pending.error = MCPError(CONNECTION_CLOSED, "Connection closed")
+                pending.done.set()
+
+    # ---- what handlers and high-level APIs call ---------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: JSON | None = None,
+        *,
+        timeout: float | None = None,
+        max_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        related: RequestId | None = None,
+        progress_token: str | int | None = None,
+    ) -> JSON:
+        """Send a request and wait for its result; raise RemoteError for an error response.
+
+        On timeout (reset by each progress notification, never past `max_timeout`) or when the
+        caller is cancelled, the peer is sent notifications/cancelled.
+        """
+        if self.closed.is_set():
+            raise MCPError(CONNECTION_CLOSED, "Connection closed")
+        if on_progress is not None:
+            params = dict(params or {})
+            meta = dict(params.get("_meta") or {})
+            meta["progressToken"] = progress_token if progress_token is not None else f"p{id(params)}"
+            params["_meta"] = meta
+        rid, message = self.connection.send_request(method, params)
+        now = anyio.current_time()
+        cap = now + max_timeout if max_timeout is not None else math.inf
+        first = min(now + timeout, cap) if timeout is not None else cap
+        pending = _Pending(on_progress, timeout if timeout is not None else math.inf, cap)
+        self._pending[rid] = pending
+        try:
+            await self._write(message, related)
+            with anyio.CancelScope(deadline=first) as pending.scope:
+                await pending.done.wait()
+            if not pending.done.is_set():
+                await self._cancel(rid, "timed out", related)
+                raise RequestCancelled(f"Request {method!r} timed out")
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self._cancel(rid, "cancelled by the caller", related)
+            raise
+        finally:
+            del self._pending[rid]
+        if pending.error is not None:
+            raise pending.error
+        assert pending.result is not None
+        return pending.result
+
+    async def _cancel(self, rid: RequestId, reason: str, related: RequestId | None) -> None:
+        message = self.connection.cancel(rid, reason)
+        if message is not None:
+            await self._write(message, related)
+
+    async def notify(self, method: str, params: JSON | None = None, related: RequestId | None = None) -> None:
+        await self._write(self.connection.send_notification(method, params), related)
+
+    async def send_message(self, message: JSON | None, related: RequestId | None = None) -> None:
+        """Write a message a Connection method built (None means there is nothing to send)."""
+        if message is not None:
+            await self._write(message, related)
+

@@ -1,0 +1,61 @@
+"""The tiny interface every transport offers the runtime, and an in-memory pair for tests."""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from ..protocol.framing import Oversized
+from ..protocol.jsonrpc import RequestId
+
+__all__ = ["MemoryStream", "MessageStream", "Oversized", "memory_pair"]
+
+
+class MessageStream(Protocol):
+    """A duplex stream of framed messages: one JSON-RPC message per item, as bytes.
+
+    `receive` raises `anyio.EndOfStream` when the peer is gone, and returns `Oversized` for a
+    message the transport refused to hold whole. `related` on `send` names the inbound request a
+    message belongs to (its response, or what its handler sends), for transports that route by it.
+    """
+
+    async def receive(self) -> bytes | Oversized: ...
+
+    async def send(self, data: bytes, related: RequestId | None = None) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+class MemoryStream:
+    """One end of an in-memory pair; bytes still cross it, so tests never skip serialization."""
+
+    def __init__(
+        self, inbox: MemoryObjectReceiveStream[bytes], outbox: MemoryObjectSendStream[bytes]
+    ) -> None:
+        self._inbox = inbox
+        self._outbox = outbox
+
+    async def receive(self) -> bytes | Oversized:
+        try:
+            return await self._inbox.receive()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise anyio.EndOfStream from None
+
+    async def send(self, data: bytes, related: RequestId | None = None) -> None:
+        try:
+            await self._outbox.send(data)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise anyio.BrokenResourceError from None
+
+    async def aclose(self) -> None:
+        await self._outbox.aclose()
+        await self._inbox.aclose()
+
+
+def memory_pair() -> tuple[MemoryStream, MemoryStream]:
+    a_send, b_receive = anyio.create_memory_object_stream[bytes](math.inf)
+    b_send, a_receive = anyio.create_memory_object_stream[bytes](math.inf)
+    return MemoryStream(a_receive, a_send), MemoryStream(b_receive, b_send)
