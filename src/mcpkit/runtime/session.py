@@ -21,7 +21,6 @@ from ..protocol.errors import (
     CONNECTION_CLOSED,
     INVALID_REQUEST,
     MCPError,
-    RemoteError,
     RequestCancelled,
 )
 from ..protocol.framing import Oversized
@@ -204,6 +203,23 @@ class Session:
             meta["progressToken"] = progress_token if progress_token is not None else f"p{id(params)}"
             params["_meta"] = meta
         rid, message = self.connection.send_request(method, params)
+        return await self._send_and_wait(rid, message, timeout, max_timeout, on_progress, related)
+
+    async def initialize(self, version: str, timeout: float | None) -> Negotiated:
+        """The client's handshake: send initialize, wait for the result, then notifications/initialized."""
+        rid, message = self.connection.initialize(version)
+        await self._send_and_wait(rid, message, timeout, None, None, None)
+        return self.negotiated
+
+    async def _send_and_wait(
+        self,
+        rid: RequestId,
+        message: JSON,
+        timeout: float | None,
+        max_timeout: float | None,
+        on_progress: ProgressCallback | None,
+        related: RequestId | None,
+    ) -> JSON:
         now = anyio.current_time()
         cap = now + max_timeout if max_timeout is not None else math.inf
         first = min(now + timeout, cap) if timeout is not None else cap
@@ -215,7 +231,7 @@ class Session:
                 await pending.done.wait()
             if not pending.done.is_set():
                 await self._cancel(rid, "timed out", related)
-                raise RequestCancelled(f"Request {method!r} timed out")
+                raise RequestCancelled(f"Request {message.get('method')!r} timed out")
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 await self._cancel(rid, "cancelled by the caller", related)
@@ -234,6 +250,17 @@ class Session:
 
     async def notify(self, method: str, params: JSON | None = None, related: RequestId | None = None) -> None:
         await self._write(self.connection.send_notification(method, params), related)
+
+    def notify_soon(self, method: str, params: JSON | None = None) -> None:
+        """Send a notification from synchronous code; dropped if the session is not running or not ready."""
+        if self._tg is not None and self.ready.is_set():
+            self._tg.start_soon(self._notify_quietly, method, params)
+
+    async def _notify_quietly(self, method: str, params: JSON | None) -> None:
+        try:
+            await self.notify(method, params)
+        except MCPError as exc:
+            log.debug("notification %r not sent: %s", method, exc)
 
     async def send_message(self, message: JSON | None, related: RequestId | None = None) -> None:
         """Write a message a Connection method built (None means there is nothing to send)."""

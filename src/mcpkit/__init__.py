@@ -1,0 +1,47 @@
+"""mcpkit: a small, fast, complete implementation of the Model Context Protocol."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__all__ = [
+    "CapabilityError",
+    "Client",
+    "Context",
+    "LocalError",
+    "MCPError",
+    "RemoteError",
+    "Server",
+    "ToolError",
+    "__version__",
+]
+
+__version__ = "0.1.0"
+
+# Lazy, so that importing mcpkit (or a stdio server) loads only what it uses.
+_EXPORTS = {
+    "Client": "mcpkit.client.client",
+    "Context": "mcpkit.server.context",
+    "Server": "mcpkit.server.server",
+    "ToolError": "mcpkit.server.tools",
+    "CapabilityError": "mcpkit.protocol.errors",
+    "LocalError": "mcpkit.protocol.errors",
+    "MCPError": "mcpkit.protocol.errors",
+    "RemoteError": "mcpkit.protocol.errors",
+}
+
+if TYPE_CHECKING:
+    from .client.client import Client
+    from .protocol.errors import CapabilityError, LocalError, MCPError, RemoteError
+    from .server.context import Context
+    from .server.server import Server
+    from .server.tools import ToolError
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcpkit' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,23 @@
+"""Checks the client applies to its own answers before they go back to the server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.schema_check import compile_schema, schema_problems
+
+__all__ = ["check_elicitation_answer"]
+
+
+def check_elicitation_answer(params: dict[str, Any], result: dict[str, Any]) -> None:
+    """elicitation "Form Mode": accepted content must match requestedSchema (the client validates too)."""
+    action = result.get("action")
+    if action not in ("accept", "decline", "cancel"):
+        raise MCPError(INVALID_PARAMS, f"elicitation answer has invalid action {action!r}")
+    schema = params.get("requestedSchema")
+    if action != "accept" or params.get("mode") == "url" or not isinstance(schema, dict):
+        return
+    problems = schema_problems(compile_schema(schema), result.get("content", {}))
+    if problems:
+        raise MCPError(INVALID_PARAMS, f"elicitation answer breaks requestedSchema: {problems[0]}")

@@ -1,0 +1,166 @@
+"""What a handler can do while it answers one request: log, report progress, and ask the client.
+
+Each call checks what the client declared before anything is sent (a CapabilityError otherwise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..content import text
+from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.jsonrpc import RequestId
+from ..protocol.lifecycle import Negotiated
+from ..protocol.schema_check import compile_schema, schema_problems
+from ..protocol.versions import Feature, has
+from ..runtime.session import Session
+
+if TYPE_CHECKING:
+    from .server import Server
+
+__all__ = ["Context", "Elicited"]
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Elicited:
+    """The user's answer: `action` is "accept", "decline" or "cancel"; `content` only on accept."""
+
+    action: str
+    content: JSON | None
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept"
+
+
+class Context:
+    """Handed to a handler that declares a parameter of this type."""
+
+    __slots__ = ("request_id", "server", "session")
+
+    def __init__(self, server: Server, session: Session, request_id: RequestId) -> None:
+        self.server = server
+        self.session = session
+        self.request_id = request_id
+
+    @property
+    def negotiated(self) -> Negotiated:
+        return self.session.negotiated
+
+    @property
+    def client_capabilities(self) -> JSON:
+        return self.negotiated.client_capabilities
+
+    @property
+    def cancelled(self) -> bool:
+        return self.session.connection.is_cancelled(self.request_id)
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send progress if the client asked for it (a progressToken); otherwise do nothing."""
+        if message is not None and not has(self.negotiated.version, Feature.PROGRESS_MESSAGE):
+            message = None
+        note = self.session.connection.progress(self.request_id, progress, total, message)
+        await self.session.send_message(note, self.request_id)
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """notifications/message, unless the client's logging/setLevel filters it out."""
+        await self.session.send_message(self.session.connection.log(level, data, logger), self.request_id)
+
+    async def debug(self, data: Any) -> None:
+        await self.log("debug", data)
+
+    async def info(self, data: Any) -> None:
+        await self.log("info", data)
+
+    async def warning(self, data: Any) -> None:
+        await self.log("warning", data)
+
+    async def error(self, data: Any) -> None:
+        await self.log("error", data)
+
+    async def _ask(self, method: str, params: JSON) -> JSON:
+        return await self.session.request(
+            method, params, timeout=self.server.client_request_timeout, related=self.request_id
+        )
+
+    async def sample(
+        self,
+        messages: str | Sequence[JSON | str],
+        *,
+        max_tokens: int = 1000,
+        system_prompt: str | None = None,
+        model_preferences: JSON | None = None,
+        temperature: float | None = None,
+        stop_sequences: list[str] | None = None,
+        include_context: str | None = None,
+        tools: list[JSON] | None = None,
+        tool_choice: JSON | None = None,
+        metadata: JSON | None = None,
+    ) -> JSON:
+        """sampling/createMessage; `tools` need the client's `sampling.tools` (2025-11-25)."""
+        items = [messages] if isinstance(messages, str) else list(messages)
+        wire = [{"role": "user", "content": text(m)} if isinstance(m, str) else m for m in items]
+        params: JSON = {"messages": wire, "maxTokens": max_tokens}
+        optional = (
+            ("systemPrompt", system_prompt), ("modelPreferences", model_preferences),
+            ("temperature", temperature), ("stopSequences", stop_sequences), ("includeContext", include_context),
+            ("tools", tools), ("toolChoice", tool_choice), ("metadata", metadata),
+        )
+        params.update((key, value) for key, value in optional if value is not None)
+        if (tools or tool_choice) and not has(self.negotiated.version, Feature.SAMPLING_TOOLS):
+            raise MCPError(INVALID_PARAMS, f"tools in sampling need protocol 2025-11-25, not {self.negotiated.version}")
+        return await self._ask("sampling/createMessage", params)
+
+    async def elicit(self, message: str, schema: JSON | type) -> Elicited:
+        """Form-mode elicitation; an accepted answer is checked against the requested schema."""
+        requested = _requested_schema(schema)
+        result = await self._ask("elicitation/create", {"message": message, "requestedSchema": requested})
+        action = result.get("action")
+        if action not in ("accept", "decline", "cancel"):
+            raise MCPError(INVALID_PARAMS, f"The client answered elicitation with action {action!r}")
+        content = result.get("content") if action == "accept" else None
+        if action == "accept":
+            problems = schema_problems(compile_schema(requested), content if content is not None else {})
+            if problems:
+                raise MCPError(INVALID_PARAMS, f"The elicitation answer breaks the requested schema: {problems[0]}")
+        return Elicited(action, content)
+
+    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> Elicited:
+        """URL-mode elicitation (2025-11-25): the user completes it out of band at `url`."""
+        if not has(self.negotiated.version, Feature.URL_ELICITATION):
+            raise MCPError(INVALID_PARAMS, f"URL elicitation needs protocol 2025-11-25, not {self.negotiated.version}")
+        params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
+        result = await self._ask("elicitation/create", params)
+        return Elicited(str(result.get("action")), None)
+
+    async def complete_elicitation(self, elicitation_id: str) -> None:
+        """notifications/elicitation/complete for a URL elicitation that finished."""
+        params = {"elicitationId": elicitation_id}
+        await self.session.notify("notifications/elicitation/complete", params, self.request_id)
+
+    async def list_roots(self) -> list[JSON]:
+        result = await self._ask("roots/list", {})
+        roots = result.get("roots")
+        return roots if isinstance(roots, list) else []
+
+    async def read_resource(self, uri: str) -> list[JSON]:
+        """Read one of this server's own resources."""
+        return await self.server.read_resource(uri, self)
+
+
+def _requested_schema(schema: JSON | type) -> JSON:
+    if isinstance(schema, dict):
+        return schema
+    model_json_schema = getattr(schema, "model_json_schema", None)
+    if model_json_schema is None:
+        raise TypeError("elicit() takes a JSON Schema dict or a pydantic model class")
+    raw: JSON = model_json_schema()
+    properties = {k: {key: v for key, v in p.items() if key != "title"} for k, p in raw.get("properties", {}).items()}
+    out: JSON = {"type": "object", "properties": properties}
+    if raw.get("required"):
+        out["required"] = raw["required"]
+    return out

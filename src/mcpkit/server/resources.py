@@ -1,0 +1,119 @@
+"""Resources and resource templates: definitions, and reading a URI into its contents.
+
+Spec: server "Resources". Text contents carry `text`, binary contents a base64 `blob`; a URI no
+resource or template answers is -32002 with the URI in `data` (2024-11-05 .. 2025-11-25).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from ..protocol.errors import RESOURCE_NOT_FOUND, MCPError
+from ..protocol.versions import Feature, has
+from .invoke import invoke
+from .signature import Signature, inspect_function
+from .uri_template import UriTemplate
+
+__all__ = ["Resource", "ResourceTemplate", "not_found", "to_contents"]
+
+JSON = dict[str, Any]
+
+
+def not_found(uri: str) -> MCPError:
+    return MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+
+
+@dataclass(eq=False, slots=True)
+class _Described:
+    name: str
+    title: str | None
+    description: str | None
+    mime_type: str | None
+    annotations: JSON | None
+    icons: list[JSON] | None
+    meta: JSON | None
+    size: int | None
+
+    def _describe(self, out: JSON, version: str) -> JSON:
+        if self.title is not None and has(version, Feature.TITLES):
+            out["title"] = self.title
+        for key, value in (("description", self.description), ("mimeType", self.mime_type), ("size", self.size)):
+            if value is not None:
+                out[key] = value
+        if self.annotations:
+            out["annotations"] = self.annotations
+        if self.icons and has(version, Feature.ICONS):
+            out["icons"] = self.icons
+        if self.meta is not None and has(version, Feature.META_ON_TYPES):
+            out["_meta"] = self.meta
+        return out
+
+
+@dataclass(eq=False, slots=True)
+class Resource(_Described):
+    uri: str
+    read_fn: Callable[..., Any] | None
+    signature: Signature | None
+    content: Any = None
+
+    def definition(self, version: str) -> JSON:
+        return self._describe({"uri": self.uri, "name": self.name}, version)
+
+    async def read(self, context: Any) -> list[JSON]:
+        if self.read_fn is None:
+            return to_contents(self.uri, self.content, self.mime_type)
+        assert self.signature is not None
+        kwargs: JSON = {self.signature.context_param: context} if self.signature.context_param else {}
+        value = await invoke(self.read_fn, kwargs, self.signature.is_async)
+        return to_contents(self.uri, value, self.mime_type)
+
+
+@dataclass(eq=False, slots=True)
+class ResourceTemplate(_Described):
+    template: UriTemplate
+    read_fn: Callable[..., Any]
+    signature: Signature
+
+    @classmethod
+    def compile(cls, uri_template: str, fn: Callable[..., Any], context_type: type, **describe: Any) -> ResourceTemplate:
+        template = UriTemplate(uri_template)
+        sig = inspect_function(fn, context_type=context_type, structured_output=False)
+        unknown = set(sig.input_schema.get("required", ())) - set(template.variables)
+        if unknown:
+            raise TypeError(f"{uri_template!r} has no variables for required parameters {sorted(unknown)}")
+        return cls(template=template, read_fn=fn, signature=sig, **describe)
+
+    def definition(self, version: str) -> JSON:
+        return self._describe({"uriTemplate": self.template.template, "name": self.name}, version)
+
+    async def read(self, uri: str, context: Any) -> list[JSON] | None:
+        """The contents for `uri`, or None if the template does not match it."""
+        values = self.template.match(uri)
+        if values is None:
+            return None
+        kwargs = self.signature.bind(values)
+        if self.signature.context_param:
+            kwargs[self.signature.context_param] = context
+        value = await invoke(self.read_fn, kwargs, self.signature.is_async)
+        return to_contents(uri, value, self.mime_type)
+
+
+def to_contents(uri: str, value: Any, mime_type: str | None) -> list[JSON]:
+    """ResourceContents from what a reader returned: str, bytes, a contents dict, or a list of those."""
+    if isinstance(value, list):
+        return [item for v in value for item in to_contents(uri, v, mime_type)]
+    if isinstance(value, dict) and ("text" in value or "blob" in value):
+        return [{"uri": uri, **({"mimeType": mime_type} if mime_type else {}), **value}]
+    if isinstance(value, bytes | bytearray):
+        blob = base64.b64encode(value).decode("ascii")
+        return [{"uri": uri, "mimeType": mime_type or "application/octet-stream", "blob": blob}]
+    if value is None:
+        raise not_found(uri)
+    if not isinstance(value, str):
+        return [{"uri": uri, "mimeType": mime_type or "application/json", "text": orjson.dumps(value).decode()}]
+    return [{"uri": uri, "mimeType": mime_type or "text/plain", "text": value}]

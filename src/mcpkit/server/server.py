@@ -1,0 +1,360 @@
+"""The high-level Server: register tools, resources and prompts; serve any MessageStream."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import anyio
+import orjson
+
+from ..protocol import events as ev
+from ..protocol.capabilities import Role
+from ..protocol.connection import Connection
+from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..runtime.session import Session
+from ..runtime.stream import MessageStream
+from .completion import Completions
+from .context import Context
+from .pagination import page
+from .prompts import Prompt
+from .resources import Resource, ResourceTemplate, not_found
+from .tools import Tool, tool_annotations
+from .uri_template import UriTemplate
+
+__all__ = ["Server"]
+
+JSON = dict[str, Any]
+F = TypeVar("F", bound=Callable[..., Any])
+
+_LISTS = {"tools/list": "tools", "resources/list": "resources", "resources/templates/list": "resourceTemplates",
+          "prompts/list": "prompts"}
+_CHANGED = {"tools": "notifications/tools/list_changed", "resources": "notifications/resources/list_changed",
+            "resourceTemplates": "notifications/resources/list_changed", "prompts": "notifications/prompts/list_changed"}
+
+
+@dataclass(eq=False)
+class _Peer:
+    session: Session
+    subscriptions: set[str] = field(default_factory=set)
+
+
+class Server:
+    """An MCP server. Handlers are plain functions; a parameter typed `Context` receives the context."""
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        page_size: int | None = None,
+        client_request_timeout: float | None = 300.0,
+        logging: bool = True,
+    ) -> None:
+        self.info: JSON = {"name": name, "version": version}
+        if title:
+            self.info["title"] = title
+        self.instructions = instructions
+        self.page_size = page_size
+        self.client_request_timeout = client_request_timeout
+        self.logging = logging
+        self.tools: dict[str, Tool] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: dict[str, ResourceTemplate] = {}
+        self.prompts: dict[str, Prompt] = {}
+        self.completions = Completions()
+        self._peers: dict[Session, _Peer] = {}
+        self._list_cache: dict[tuple[str, str, Any], JSON] = {}
+
+    # ---- registration ------------------------------------------------------------------------
+
+    def tool(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
+        """Register a function as a tool; see `add_tool` for the options."""
+
+        def register(fn: F) -> F:
+            self.add_tool(fn, name=name, **options)
+            return fn
+
+        return register
+
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: JSON | None = None,
+        output_schema: JSON | None = None,
+        structured_output: bool | None = None,
+        read_only: bool | None = None,
+        destructive: bool | None = None,
+        idempotent: bool | None = None,
+        open_world: bool | None = None,
+        icons: list[JSON] | None = None,
+        meta: JSON | None = None,
+    ) -> Tool:
+        hints = tool_annotations(read_only=read_only, destructive=destructive, idempotent=idempotent,
+                                 open_world=open_world)
+        tool = Tool.from_function(
+            fn, context_type=Context, name=name, description=description, input_schema=input_schema,
+            output_schema=output_schema, structured_output=structured_output, title=title, annotations=hints,
+            icons=icons, meta=meta,
+        )
+        self.tools[tool.name] = tool
+        self._changed("tools")
+        return tool
+
+    def remove_tool(self, name: str) -> None:
+        del self.tools[name]
+        self._changed("tools")
+
+    def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
+        """Register a reader for a URI, or for an RFC 6570 URI template such as `notes://{id}`."""
+
+        def register(fn: F) -> F:
+            self.add_resource(uri, fn, **options)
+            return fn
+
+        return register
+
+    def add_resource(
+        self,
+        uri: str,
+        fn: Callable[..., Any] | None = None,
+        *,
+        content: str | bytes | None = None,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: JSON | None = None,
+        icons: list[JSON] | None = None,
+        meta: JSON | None = None,
+        size: int | None = None,
+    ) -> None:
+        if fn is None and content is None:
+            raise TypeError("add_resource needs a reader function or content")
+        described: JSON = {"name": name or (fn.__name__ if fn else uri), "title": title, "description": description,
+                           "mime_type": mime_type, "annotations": annotations, "icons": icons, "meta": meta,
+                           "size": size}
+        if fn is not None and UriTemplate.is_template(uri):
+            self.templates[uri] = ResourceTemplate.compile(uri, fn, Context, **described)
+            self._changed("resourceTemplates")
+            return
+        from .signature import inspect_function
+
+        sig = inspect_function(fn, context_type=Context, structured_output=False) if fn is not None else None
+        self.resources[uri] = Resource(uri=uri, read_fn=fn, signature=sig, content=content, **described)
+        self._changed("resources")
+
+    def remove_resource(self, uri: str) -> None:
+        if self.resources.pop(uri, None) is not None:
+            self._changed("resources")
+        elif self.templates.pop(uri, None) is not None:
+            self._changed("resourceTemplates")
+        else:
+            raise KeyError(uri)
+
+    def prompt(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
+        def register(fn: F) -> F:
+            self.add_prompt(fn, name=name, **options)
+            return fn
+
+        return register
+
+    def add_prompt(self, fn: Callable[..., Any], *, name: str | None = None, **options: Any) -> Prompt:
+        prompt = Prompt.from_function(fn, context_type=Context, name=name, **options)
+        self.prompts[prompt.name] = prompt
+        self._changed("prompts")
+        return prompt
+
+    def remove_prompt(self, name: str) -> None:
+        del self.prompts[name]
+        self._changed("prompts")
+
+    def completion(self, *, prompt: str | None = None, template: str | None = None, argument: str) -> Callable[[F], F]:
+        """Register `fn(value, context_arguments) -> list[str]` completing one argument."""
+
+        def register(fn: F) -> F:
+            self.completions.add(prompt, template, argument, fn)
+            return fn
+
+        return register
+
+    # ---- capabilities and notifications ------------------------------------------------------
+
+    def capabilities(self) -> JSON:
+        caps: JSON = {}
+        if self.logging:
+            caps["logging"] = {}
+        if self.tools:
+            caps["tools"] = {"listChanged": True}
+        if self.resources or self.templates:
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if self.prompts:
+            caps["prompts"] = {"listChanged": True}
+        if self.completions:
+            caps["completions"] = {}
+        return caps
+
+    def _changed(self, kind: str) -> None:
+        for key in [k for k in self._list_cache if k[0] == kind]:
+            del self._list_cache[key]
+        method = _CHANGED[kind]
+        for peer in self._peers.values():
+            peer.session.notify_soon(method, None)
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """notifications/resources/updated to every session subscribed to `uri`."""
+        for peer in list(self._peers.values()):
+            if uri in peer.subscriptions:
+                await peer.session.notify("notifications/resources/updated", {"uri": uri})
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """A log message to every session whose level lets it through."""
+        for peer in list(self._peers.values()):
+            if peer.session.ready.is_set():
+                await peer.session.send_message(peer.session.connection.log(level, data, logger))
+
+    # ---- serving -----------------------------------------------------------------------------
+
+    def connection(self) -> Connection:
+        return Connection(Role.SERVER, info=self.info, capabilities=self.capabilities(), instructions=self.instructions)
+
+    async def serve(self, stream: MessageStream) -> None:
+        """Serve one peer over `stream` until it closes."""
+        session = Session(self.connection(), stream, self._on_request, self._on_notification)
+        self._peers[session] = _Peer(session)
+        try:
+            await session.run()
+        finally:
+            del self._peers[session]
+
+    async def _on_notification(self, session: Session, note: ev.NotificationReceived) -> None:
+        return None
+
+    async def _on_request(self, session: Session, request: ev.RequestReceived) -> JSON:
+        handler = _HANDLERS.get(request.method)
+        if handler is None:  # declared in the table but this server offers no handler for it
+            raise MCPError(-32601, f"Method not found: {request.method!r}")
+        ctx = Context(self, session, request.id)
+        return await handler(self, ctx, request.params)
+
+    async def _list(self, ctx: Context, params: JSON, method: str) -> JSON:
+        kind = _LISTS[method]
+        version = ctx.negotiated.version
+        cursor = params.get("cursor")
+        key = (kind, version, cursor)
+        cached = self._list_cache.get(key)
+        if cached is not None:
+            return cached
+        items: list[Any] = list(self._registry(kind).values())
+        start, stop, next_cursor = page(len(items), cursor, self.page_size)
+        # Serialised once per version and page; the cache is dropped whenever the list changes.
+        result: JSON = {kind: orjson.Fragment(orjson.dumps([i.definition(version) for i in items[start:stop]]))}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        self._list_cache[key] = result
+        return result
+
+    def _registry(self, kind: str) -> dict[str, Any]:
+        return {"tools": self.tools, "resources": self.resources, "resourceTemplates": self.templates,
+                "prompts": self.prompts}[kind]
+
+    async def _call_tool(self, ctx: Context, params: JSON) -> JSON:
+        name = params.get("name")
+        tool = self.tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name!r}")
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise MCPError(INVALID_PARAMS, "Invalid params: arguments must be an object")
+        return await tool.call(arguments, ctx, ctx.negotiated.version)
+
+    async def read_resource(self, uri: str, ctx: Context) -> list[JSON]:
+        resource = self.resources.get(uri)
+        if resource is not None:
+            return await resource.read(ctx)
+        for template in self.templates.values():
+            contents = await template.read(uri, ctx)
+            if contents is not None:
+                return contents
+        raise not_found(uri)
+
+    async def _read(self, ctx: Context, params: JSON) -> JSON:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise MCPError(INVALID_PARAMS, "Invalid params: resources/read needs a string uri")
+        return {"contents": await self.read_resource(uri, ctx)}
+
+    def _knows(self, uri: str) -> bool:
+        return uri in self.resources or any(t.template.match(uri) is not None for t in self.templates.values())
+
+    async def _subscribe(self, ctx: Context, params: JSON) -> JSON:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise MCPError(INVALID_PARAMS, "Invalid params: resources/subscribe needs a string uri")
+        if not self._knows(uri):
+            raise not_found(uri)
+        self._peers[ctx.session].subscriptions.add(uri)
+        return {}
+
+    async def _unsubscribe(self, ctx: Context, params: JSON) -> JSON:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise MCPError(INVALID_PARAMS, "Invalid params: resources/unsubscribe needs a string uri")
+        self._peers[ctx.session].subscriptions.discard(uri)
+        return {}
+
+    async def _get_prompt(self, ctx: Context, params: JSON) -> JSON:
+        name = params.get("name")
+        prompt = self.prompts.get(name) if isinstance(name, str) else None
+        if prompt is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name!r}")
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise MCPError(INVALID_PARAMS, "Invalid params: arguments must be an object")
+        return await prompt.get(arguments, ctx)
+
+    async def _complete(self, ctx: Context, params: JSON) -> JSON:
+        return await self.completions.complete(params, self.prompts, self.templates)
+
+    def run(self) -> None:
+        """Serve over stdio until stdin closes (what `python server.py` should call)."""
+        from ..transports.stdio import serve_stdio
+
+        anyio.run(serve_stdio, self)
+
+
+async def _list_tools(s: Server, c: Context, p: JSON) -> JSON:
+    return await s._list(c, p, "tools/list")
+
+
+async def _list_resources(s: Server, c: Context, p: JSON) -> JSON:
+    return await s._list(c, p, "resources/list")
+
+
+async def _list_templates(s: Server, c: Context, p: JSON) -> JSON:
+    return await s._list(c, p, "resources/templates/list")
+
+
+async def _list_prompts(s: Server, c: Context, p: JSON) -> JSON:
+    return await s._list(c, p, "prompts/list")
+
+
+_HANDLERS: dict[str, Callable[[Server, Context, JSON], Any]] = {
+    "tools/list": _list_tools,
+    "tools/call": Server._call_tool,
+    "resources/list": _list_resources,
+    "resources/templates/list": _list_templates,
+    "resources/read": Server._read,
+    "resources/subscribe": Server._subscribe,
+    "resources/unsubscribe": Server._unsubscribe,
+    "prompts/list": _list_prompts,
+    "prompts/get": Server._get_prompt,
+    "completion/complete": Server._complete,
+}

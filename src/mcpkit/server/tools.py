@@ -1,0 +1,182 @@
+"""Tools: a registered function, its wire definition, and turning a call into a CallToolResult.
+
+Spec: server "Tools". Failures while running a tool, and (from 2025-11-25) arguments that break the
+input schema, are results with `isError: true` so the model can see and correct them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import orjson
+
+from ..content import text
+from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.schema_check import compile_schema, schema_problems
+from ..protocol.versions import Feature, has
+from .invoke import invoke
+from .signature import ArgumentError, Signature, describe, inspect_function
+
+__all__ = ["Tool", "ToolError", "tool_annotations"]
+
+log = logging.getLogger("mcpkit")
+JSON = dict[str, Any]
+
+
+class ToolError(Exception):
+    """Raise inside a tool to return `isError: true` with this message (no traceback is logged)."""
+
+
+def tool_annotations(
+    *,
+    title: str | None = None,
+    read_only: bool | None = None,
+    destructive: bool | None = None,
+    idempotent: bool | None = None,
+    open_world: bool | None = None,
+) -> JSON | None:
+    """The ToolAnnotations object; hints only, never to be trusted by clients for security."""
+    pairs = (
+        ("title", title),
+        ("readOnlyHint", read_only),
+        ("destructiveHint", destructive),
+        ("idempotentHint", idempotent),
+        ("openWorldHint", open_world),
+    )
+    out = {key: value for key, value in pairs if value is not None}
+    return out or None
+
+
+@dataclass(eq=False, slots=True)
+class Tool:
+    name: str
+    fn: Callable[..., Any]
+    description: str | None
+    input_schema: JSON
+    output_schema: JSON | None
+    signature: Signature | None  # None for a tool registered with a raw input schema
+    context_param: str | None
+    is_async: bool
+    title: str | None = None
+    annotations: JSON | None = None
+    icons: list[JSON] | None = None
+    meta: JSON | None = None
+    _validator: Any = None
+    _output_validator: Any = None
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        context_type: type,
+        name: str | None = None,
+        description: str | None = None,
+        input_schema: JSON | None = None,
+        output_schema: JSON | None = None,
+        structured_output: bool | None = None,
+        **extra: Any,
+    ) -> Tool:
+        tool_name = name or getattr(fn, "__name__", None) or type(fn).__name__
+        doc = description if description is not None else describe(fn)
+        if input_schema is None:
+            sig = inspect_function(fn, context_type=context_type, structured_output=structured_output)
+            return cls(tool_name, fn, doc, sig.input_schema, output_schema or sig.output_schema, sig,
+                       sig.context_param, sig.is_async, **extra)
+        # A raw-schema tool gets the arguments as keywords; it may take **kwargs.
+        try:
+            context_param, is_async = inspect_function(fn, context_type=context_type).context_param, None
+        except TypeError:
+            context_param, is_async = None, None
+        is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+        return cls(tool_name, fn, doc, input_schema, output_schema, None, context_param, is_async,
+                   _validator=compile_schema(input_schema),
+                   _output_validator=compile_schema(output_schema) if output_schema else None, **extra)
+
+    def definition(self, version: str) -> JSON:
+        """The Tool object of tools/list, with only the fields `version` has."""
+        out: JSON = {"name": self.name, "inputSchema": self.input_schema}
+        if self.description is not None:
+            out["description"] = self.description
+        if self.title is not None and has(version, Feature.TITLES):
+            out["title"] = self.title
+        if self.output_schema is not None and has(version, Feature.STRUCTURED_OUTPUT):
+            out["outputSchema"] = self.output_schema
+        if self.annotations and has(version, Feature.TOOL_ANNOTATIONS):
+            out["annotations"] = self.annotations
+        if self.icons and has(version, Feature.ICONS):
+            out["icons"] = self.icons
+        if self.meta is not None and has(version, Feature.META_ON_TYPES):
+            out["_meta"] = self.meta
+        return out
+
+    async def call(self, arguments: JSON | None, context: Any, version: str) -> JSON:
+        try:
+            kwargs = self._bind(arguments)
+        except ArgumentError as exc:
+            if not has(version, Feature.TOOL_ERRORS_AS_RESULTS):
+                raise MCPError(INVALID_PARAMS, str(exc)) from None
+            return error_result(str(exc))
+        if self.context_param is not None:
+            kwargs[self.context_param] = context
+        try:
+            value = await invoke(self.fn, kwargs, self.is_async)
+        except (MCPError, anyio.get_cancelled_exc_class()):
+            raise
+        except ToolError as exc:
+            return error_result(str(exc) or type(exc).__name__)
+        except Exception as exc:
+            log.exception("tool %r failed", self.name)
+            return error_result(f"Tool {self.name!r} failed: {exc or type(exc).__name__}")
+        return self._result(value, version)
+
+    def _bind(self, arguments: JSON | None) -> JSON:
+        if self.signature is not None:
+            return self.signature.bind(arguments)
+        args = arguments or {}
+        problems = schema_problems(self._validator, args)
+        if problems:
+            raise ArgumentError([{"field": "", "message": p, "type": "schema"} for p in problems])
+        return dict(args)
+
+    def _result(self, value: Any, version: str) -> JSON:
+        if isinstance(value, dict) and isinstance(value.get("content"), list):
+            return value  # already a CallToolResult
+        structured_ok = has(version, Feature.STRUCTURED_OUTPUT)
+        if self.signature is not None and self.signature.output_schema is not None:
+            data = self.signature.structured(value)
+            result: JSON = {"content": [text(self.signature.text(value))]}
+            if structured_ok:
+                result["structuredContent"] = data
+            return result
+        if self._output_validator is not None:
+            problems = schema_problems(self._output_validator, value)
+            if problems:
+                return error_result(f"Tool {self.name!r} returned output that breaks its outputSchema: {problems[0]}")
+            result = {"content": [text(orjson.dumps(value).decode())]}
+            if structured_ok:
+                result["structuredContent"] = value
+            return result
+        return {"content": to_content(value)}
+
+
+def error_result(message: str) -> JSON:
+    return {"content": [text(message)], "isError": True}
+
+
+def to_content(value: Any) -> list[JSON]:
+    """Content blocks for an unstructured return value."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [text(value)]
+    if isinstance(value, dict) and isinstance(value.get("type"), str):
+        return [value]
+    if isinstance(value, list | tuple) and all(isinstance(v, dict) and "type" in v for v in value):
+        return list(value)
+    return [text(orjson.dumps(value, default=str).decode())]
