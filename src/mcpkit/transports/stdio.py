@@ -8,6 +8,7 @@ write to) then points at stderr, and only the protocol writes to the saved descr
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import signal
 import subprocess
@@ -19,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
-import sniffio
 
 from ..protocol.framing import DEFAULT_MAX_LINE, LineReader, Oversized
 from ..protocol.jsonrpc import RequestId
@@ -117,37 +117,55 @@ class _WriteProtocol(asyncio.Protocol):
             await waiter
 
 
-async def _asyncio_fd_stream(read_fd: int, write_fd: int, max_line: int) -> LineStream | None:
-    """The fast path: both descriptors driven by the loop itself (pipes and ttys; not regular files)."""
+async def _loop_reader(fd: int) -> Callable[[], Awaitable[bytes]] | None:
+    """Read through the event loop itself (pipes, sockets and ttys; not regular files)."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_CHUNK)
     try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", 0, closefd=False))
-        transport, protocol = await loop.connect_write_pipe(_WriteProtocol, os.fdopen(write_fd, "wb", 0, closefd=False))
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", 0, closefd=False))
     except (ValueError, OSError):
+        os.set_blocking(fd, True)
         return None
-    writer = _PipeWriter(transport, protocol)
 
     async def read_chunk() -> bytes:
         return await reader.read(_CHUNK)
 
-    return LineStream(read_chunk, writer.write, max_line=max_line)
+    return read_chunk
 
 
-def _thread_fd_stream(read_fd: int, write_fd: int, max_line: int) -> LineStream:
-    async def read_chunk() -> bytes:
-        return await anyio.to_thread.run_sync(os.read, read_fd, _CHUNK, abandon_on_cancel=True)
+async def _loop_writer(fd: int) -> Callable[[bytes], Awaitable[None]] | None:
+    loop = asyncio.get_running_loop()
+    try:
+        transport, protocol = await loop.connect_write_pipe(_WriteProtocol, os.fdopen(fd, "wb", 0, closefd=False))
+    except (ValueError, OSError):
+        os.set_blocking(fd, True)
+        return None
+    return _PipeWriter(transport, protocol).write
 
+
+async def _thread_read(fd: int) -> bytes:
+    return await anyio.to_thread.run_sync(os.read, fd, _CHUNK, abandon_on_cancel=True)
+
+
+def _thread_writer(fd: int) -> Callable[[bytes], Awaitable[None]]:
     lock = anyio.Lock()
 
     async def write(data: bytes) -> None:
         async with lock:
             view = memoryview(data)
             while view:
-                written = await anyio.to_thread.run_sync(os.write, write_fd, view)
+                written = await anyio.to_thread.run_sync(os.write, fd, view)
                 view = view[written:]
 
-    return LineStream(read_chunk, write, max_line=max_line)
+    return write
+
+
+def _on_asyncio() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _protect_stdout() -> int:
@@ -162,11 +180,10 @@ def _protect_stdout() -> int:
 async def serve_stdio(server: Server, *, max_line: int = DEFAULT_MAX_LINE) -> None:
     """Serve `server` on stdin/stdout until stdin reaches EOF or SIGTERM arrives."""
     out_fd = _protect_stdout()
-    stream: LineStream | None = None
-    if sniffio.current_async_library() == "asyncio":
-        stream = await _asyncio_fd_stream(0, out_fd, max_line)
-    if stream is None:
-        stream = _thread_fd_stream(0, out_fd, max_line)
+    fast = _on_asyncio()
+    read_chunk = (await _loop_reader(0) if fast else None) or functools.partial(_thread_read, 0)
+    write = (await _loop_writer(out_fd) if fast else None) or _thread_writer(out_fd)
+    stream = LineStream(read_chunk, write, max_line=max_line)
     async with anyio.create_task_group() as tg:
         tg.start_soon(_cancel_on_sigterm, tg.cancel_scope)
         await server.serve(stream)
