@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..content import text
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.errors import INVALID_PARAMS, MCPError, RemoteError
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Negotiated
 from ..protocol.schema_check import compile_schema, schema_problems
@@ -121,12 +121,12 @@ class Context:
         result = await self._ask("elicitation/create", {"message": message, "requestedSchema": requested})
         action = result.get("action")
         if action not in ("accept", "decline", "cancel"):
-            raise MCPError(INVALID_PARAMS, f"The client answered elicitation with action {action!r}")
+            raise RemoteError(INVALID_PARAMS, f"The client answered elicitation with action {action!r}")
         content = result.get("content") if action == "accept" else None
         if action == "accept":
             problems = schema_problems(compile_schema(requested), content if content is not None else {})
             if problems:
-                raise MCPError(INVALID_PARAMS, f"The elicitation answer breaks the requested schema: {problems[0]}")
+                raise RemoteError(INVALID_PARAMS, f"The elicitation answer breaks the requested schema: {problems[0]}")
         return Elicited(action, content)
 
     async def elicit_url(self, message: str, url: str, elicitation_id: str) -> Elicited:

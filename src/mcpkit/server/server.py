@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -323,11 +324,12 @@ class Server:
     async def _complete(self, ctx: Context, params: JSON) -> JSON:
         return await self.completions.complete(params, self.prompts, self.templates)
 
-    def run(self) -> None:
+    def run(self, *, max_line: int | None = None) -> None:
         """Serve over stdio until stdin closes (what `python server.py` should call)."""
         from ..transports.stdio import serve_stdio
 
-        anyio.run(serve_stdio, self)
+        options = {"max_line": max_line} if max_line is not None else {}
+        anyio.run(functools.partial(serve_stdio, self.serve, **options))
 
 
 async def _list_tools(s: Server, c: Context, p: JSON) -> JSON:

@@ -16,7 +16,7 @@ import anyio
 import orjson
 
 from ..content import text
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.errors import INVALID_PARAMS, LocalError, MCPError, RemoteError
 from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import Feature, has
 from .invoke import invoke
@@ -126,6 +126,9 @@ class Tool:
             kwargs[self.context_param] = context
         try:
             value = await invoke(self.fn, kwargs, self.is_async)
+        except (LocalError, RemoteError) as exc:
+            # ctx.sample() without the client's sampling, or a failed request to the client: the model should see it.
+            return error_result(f"Tool {self.name!r} failed: {exc.message}")
         except (MCPError, anyio.get_cancelled_exc_class()):
             raise
         except ToolError as exc:

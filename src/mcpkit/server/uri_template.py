@@ -216,7 +216,9 @@ def _expression_pattern(expression: _Expression) -> re.Pattern[str]:
     return re.compile(pattern, re.DOTALL)
 
 
-def _compile_head(parts: list[_Part]) -> tuple[re.Pattern[str], tuple[tuple[_Expression, re.Pattern[str]], ...]]:
+def _compile_head(
+    parts: list[_Part],
+) -> tuple[re.Pattern[str], tuple[tuple[_Expression, re.Pattern[str]], ...]]:
     pattern: list[str] = []
     expressions: list[tuple[_Expression, re.Pattern[str]]] = []
     for index, part in enumerate(parts):
@@ -270,7 +272,9 @@ def _extract(expression: _Expression, found: re.Match[str]) -> Iterator[tuple[_V
         if text is None or (op.named and spec.explode and not text):
             continue
         if op.named:
-            pieces = [piece.partition("=")[2] for piece in text[1:].split(op.sep)] if spec.explode else [text[1:]]
+            pieces = (
+                [piece.partition("=")[2] for piece in text[1:].split(op.sep)] if spec.explode else [text[1:]]
+            )
         else:
             pieces = text.split(op.sep) if spec.explode else [text]
         values = [unquote(piece) for piece in pieces]
@@ -308,7 +312,9 @@ class UriTemplate:
 
     def expand(self, values: Mapping[str, object]) -> str:
         """Expand the template; variables that are missing, None, or empty composites are skipped."""
-        return "".join(part if isinstance(part, str) else _expand_expression(part, values) for part in self._parts)
+        return "".join(
+            part if isinstance(part, str) else _expand_expression(part, values) for part in self._parts
+        )
 
     def match(self, uri: str) -> dict[str, str | list[str]] | None:
         """The percent-decoded variables of `uri`, or None when it is not an expansion of this template."""

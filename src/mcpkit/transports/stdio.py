@@ -16,16 +16,13 @@ import sys
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import anyio.abc
 
 from ..protocol.framing import DEFAULT_MAX_LINE, LineReader, Oversized
 from ..protocol.jsonrpc import RequestId
-
-if TYPE_CHECKING:
-    from ..server.server import Server
 
 __all__ = ["LineStream", "serve_stdio", "spawn"]
 
@@ -177,8 +174,12 @@ def _protect_stdout() -> int:
     return protocol_fd
 
 
-async def serve_stdio(server: Server, *, max_line: int = DEFAULT_MAX_LINE) -> None:
-    """Serve `server` on stdin/stdout until stdin reaches EOF or SIGTERM arrives."""
+async def serve_stdio(target: Any, *, max_line: int = DEFAULT_MAX_LINE) -> None:
+    """Serve on stdin/stdout until stdin reaches EOF or SIGTERM arrives.
+
+    `target` is anything with an async `serve(stream)` method (a Server), or that coroutine function itself.
+    """
+    serve: Callable[[LineStream], Awaitable[None]] = getattr(target, "serve", target)
     out_fd = _protect_stdout()
     fast = _on_asyncio()
     read_chunk = (await _loop_reader(0) if fast else None) or functools.partial(_thread_read, 0)
@@ -186,7 +187,7 @@ async def serve_stdio(server: Server, *, max_line: int = DEFAULT_MAX_LINE) -> No
     stream = LineStream(read_chunk, write, max_line=max_line)
     async with anyio.create_task_group() as tg:
         tg.start_soon(_cancel_on_sigterm, tg.cancel_scope)
-        await server.serve(stream)
+        await serve(stream)
         tg.cancel_scope.cancel()
 
 
