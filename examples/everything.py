@@ -27,7 +27,10 @@ server = Server(
 PIXEL_PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 )
-SILENT_WAV = b"RIFF$\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00D\xac\x00\x00\x88X\x01\x00\x02\x00\x10\x00data\x00\x00\x00\x00"
+SILENT_WAV = (
+    b"RIFF$\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00D\xac\x00\x00"
+    b"\x88X\x01\x00\x02\x00\x10\x00data\x00\x00\x00\x00"
+)
 
 
 @server.tool(read_only=True, idempotent=True)
@@ -83,8 +86,9 @@ async def book_table(restaurant: str, ctx: Context) -> str:
 async def connect_account(service: str, ctx: Context) -> str:
     """URL-mode elicitation (2025-11-25): send the user to a page, then say it is done."""
     elicitation_id = f"connect-{service}"
-    answer = await ctx.elicit_url(f"Connect your {service} account", f"https://example.com/connect/{service}",
-                                  elicitation_id)
+    answer = await ctx.elicit_url(
+        f"Connect your {service} account", f"https://example.com/connect/{service}", elicitation_id
+    )
     if answer.accepted:
         await ctx.complete_elicitation(elicitation_id)
     return f"URL elicitation answered: {answer.action}"
@@ -147,10 +151,17 @@ server.add_resource(
     name="readme",
     title="Read me",
     mime_type="text/markdown",
-    annotations=annotations(audience=["user", "assistant"], priority=0.5, last_modified="2026-01-01T00:00:00Z"),
+    annotations=annotations(
+        audience=["user", "assistant"], priority=0.5, last_modified="2026-01-01T00:00:00Z"
+    ),
 )
-server.add_resource("demo://pixel", content=PIXEL_PNG, name="pixel", mime_type="image/png",
-                    description="A binary resource, read as a base64 blob")
+server.add_resource(
+    "demo://pixel",
+    content=PIXEL_PNG,
+    name="pixel",
+    mime_type="image/png",
+    description="A binary resource, read as a base64 blob",
+)
 
 
 @server.resource("demo://notes/{note_id}", name="note", mime_type="text/plain", description="A note by id")

@@ -79,7 +79,14 @@ def test_the_checker_would_catch_a_wrong_import(tmp_path: Path) -> None:
 
 def test_the_public_api_is_a_short_explicit_all() -> None:
     assert sorted(mcpkit.__all__) == [
-        "CapabilityError", "Client", "Context", "LocalError", "MCPError", "RemoteError", "Server", "ToolError",
+        "CapabilityError",
+        "Client",
+        "Context",
+        "LocalError",
+        "MCPError",
+        "RemoteError",
+        "Server",
+        "ToolError",
         "__version__",
     ]
     for name in mcpkit.__all__:
@@ -87,7 +94,10 @@ def test_the_public_api_is_a_short_explicit_all() -> None:
 
 
 def test_importing_the_package_loads_nothing_else() -> None:
-    code = "import sys, mcpkit; print(sorted(m for m in sys.modules if m.startswith('mcpkit') or m in ('anyio','pydantic','httpx')))"
+    code = (
+        "import sys, mcpkit;"
+        "print(sorted(m for m in sys.modules if m.startswith('mcpkit') or m in ('anyio','pydantic','httpx')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['mcpkit']"
 

@@ -74,16 +74,20 @@ def make_server(**options: Any) -> Server:
 
     @server.tool()
     async def ask_user(ctx: Context) -> str:
-        answer = await ctx.elicit("name?", {"type": "object", "properties": {"name": {"type": "string"}},
-                                            "required": ["name"]})
+        answer = await ctx.elicit(
+            "name?", {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+        )
         return f"{answer.action}:{(answer.content or {}).get('name')}"
 
     @server.tool()
     async def roots(ctx: Context) -> str:
         return ",".join(r["uri"] for r in await ctx.list_roots())
 
-    server.add_tool(lambda **kw: f"raw {kw['n']}", name="raw",
-                    input_schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
+    server.add_tool(
+        lambda **kw: f"raw {kw['n']}",
+        name="raw",
+        input_schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+    )
 
     @server.resource("mem://static", mime_type="text/plain")
     def static() -> str:
@@ -109,7 +113,10 @@ async def test_tools_list_returns_schemas_from_type_hints() -> None:
         tools = {t["name"]: t for t in await client.list_all_tools()}
     assert tools["add"]["inputSchema"] == {
         "type": "object",
-        "properties": {"a": {"type": "integer"}, "b": {"type": "integer", "default": 2, "description": "second addend"}},
+        "properties": {
+            "a": {"type": "integer"},
+            "b": {"type": "integer", "default": 2, "description": "second addend"},
+        },
         "required": ["a"],
     }
     assert tools["add"]["description"] == "Add."
@@ -227,7 +234,9 @@ async def test_a_timed_out_request_raises_32001_and_cancels_on_the_server() -> N
 async def test_progress_resets_the_timeout_but_not_past_the_hard_cap() -> None:
     seen: list[float] = []
     async with connect(make_server(), timeout=0.3) as client:
-        result = await client.call_tool("ticking", {"steps": 8, "pause": 0.1}, on_progress=lambda p, t, m: seen.append(p))
+        result = await client.call_tool(
+            "ticking", {"steps": 8, "pause": 0.1}, on_progress=lambda p, t, m: seen.append(p)
+        )
         assert result["content"][0]["text"] == "ticked"
         assert seen == [1, 2, 3, 4, 5, 6, 7, 8]
     async with connect(make_server(), timeout=0.3, max_timeout=0.35) as client:
@@ -278,7 +287,9 @@ async def test_sampling_elicitation_and_roots_are_answered_by_client_handlers() 
 
 @requirement("elicitation-schema-check")
 async def test_an_elicitation_answer_that_breaks_the_schema_is_rejected() -> None:
-    async with connect(make_server(), elicitation=lambda p: {"action": "accept", "content": {"name": 5}}) as client:
+    async with connect(
+        make_server(), elicitation=lambda p: {"action": "accept", "content": {"name": 5}}
+    ) as client:
         result = await client.call_tool("ask_user")
     assert result["isError"] is True
 

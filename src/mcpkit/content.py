@@ -4,8 +4,6 @@ Each returns the plain wire dict, so a result can be built without any wrapper o
 and annotations are passed through untouched.
 """
 
-from __future__ import annotations
-
 import base64
 from typing import Any
 
@@ -46,12 +44,16 @@ def text(value: str, *, annotations: JSON | None = None, meta: JSON | None = Non
     return _finish({"type": "text", "text": value}, annotations, meta)
 
 
-def image(data: bytes | str, mime_type: str, *, annotations: JSON | None = None, meta: JSON | None = None) -> JSON:
+def image(
+    data: bytes | str, mime_type: str, *, annotations: JSON | None = None, meta: JSON | None = None
+) -> JSON:
     """An image; `data` is raw bytes or already base64-encoded text."""
     return _finish({"type": "image", "data": _b64(data), "mimeType": mime_type}, annotations, meta)
 
 
-def audio(data: bytes | str, mime_type: str, *, annotations: JSON | None = None, meta: JSON | None = None) -> JSON:
+def audio(
+    data: bytes | str, mime_type: str, *, annotations: JSON | None = None, meta: JSON | None = None
+) -> JSON:
     return _finish({"type": "audio", "data": _b64(data), "mimeType": mime_type}, annotations, meta)
 
 
@@ -67,14 +69,24 @@ def resource_link(
     meta: JSON | None = None,
 ) -> JSON:
     block: JSON = {"type": "resource_link", "uri": uri, "name": name}
-    for key, value in (("title", title), ("description", description), ("mimeType", mime_type), ("size", size)):
+    for key, value in (
+        ("title", title),
+        ("description", description),
+        ("mimeType", mime_type),
+        ("size", size),
+    ):
         if value is not None:
             block[key] = value
     return _finish(block, annotations, meta)
 
 
 def embedded_text(
-    uri: str, value: str, mime_type: str | None = None, *, annotations: JSON | None = None, meta: JSON | None = None
+    uri: str,
+    value: str,
+    mime_type: str | None = None,
+    *,
+    annotations: JSON | None = None,
+    meta: JSON | None = None,
 ) -> JSON:
     resource: JSON = {"uri": uri, "text": value}
     if mime_type:
@@ -83,7 +95,12 @@ def embedded_text(
 
 
 def embedded_blob(
-    uri: str, data: bytes | str, mime_type: str | None = None, *, annotations: JSON | None = None, meta: JSON | None = None
+    uri: str,
+    data: bytes | str,
+    mime_type: str | None = None,
+    *,
+    annotations: JSON | None = None,
+    meta: JSON | None = None,
 ) -> JSON:
     resource: JSON = {"uri": uri, "blob": _b64(data)}
     if mime_type:

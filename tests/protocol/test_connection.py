@@ -27,11 +27,15 @@ def sent(events: list[ev.Event]) -> list[dict[str, Any]]:
 
 
 def pair(
-    client_caps: dict[str, Any] | None = None, server_caps: dict[str, Any] | None = None, version: str = "2025-11-25"
+    client_caps: dict[str, Any] | None = None,
+    server_caps: dict[str, Any] | None = None,
+    version: str = "2025-11-25",
 ) -> tuple[Connection, Connection]:
     client = Connection(Role.CLIENT, info={"name": "c", "version": "1"}, capabilities=client_caps or {})
     server = Connection(
-        Role.SERVER, info={"name": "s", "version": "1"}, capabilities=SERVER_CAPS if server_caps is None else server_caps
+        Role.SERVER,
+        info={"name": "s", "version": "1"},
+        capabilities=SERVER_CAPS if server_caps is None else server_caps,
     )
     _, init = client.initialize(version)
     reply = sent(server.receive_data(wire(init)))
@@ -57,7 +61,7 @@ def test_initialize_negotiates_the_requested_version_and_both_sides_become_ready
 @requirement("lifecycle-version-same")
 @pytest.mark.parametrize("version", HANDSHAKE_VERSIONS)
 def test_server_answers_with_the_clients_version_when_it_supports_it(version: str) -> None:
-    client, server = pair(version=version)
+    _client, server = pair(version=version)
     assert server.negotiated is not None and server.negotiated.version == version
 
 
@@ -65,8 +69,16 @@ def test_server_answers_with_the_clients_version_when_it_supports_it(version: st
 def test_server_answers_an_unknown_version_with_its_latest() -> None:
     assert negotiate("1999-01-01") == HANDSHAKE_VERSIONS[-1]
     server = Connection(Role.SERVER, info={"name": "s", "version": "1"}, capabilities={})
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "1999-01-01", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "1999-01-01",
+            "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1"},
+        },
+    }
     [reply] = sent(server.receive(init))
     assert reply["result"]["protocolVersion"] == "2025-11-25"
 
@@ -75,7 +87,11 @@ def test_server_answers_an_unknown_version_with_its_latest() -> None:
 def test_client_refuses_a_version_it_does_not_speak() -> None:
     client = Connection(Role.CLIENT, info={"name": "c", "version": "1"}, capabilities={})
     rid, _ = client.initialize()
-    result = {"protocolVersion": "2099-01-01", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}
+    result = {
+        "protocolVersion": "2099-01-01",
+        "capabilities": {},
+        "serverInfo": {"name": "s", "version": "1"},
+    }
     [event] = client.receive({"jsonrpc": "2.0", "id": rid, "result": result})
     assert isinstance(event, ev.ErrorReceived)
     assert "2099-01-01" in event.error.message and "does not support" in event.error.message
@@ -91,9 +107,17 @@ def test_a_request_before_initialize_is_an_error_but_ping_is_answered() -> None:
 
 
 def test_a_second_initialize_is_rejected() -> None:
-    client, server = pair()
-    init = {"jsonrpc": "2.0", "id": 99, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}
+    _client, server = pair()
+    init = {
+        "jsonrpc": "2.0",
+        "id": 99,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1"},
+        },
+    }
     assert error_code(server.receive(init)) == -32600
 
 
@@ -133,7 +157,9 @@ def test_values_that_are_not_one_message_object_are_invalid_requests(value: Any)
 
 
 @requirement("basic-jsonrpc-version")
-@pytest.mark.parametrize("envelope", [{"id": 1, "method": "ping"}, {"jsonrpc": "1.0", "id": 1, "method": "ping"}])
+@pytest.mark.parametrize(
+    "envelope", [{"id": 1, "method": "ping"}, {"jsonrpc": "1.0", "id": 1, "method": "ping"}]
+)
 def test_a_message_without_jsonrpc_2_0_is_invalid_and_keeps_its_id(envelope: dict[str, Any]) -> None:
     _, server = pair()
     [message] = sent(server.receive(envelope))
@@ -163,7 +189,9 @@ def test_an_unknown_method_is_method_not_found() -> None:
 
 def test_a_server_only_method_sent_by_the_client_is_method_not_found() -> None:
     _, server = pair()
-    assert error_code(server.receive({"jsonrpc": "2.0", "id": 5, "method": "sampling/createMessage"})) == -32601
+    assert (
+        error_code(server.receive({"jsonrpc": "2.0", "id": 5, "method": "sampling/createMessage"})) == -32601
+    )
 
 
 @requirement("capability-local-check")
@@ -178,14 +206,18 @@ def test_sending_a_request_the_peer_did_not_declare_raises_before_anything_is_se
 def test_url_elicitation_needs_the_url_sub_capability() -> None:
     _, server = pair(client_caps={"elicitation": {}})
     server.send_request("elicitation/create", {"message": "m", "requestedSchema": {"type": "object"}})
-    with pytest.raises(CapabilityError, match="elicitation.url"):
-        server.send_request("elicitation/create", {"mode": "url", "message": "m", "url": "https://x", "elicitationId": "1"})
+    with pytest.raises(CapabilityError, match=r"elicitation\.url"):
+        server.send_request(
+            "elicitation/create", {"mode": "url", "message": "m", "url": "https://x", "elicitationId": "1"}
+        )
 
 
 def test_tools_in_sampling_need_the_sampling_tools_sub_capability() -> None:
     _, server = pair(client_caps={"sampling": {}})
-    with pytest.raises(CapabilityError, match="sampling.tools"):
-        server.send_request("sampling/createMessage", {"messages": [], "maxTokens": 1, "tools": [{"name": "t"}]})
+    with pytest.raises(CapabilityError, match=r"sampling\.tools"):
+        server.send_request(
+            "sampling/createMessage", {"messages": [], "maxTokens": 1, "tools": [{"name": "t"}]}
+        )
 
 
 @requirement("capability-list-changed-declared")
@@ -236,7 +268,10 @@ def test_initialize_cannot_be_cancelled() -> None:
 
 def test_cancellation_of_an_unknown_request_is_ignored() -> None:
     _, server = pair()
-    assert server.receive({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 404}}) == []
+    assert (
+        server.receive({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 404}})
+        == []
+    )
 
 
 @requirement("progress-increasing")
@@ -245,7 +280,12 @@ def test_progress_must_increase_and_stops_after_the_response() -> None:
     rid, message = client.send_request("tools/call", {"name": "x", "_meta": {"progressToken": "tok"}})
     server.receive(message)
     first = server.progress(rid, 1, 10, "one")
-    assert first is not None and first["params"] == {"progressToken": "tok", "progress": 1, "total": 10, "message": "one"}
+    assert first is not None and first["params"] == {
+        "progressToken": "tok",
+        "progress": 1,
+        "total": 10,
+        "message": "one",
+    }
     [event] = client.receive(first)
     assert event == ev.ProgressReceived(rid, 1, 10, "one")
     with pytest.raises(LocalError, match="increase"):
@@ -272,8 +312,11 @@ def test_set_level_filters_log_messages_by_rfc5424_severity() -> None:
     assert reply["result"] == {}
     assert server.log("info", "quiet") is None
     note = server.log("error", {"detail": 1}, "db")
-    assert note == {"jsonrpc": "2.0", "method": "notifications/message",
-                    "params": {"level": "error", "data": {"detail": 1}, "logger": "db"}}
+    assert note == {
+        "jsonrpc": "2.0",
+        "method": "notifications/message",
+        "params": {"level": "error", "data": {"detail": 1}, "logger": "db"},
+    }
 
 
 def test_an_unknown_log_level_is_invalid_params() -> None:

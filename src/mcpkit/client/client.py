@@ -63,8 +63,9 @@ class Client:
             caps["elicitation"] = {"form": {}, "url": {}} if elicitation_url else {"form": {}}
         if roots is not None:
             caps["roots"] = {"listChanged": True}
-        connection = Connection(Role.CLIENT, info={"name": name, "version": version}, capabilities=caps,
-                                versions=versions)
+        connection = Connection(
+            Role.CLIENT, info={"name": name, "version": version}, capabilities=caps, versions=versions
+        )
         self.session = Session(connection, stream, self._on_request, self._on_incoming_notification)
         self._output_validators: dict[str, Any] = {}
         self._stack: AsyncExitStack | None = None
@@ -112,11 +113,18 @@ class Client:
     # ---- requests ----------------------------------------------------------------------------
 
     async def request(
-        self, method: str, params: JSON | None = None, *, on_progress: ProgressCallback | None = None,
+        self,
+        method: str,
+        params: JSON | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
         timeout: float | None = None,
     ) -> JSON:
         return await self.session.request(
-            method, params, timeout=timeout if timeout is not None else self.timeout, max_timeout=self.max_timeout,
+            method,
+            params,
+            timeout=timeout if timeout is not None else self.timeout,
+            max_timeout=self.max_timeout,
             on_progress=on_progress,
         )
 
@@ -148,7 +156,11 @@ class Client:
         return await self._all("tools/list", "tools")
 
     async def call_tool(
-        self, name: str, arguments: JSON | None = None, *, on_progress: ProgressCallback | None = None,
+        self,
+        name: str,
+        arguments: JSON | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
         timeout: float | None = None,
     ) -> JSON:
         """tools/call; a result's structuredContent is checked against the tool's outputSchema."""
@@ -157,10 +169,15 @@ class Client:
         validator = self._output_validators.get(name)
         if validator is not None and not result.get("isError"):
             if "structuredContent" not in result:
-                raise RemoteError(INVALID_PARAMS, f"Tool {name!r} has an outputSchema but returned no structuredContent")
+                raise RemoteError(
+                    INVALID_PARAMS, f"Tool {name!r} has an outputSchema but returned no structuredContent"
+                )
             problems = schema_problems(validator, result["structuredContent"])
             if problems:
-                raise RemoteError(INVALID_PARAMS, f"Tool {name!r} returned structuredContent that breaks its outputSchema: {problems[0]}")
+                raise RemoteError(
+                    INVALID_PARAMS,
+                    f"Tool {name!r} returned structuredContent that breaks its outputSchema: {problems[0]}",
+                )
         return result
 
     async def list_resources(self, cursor: str | None = None) -> JSON:
@@ -193,7 +210,9 @@ class Client:
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> JSON:
         return await self.request("prompts/get", {"name": name, "arguments": arguments or {}})
 
-    async def complete(self, ref: JSON, argument: str, value: str, context: dict[str, str] | None = None) -> JSON:
+    async def complete(
+        self, ref: JSON, argument: str, value: str, context: dict[str, str] | None = None
+    ) -> JSON:
         params: JSON = {"ref": ref, "argument": {"name": argument, "value": value}}
         if context:
             params["context"] = {"arguments": context}
@@ -241,4 +260,3 @@ async def connect_stdio(command: list[str], **options: Any) -> AsyncIterator[Cli
     spawn_options = {k: options.pop(k) for k in list(options) if k in spawn_keys}
     async with spawn(command, **spawn_options) as stream, Client(stream, **options) as client:
         yield client
-

@@ -131,7 +131,11 @@ class Connection:
         rule = caps.rule_for(method, self.role.peer, notification)
         if isinstance(rule, str):
             raise RemoteError(METHOD_NOT_FOUND, rule)
-        if rule.capability and rule.owner is Owner.RECEIVER and not caps.declares(self.capabilities, rule.capability):
+        if (
+            rule.capability
+            and rule.owner is Owner.RECEIVER
+            and not caps.declares(self.capabilities, rule.capability)
+        ):
             raise RemoteError(
                 METHOD_NOT_FOUND,
                 f"Method not found: {method!r} needs the {self.role.value} capability "
@@ -142,7 +146,9 @@ class Connection:
     def _accept_initialize(self, rid: RequestId, params: JSON) -> list[ev.Event]:
         if self.phase is not Phase.NEW:
             raise RemoteError(INVALID_REQUEST, "Invalid Request: initialize was already received")
-        negotiated, result = accept_initialize(params, self.versions, self.info, self.capabilities, self.instructions)
+        negotiated, result = accept_initialize(
+            params, self.versions, self.info, self.capabilities, self.instructions
+        )
         self.negotiated, self.phase = negotiated, Phase.READY
         return [ev.SendMessage(result_message(rid, result)), ev.Ready(negotiated)]
 
@@ -198,11 +204,10 @@ class Connection:
     def _receive_response(self, response: Response | ErrorResponse) -> list[ev.Event]:
         rid = response.id
         method = self._outbound.pop(rid, None) if rid is not None else None
-        if method is None:
+        if method is None or rid is None:
             return []  # a late response to a cancelled or unknown request is ignored
         self._forget_progress(rid)
         if isinstance(response, ErrorResponse):
-            assert rid is not None
             if method == "initialize":
                 self.phase = Phase.NEW
             return [ev.ErrorReceived(rid, RemoteError.from_wire(response.error))]
@@ -229,7 +234,9 @@ class Connection:
         self.phase = Phase.INITIALIZING
         rid = next(self._ids)
         self._outbound[rid] = "initialize"
-        return rid, request_message(rid, "initialize", initialize_params(version, self.capabilities, self.info))
+        return rid, request_message(
+            rid, "initialize", initialize_params(version, self.capabilities, self.info)
+        )
 
     def send_request(self, method: str, params: JSON | None = None) -> tuple[RequestId, JSON]:
         """Build an outbound request; raise CapabilityError if the peer did not declare what it needs."""
@@ -261,8 +268,10 @@ class Connection:
             raise LocalError(rule, METHOD_NOT_FOUND)
         if rule.capability:
             mine = rule.owner is Owner.SENDER
-            declared = caps.declares(self.capabilities, rule.capability) if mine else self._peer_declares(
-                rule.capability
+            declared = (
+                caps.declares(self.capabilities, rule.capability)
+                if mine
+                else self._peer_declares(rule.capability)
             )
             if not declared:
                 who = f"this {self.role.value}" if mine else f"the {self.role.peer.value}"
@@ -304,7 +313,9 @@ class Connection:
             params["reason"] = reason
         return notification_message("notifications/cancelled", params)
 
-    def progress(self, rid: RequestId, progress: float, total: float | None = None, message: str | None = None) -> JSON | None:
+    def progress(
+        self, rid: RequestId, progress: float, total: float | None = None, message: str | None = None
+    ) -> JSON | None:
         """A progress notification for inbound request `rid`, or None if the peer asked for none.
 
         utilities "Progress": the value MUST increase with each notification, and notifications

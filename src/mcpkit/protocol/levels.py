@@ -8,7 +8,14 @@ __all__ = ["LEVELS", "severity"]
 
 # Ordered from least to most severe.
 LEVELS: Final[tuple[str, ...]] = (
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
 )
 _SEVERITY: Final[dict[str, int]] = {name: i for i, name in enumerate(LEVELS)}
 

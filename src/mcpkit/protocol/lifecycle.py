@@ -55,7 +55,11 @@ def accept_initialize(
     if not isinstance(client_info, dict) or not isinstance(client_info.get("name"), str):
         raise RemoteError(INVALID_PARAMS, "Invalid params: initialize needs clientInfo with a name")
     version = negotiate(params["protocolVersion"], supported)
-    result: JSON = {"protocolVersion": version, "capabilities": server_capabilities, "serverInfo": server_info}
+    result: JSON = {
+        "protocolVersion": version,
+        "capabilities": server_capabilities,
+        "serverInfo": server_info,
+    }
     if instructions:
         result["instructions"] = instructions
     negotiated = Negotiated(version, client_info, client_caps, server_info, server_capabilities, instructions)
@@ -63,7 +67,10 @@ def accept_initialize(
 
 
 def check_initialize_result(
-    result: JSON, client_info: JSON, client_capabilities: JSON, supported: tuple[str, ...] = SUPPORTED_VERSIONS
+    result: JSON,
+    client_info: JSON,
+    client_capabilities: JSON,
+    supported: tuple[str, ...] = SUPPORTED_VERSIONS,
 ) -> Negotiated:
     """The client's side: accept the server's answer, or refuse a version this client does not speak."""
     version = result.get("protocolVersion")
@@ -79,5 +86,10 @@ def check_initialize_result(
         raise RemoteError(INVALID_REQUEST, "The initialize result lacks capabilities or serverInfo")
     instructions = result.get("instructions")
     return Negotiated(
-        version, client_info, client_capabilities, info, caps, instructions if isinstance(instructions, str) else None
+        version,
+        client_info,
+        client_capabilities,
+        info,
+        caps,
+        instructions if isinstance(instructions, str) else None,
     )

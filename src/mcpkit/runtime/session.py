@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,8 +33,8 @@ __all__ = ["NotificationHandler", "ProgressCallback", "RequestHandler", "Session
 log = logging.getLogger("mcpkit")
 
 JSON = dict[str, Any]
-RequestHandler = Callable[["Session", ev.RequestReceived], Awaitable[JSON]]
-NotificationHandler = Callable[["Session", ev.NotificationReceived], Awaitable[None]]
+RequestHandler = Callable[["Session", ev.RequestReceived], Coroutine[Any, Any, JSON]]
+NotificationHandler = Callable[["Session", ev.NotificationReceived], Coroutine[Any, Any, None]]
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 
 
@@ -98,7 +98,10 @@ class Session:
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return
             if isinstance(data, Oversized):
-                error = {"code": INVALID_REQUEST, "message": f"Invalid Request: message exceeds {data.limit} bytes"}
+                error = {
+                    "code": INVALID_REQUEST,
+                    "message": f"Invalid Request: message exceeds {data.limit} bytes",
+                }
                 await self._write(error_message(None, error))
                 continue
             for event in process(data):
@@ -266,4 +269,3 @@ class Session:
         """Write a message a Connection method built (None means there is nothing to send)."""
         if message is not None:
             await self._write(message, related)
-

@@ -26,12 +26,16 @@ class Completions:
     def add(self, prompt: str | None, template: str | None, argument: str, fn: Callable[..., Any]) -> None:
         if (prompt is None) == (template is None):
             raise TypeError("a completion is for exactly one of prompt= or template=")
-        key = ("ref/prompt", prompt, argument) if prompt is not None else ("ref/resource", template, argument)
-        self._by_key[key] = fn  # type: ignore[index]
+        ref = ("ref/prompt", prompt) if prompt is not None else ("ref/resource", str(template))
+        self._by_key[(ref[0], str(ref[1]), argument)] = fn
 
     async def complete(self, params: JSON, prompts: dict[str, Any], templates: dict[str, Any]) -> JSON:
         ref, argument = params.get("ref"), params.get("argument")
-        if not isinstance(ref, dict) or not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
+        if (
+            not isinstance(ref, dict)
+            or not isinstance(argument, dict)
+            or not isinstance(argument.get("name"), str)
+        ):
             raise MCPError(INVALID_PARAMS, "Invalid params: completion/complete needs ref and argument.name")
         kind = ref.get("type")
         target = ref.get("name") if kind == "ref/prompt" else ref.get("uri")
@@ -39,13 +43,19 @@ class Completions:
         if known is None or not isinstance(target, str):
             raise MCPError(INVALID_PARAMS, f"Invalid params: unknown completion ref type {kind!r}")
         if target not in known:
-            raise MCPError(INVALID_PARAMS, f"Invalid params: no {kind.removeprefix('ref/')} named {target!r}")
-        fn = self._by_key.get((kind, target, argument["name"]))
+            raise MCPError(
+                INVALID_PARAMS, f"Invalid params: no {str(kind).removeprefix('ref/')} named {target!r}"
+            )
+        fn = self._by_key.get((str(kind), target, argument["name"]))
         values: list[str] = []
         if fn is not None:
             context = params.get("context")
             arguments = context.get("arguments") if isinstance(context, dict) else None
             outcome = fn(str(argument.get("value", "")), arguments if isinstance(arguments, dict) else {})
             values = list(await outcome if inspect.isawaitable(outcome) else outcome)
-        completion: JSON = {"values": values[:_MAX_VALUES], "total": len(values), "hasMore": len(values) > _MAX_VALUES}
+        completion: JSON = {
+            "values": values[:_MAX_VALUES],
+            "total": len(values),
+            "hasMore": len(values) > _MAX_VALUES,
+        }
         return {"completion": completion}

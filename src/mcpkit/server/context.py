@@ -59,7 +59,9 @@ class Context:
     def cancelled(self) -> bool:
         return self.session.connection.is_cancelled(self.request_id)
 
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
         """Send progress if the client asked for it (a progressToken); otherwise do nothing."""
         if message is not None and not has(self.negotiated.version, Feature.PROGRESS_MESSAGE):
             message = None
@@ -106,13 +108,20 @@ class Context:
         wire = [{"role": "user", "content": text(m)} if isinstance(m, str) else m for m in items]
         params: JSON = {"messages": wire, "maxTokens": max_tokens}
         optional = (
-            ("systemPrompt", system_prompt), ("modelPreferences", model_preferences),
-            ("temperature", temperature), ("stopSequences", stop_sequences), ("includeContext", include_context),
-            ("tools", tools), ("toolChoice", tool_choice), ("metadata", metadata),
+            ("systemPrompt", system_prompt),
+            ("modelPreferences", model_preferences),
+            ("temperature", temperature),
+            ("stopSequences", stop_sequences),
+            ("includeContext", include_context),
+            ("tools", tools),
+            ("toolChoice", tool_choice),
+            ("metadata", metadata),
         )
         params.update((key, value) for key, value in optional if value is not None)
         if (tools or tool_choice) and not has(self.negotiated.version, Feature.SAMPLING_TOOLS):
-            raise MCPError(INVALID_PARAMS, f"tools in sampling need protocol 2025-11-25, not {self.negotiated.version}")
+            raise MCPError(
+                INVALID_PARAMS, f"tools in sampling need protocol 2025-11-25, not {self.negotiated.version}"
+            )
         return await self._ask("sampling/createMessage", params)
 
     async def elicit(self, message: str, schema: JSON | type) -> Elicited:
@@ -126,13 +135,17 @@ class Context:
         if action == "accept":
             problems = schema_problems(compile_schema(requested), content if content is not None else {})
             if problems:
-                raise RemoteError(INVALID_PARAMS, f"The elicitation answer breaks the requested schema: {problems[0]}")
+                raise RemoteError(
+                    INVALID_PARAMS, f"The elicitation answer breaks the requested schema: {problems[0]}"
+                )
         return Elicited(action, content)
 
     async def elicit_url(self, message: str, url: str, elicitation_id: str) -> Elicited:
         """URL-mode elicitation (2025-11-25): the user completes it out of band at `url`."""
         if not has(self.negotiated.version, Feature.URL_ELICITATION):
-            raise MCPError(INVALID_PARAMS, f"URL elicitation needs protocol 2025-11-25, not {self.negotiated.version}")
+            raise MCPError(
+                INVALID_PARAMS, f"URL elicitation needs protocol 2025-11-25, not {self.negotiated.version}"
+            )
         params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
         result = await self._ask("elicitation/create", params)
         return Elicited(str(result.get("action")), None)
@@ -159,7 +172,9 @@ def _requested_schema(schema: JSON | type) -> JSON:
     if model_json_schema is None:
         raise TypeError("elicit() takes a JSON Schema dict or a pydantic model class")
     raw: JSON = model_json_schema()
-    properties = {k: {key: v for key, v in p.items() if key != "title"} for k, p in raw.get("properties", {}).items()}
+    properties = {
+        k: {key: v for key, v in p.items() if key != "title"} for k, p in raw.get("properties", {}).items()
+    }
     out: JSON = {"type": "object", "properties": properties}
     if raw.get("required"):
         out["required"] = raw["required"]

@@ -34,8 +34,13 @@ class Prompt:
 
     @classmethod
     def from_function(
-        cls, fn: Callable[..., Any], *, context_type: type, name: str | None = None,
-        description: str | None = None, **extra: Any,
+        cls,
+        fn: Callable[..., Any],
+        *,
+        context_type: type,
+        name: str | None = None,
+        description: str | None = None,
+        **extra: Any,
     ) -> Prompt:
         sig = inspect_function(fn, context_type=context_type, structured_output=False)
         required = set(sig.input_schema.get("required", ()))
@@ -64,7 +69,9 @@ class Prompt:
         args = arguments or {}
         missing = [a["name"] for a in self.arguments if a["required"] and a["name"] not in args]
         if missing:
-            raise MCPError(INVALID_PARAMS, f"Missing required argument(s) for prompt {self.name!r}: {', '.join(missing)}")
+            raise MCPError(
+                INVALID_PARAMS, f"Missing required argument(s) for prompt {self.name!r}: {', '.join(missing)}"
+            )
         try:
             kwargs = self.signature.bind(args)
         except ArgumentError as exc:

@@ -42,7 +42,11 @@ class _Described:
     def _describe(self, out: JSON, version: str) -> JSON:
         if self.title is not None and has(version, Feature.TITLES):
             out["title"] = self.title
-        for key, value in (("description", self.description), ("mimeType", self.mime_type), ("size", self.size)):
+        for key, value in (
+            ("description", self.description),
+            ("mimeType", self.mime_type),
+            ("size", self.size),
+        ):
             if value is not None:
                 out[key] = value
         if self.annotations:
@@ -80,7 +84,9 @@ class ResourceTemplate(_Described):
     signature: Signature
 
     @classmethod
-    def compile(cls, uri_template: str, fn: Callable[..., Any], context_type: type, **describe: Any) -> ResourceTemplate:
+    def compile(
+        cls, uri_template: str, fn: Callable[..., Any], context_type: type, **describe: Any
+    ) -> ResourceTemplate:
         template = UriTemplate(uri_template)
         sig = inspect_function(fn, context_type=context_type, structured_output=False)
         unknown = set(sig.input_schema.get("required", ())) - set(template.variables)
@@ -115,5 +121,7 @@ def to_contents(uri: str, value: Any, mime_type: str | None) -> list[JSON]:
     if value is None:
         raise not_found(uri)
     if not isinstance(value, str):
-        return [{"uri": uri, "mimeType": mime_type or "application/json", "text": orjson.dumps(value).decode()}]
+        return [
+            {"uri": uri, "mimeType": mime_type or "application/json", "text": orjson.dumps(value).decode()}
+        ]
     return [{"uri": uri, "mimeType": mime_type or "text/plain", "text": value}]

@@ -29,10 +29,18 @@ __all__ = ["Server"]
 JSON = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
 
-_LISTS = {"tools/list": "tools", "resources/list": "resources", "resources/templates/list": "resourceTemplates",
-          "prompts/list": "prompts"}
-_CHANGED = {"tools": "notifications/tools/list_changed", "resources": "notifications/resources/list_changed",
-            "resourceTemplates": "notifications/resources/list_changed", "prompts": "notifications/prompts/list_changed"}
+_LISTS = {
+    "tools/list": "tools",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+    "prompts/list": "prompts",
+}
+_CHANGED = {
+    "tools": "notifications/tools/list_changed",
+    "resources": "notifications/resources/list_changed",
+    "resourceTemplates": "notifications/resources/list_changed",
+    "prompts": "notifications/prompts/list_changed",
+}
 
 
 @dataclass(eq=False)
@@ -98,12 +106,21 @@ class Server:
         icons: list[JSON] | None = None,
         meta: JSON | None = None,
     ) -> Tool:
-        hints = tool_annotations(read_only=read_only, destructive=destructive, idempotent=idempotent,
-                                 open_world=open_world)
+        hints = tool_annotations(
+            read_only=read_only, destructive=destructive, idempotent=idempotent, open_world=open_world
+        )
         tool = Tool.from_function(
-            fn, context_type=Context, name=name, description=description, input_schema=input_schema,
-            output_schema=output_schema, structured_output=structured_output, title=title, annotations=hints,
-            icons=icons, meta=meta,
+            fn,
+            context_type=Context,
+            name=name,
+            description=description,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            structured_output=structured_output,
+            title=title,
+            annotations=hints,
+            icons=icons,
+            meta=meta,
         )
         self.tools[tool.name] = tool
         self._changed("tools")
@@ -139,9 +156,16 @@ class Server:
     ) -> None:
         if fn is None and content is None:
             raise TypeError("add_resource needs a reader function or content")
-        described: JSON = {"name": name or (fn.__name__ if fn else uri), "title": title, "description": description,
-                           "mime_type": mime_type, "annotations": annotations, "icons": icons, "meta": meta,
-                           "size": size}
+        described: JSON = {
+            "name": name or (fn.__name__ if fn else uri),
+            "title": title,
+            "description": description,
+            "mime_type": mime_type,
+            "annotations": annotations,
+            "icons": icons,
+            "meta": meta,
+            "size": size,
+        }
         if fn is not None and UriTemplate.is_template(uri):
             self.templates[uri] = ResourceTemplate.compile(uri, fn, Context, **described)
             self._changed("resourceTemplates")
@@ -177,7 +201,9 @@ class Server:
         del self.prompts[name]
         self._changed("prompts")
 
-    def completion(self, *, prompt: str | None = None, template: str | None = None, argument: str) -> Callable[[F], F]:
+    def completion(
+        self, *, prompt: str | None = None, template: str | None = None, argument: str
+    ) -> Callable[[F], F]:
         """Register `fn(value, context_arguments) -> list[str]` completing one argument."""
 
         def register(fn: F) -> F:
@@ -224,7 +250,9 @@ class Server:
     # ---- serving -----------------------------------------------------------------------------
 
     def connection(self) -> Connection:
-        return Connection(Role.SERVER, info=self.info, capabilities=self.capabilities(), instructions=self.instructions)
+        return Connection(
+            Role.SERVER, info=self.info, capabilities=self.capabilities(), instructions=self.instructions
+        )
 
     async def serve(self, stream: MessageStream) -> None:
         """Serve one peer over `stream` until it closes."""
@@ -243,7 +271,8 @@ class Server:
         if handler is None:  # declared in the table but this server offers no handler for it
             raise MCPError(-32601, f"Method not found: {request.method!r}")
         ctx = Context(self, session, request.id)
-        return await handler(self, ctx, request.params)
+        result: JSON = await handler(self, ctx, request.params)
+        return result
 
     async def _list(self, ctx: Context, params: JSON, method: str) -> JSON:
         kind = _LISTS[method]
@@ -256,15 +285,22 @@ class Server:
         items: list[Any] = list(self._registry(kind).values())
         start, stop, next_cursor = page(len(items), cursor, self.page_size)
         # Serialised once per version and page; the cache is dropped whenever the list changes.
-        result: JSON = {kind: orjson.Fragment(orjson.dumps([i.definition(version) for i in items[start:stop]]))}
+        result: JSON = {
+            kind: orjson.Fragment(orjson.dumps([i.definition(version) for i in items[start:stop]]))
+        }
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
         self._list_cache[key] = result
         return result
 
     def _registry(self, kind: str) -> dict[str, Any]:
-        return {"tools": self.tools, "resources": self.resources, "resourceTemplates": self.templates,
-                "prompts": self.prompts}[kind]
+        registries: dict[str, dict[str, Any]] = {
+            "tools": self.tools,
+            "resources": self.resources,
+            "resourceTemplates": self.templates,
+            "prompts": self.prompts,
+        }
+        return registries[kind]
 
     async def _call_tool(self, ctx: Context, params: JSON) -> JSON:
         name = params.get("name")
@@ -293,7 +329,9 @@ class Server:
         return {"contents": await self.read_resource(uri, ctx)}
 
     def _knows(self, uri: str) -> bool:
-        return uri in self.resources or any(t.template.match(uri) is not None for t in self.templates.values())
+        return uri in self.resources or any(
+            t.template.match(uri) is not None for t in self.templates.values()
+        )
 
     async def _subscribe(self, ctx: Context, params: JSON) -> JSON:
         uri = params.get("uri")

@@ -86,17 +86,36 @@ class Tool:
         doc = description if description is not None else describe(fn)
         if input_schema is None:
             sig = inspect_function(fn, context_type=context_type, structured_output=structured_output)
-            return cls(tool_name, fn, doc, sig.input_schema, output_schema or sig.output_schema, sig,
-                       sig.context_param, sig.is_async, **extra)
+            return cls(
+                tool_name,
+                fn,
+                doc,
+                sig.input_schema,
+                output_schema or sig.output_schema,
+                sig,
+                sig.context_param,
+                sig.is_async,
+                **extra,
+            )
         # A raw-schema tool gets the arguments as keywords; it may take **kwargs.
         try:
-            context_param, is_async = inspect_function(fn, context_type=context_type).context_param, None
+            context_param = inspect_function(fn, context_type=context_type).context_param
         except TypeError:
-            context_param, is_async = None, None
-        is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
-        return cls(tool_name, fn, doc, input_schema, output_schema, None, context_param, is_async,
-                   _validator=compile_schema(input_schema),
-                   _output_validator=compile_schema(output_schema) if output_schema else None, **extra)
+            context_param = None
+        is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
+        return cls(
+            tool_name,
+            fn,
+            doc,
+            input_schema,
+            output_schema,
+            None,
+            context_param,
+            is_async,
+            _validator=compile_schema(input_schema),
+            _output_validator=compile_schema(output_schema) if output_schema else None,
+            **extra,
+        )
 
     def definition(self, version: str) -> JSON:
         """The Tool object of tools/list, with only the fields `version` has."""
@@ -127,7 +146,8 @@ class Tool:
         try:
             value = await invoke(self.fn, kwargs, self.is_async)
         except (LocalError, RemoteError) as exc:
-            # ctx.sample() without the client's sampling, or a failed request to the client: the model should see it.
+            # ctx.sample() without the client's sampling, or a failed request to the client:
+            # the model should see it.
             return error_result(f"Tool {self.name!r} failed: {exc.message}")
         except (MCPError, anyio.get_cancelled_exc_class()):
             raise
@@ -160,7 +180,9 @@ class Tool:
         if self._output_validator is not None:
             problems = schema_problems(self._output_validator, value)
             if problems:
-                return error_result(f"Tool {self.name!r} returned output that breaks its outputSchema: {problems[0]}")
+                return error_result(
+                    f"Tool {self.name!r} returned output that breaks its outputSchema: {problems[0]}"
+                )
             result = {"content": [text(orjson.dumps(value).decode())]}
             if structured_ok:
                 result["structuredContent"] = value

@@ -119,7 +119,9 @@ async def _loop_reader(fd: int) -> Callable[[], Awaitable[bytes]] | None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_CHUNK)
     try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", 0, closefd=False))
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", 0, closefd=False)
+        )
     except (ValueError, OSError):
         os.set_blocking(fd, True)
         return None
@@ -133,7 +135,9 @@ async def _loop_reader(fd: int) -> Callable[[], Awaitable[bytes]] | None:
 async def _loop_writer(fd: int) -> Callable[[bytes], Awaitable[None]] | None:
     loop = asyncio.get_running_loop()
     try:
-        transport, protocol = await loop.connect_write_pipe(_WriteProtocol, os.fdopen(fd, "wb", 0, closefd=False))
+        transport, protocol = await loop.connect_write_pipe(
+            _WriteProtocol, os.fdopen(fd, "wb", 0, closefd=False)
+        )
     except (ValueError, OSError):
         os.set_blocking(fd, True)
         return None
@@ -217,8 +221,12 @@ async def spawn(
     then SIGKILL (transports "stdio", shutdown).
     """
     process = await anyio.open_process(
-        list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-        env=dict(env) if env is not None else None, cwd=cwd,
+        list(command),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        env=dict(env) if env is not None else None,
+        cwd=cwd,
     )
     assert process.stdin is not None and process.stdout is not None
     stdin, stdout = process.stdin, process.stdout
