@@ -11,7 +11,19 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ["METHODS", "Owner", "Role", "Rule", "declares", "param_capability", "rule_for"]
+from .errors import METHOD_NOT_FOUND, CapabilityError, LocalError, RemoteError
+
+__all__ = [
+    "METHODS",
+    "Owner",
+    "Role",
+    "Rule",
+    "declares",
+    "inbound_rule",
+    "outbound_rule",
+    "param_capability",
+    "rule_for",
+]
 
 
 class Role(enum.Enum):
@@ -113,3 +125,32 @@ def param_capability(method: str, params: dict[str, Any], receiver: dict[str, An
     if method == "sampling/createMessage" and (params.get("tools") or params.get("toolChoice")):
         return ("sampling", "tools")  # sampling "Tools in Sampling"
     return None
+
+
+def inbound_rule(method: str, receiver: Role, notification: bool, own: dict[str, Any]) -> Rule:
+    """The rule for a message `receiver` got; RemoteError (-32601) when it may not be sent to us."""
+    rule = rule_for(method, receiver.peer, notification)
+    if isinstance(rule, str):
+        raise RemoteError(METHOD_NOT_FOUND, rule)
+    if rule.capability and rule.owner is Owner.RECEIVER and not declares(own, rule.capability):
+        raise RemoteError(
+            METHOD_NOT_FOUND,
+            f"Method not found: {method!r} needs the {receiver.value} capability "
+            f"{'.'.join(rule.capability)!r}, which this {receiver.value} did not declare",
+        )
+    return rule
+
+
+def outbound_rule(
+    method: str, sender: Role, notification: bool, own: dict[str, Any], peer: dict[str, Any]
+) -> Rule:
+    """The rule for a message `sender` is about to send; a local error before anything is sent."""
+    rule = rule_for(method, sender, notification)
+    if isinstance(rule, str):
+        raise LocalError(rule, METHOD_NOT_FOUND)
+    if rule.capability:
+        mine = rule.owner is Owner.SENDER
+        if not declares(own if mine else peer, rule.capability):
+            who = f"this {sender.value}" if mine else f"the {sender.peer.value}"
+            raise CapabilityError(f"{method!r} needs {who} to declare {'.'.join(rule.capability)!r}")
+    return rule

@@ -13,33 +13,12 @@ from typing import Any
 
 from . import capabilities as caps
 from . import events as ev
+from . import jsonrpc as rpc
 from .capabilities import Owner, Role
-from .errors import (
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    CapabilityError,
-    LocalError,
-    RemoteError,
-    to_wire_error,
-)
-from .jsonrpc import (
-    DEFAULT_MAX_DEPTH,
-    ErrorResponse,
-    InvalidMessage,
-    Notification,
-    Request,
-    RequestId,
-    Response,
-    classify,
-    decode,
-    error_message,
-    notification_message,
-    request_message,
-    result_message,
-)
-from .levels import severity
+from .errors import INVALID_REQUEST, CapabilityError, LocalError, RemoteError, to_wire_error
+from .jsonrpc import ErrorResponse, InvalidMessage, Notification, Request, RequestId, Response
 from .lifecycle import Negotiated, Phase, accept_initialize, check_initialize_result, initialize_params
+from .utilities import cancel_params, log_params, progress_params, read_level, read_progress
 from .versions import LATEST, SUPPORTED_VERSIONS
 
 __all__ = ["Connection"]
@@ -66,7 +45,7 @@ class Connection:
         capabilities: JSON,
         instructions: str | None = None,
         versions: tuple[str, ...] = SUPPORTED_VERSIONS,
-        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_depth: int = rpc.DEFAULT_MAX_DEPTH,
     ) -> None:
         self.role = role
         self.info = info
@@ -90,16 +69,16 @@ class Connection:
     def receive_data(self, data: bytes | str) -> list[ev.Event]:
         """Decode one framed message and receive it; undecodable input becomes an error reply."""
         try:
-            obj = decode(data, self.max_depth)
+            obj = rpc.decode(data, self.max_depth)
         except InvalidMessage as exc:
-            return [ev.SendMessage(error_message(None, exc.to_wire()))]
+            return [ev.SendMessage(rpc.error_message(None, exc.to_wire()))]
         return self.receive(obj)
 
     def receive(self, obj: Any) -> list[ev.Event]:
         try:
-            message = classify(obj)
+            message = rpc.classify(obj)
         except InvalidMessage as exc:
-            return [ev.SendMessage(error_message(exc.request_id, exc.to_wire()))]
+            return [ev.SendMessage(rpc.error_message(exc.request_id, exc.to_wire()))]
         if isinstance(message, Request):
             return self._receive_request(message)
         if isinstance(message, Notification):
@@ -117,31 +96,19 @@ class Connection:
             if self.phase is not Phase.READY and not rule.before_ready:
                 raise RemoteError(INVALID_REQUEST, f"Invalid Request: {method!r} before initialization")
             if method == "ping":
-                return [ev.SendMessage(result_message(rid, {}))]
+                return [ev.SendMessage(rpc.result_message(rid, {}))]
             if method == "logging/setLevel":
-                return [ev.SendMessage(result_message(rid, self._set_level(request.params)))]
+                self.log_level = read_level(request.params)
+                return [ev.SendMessage(rpc.result_message(rid, {}))]
         except RemoteError as exc:
-            return [ev.SendMessage(error_message(rid, exc.to_wire()))]
+            return [ev.SendMessage(rpc.error_message(rid, exc.to_wire()))]
         meta = request.params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         self._inbound[rid] = _Inbound(method, token if isinstance(token, str | int) else None)
         return [ev.RequestReceived(rid, method, request.params)]
 
     def _inbound_rule(self, method: str, notification: bool) -> caps.Rule:
-        rule = caps.rule_for(method, self.role.peer, notification)
-        if isinstance(rule, str):
-            raise RemoteError(METHOD_NOT_FOUND, rule)
-        if (
-            rule.capability
-            and rule.owner is Owner.RECEIVER
-            and not caps.declares(self.capabilities, rule.capability)
-        ):
-            raise RemoteError(
-                METHOD_NOT_FOUND,
-                f"Method not found: {method!r} needs the {self.role.value} capability "
-                f"{'.'.join(rule.capability)!r}, which this {self.role.value} did not declare",
-            )
-        return rule
+        return caps.inbound_rule(method, self.role, notification, self.capabilities)
 
     def _accept_initialize(self, rid: RequestId, params: JSON) -> list[ev.Event]:
         if self.phase is not Phase.NEW:
@@ -150,14 +117,7 @@ class Connection:
             params, self.versions, self.info, self.capabilities, self.instructions
         )
         self.negotiated, self.phase = negotiated, Phase.READY
-        return [ev.SendMessage(result_message(rid, result)), ev.Ready(negotiated)]
-
-    def _set_level(self, params: JSON) -> JSON:
-        level = params.get("level")
-        if not isinstance(level, str) or severity(level) is None:
-            raise RemoteError(INVALID_PARAMS, f"Invalid params: {level!r} is not an RFC 5424 log level")
-        self.log_level = level
-        return {}
+        return [ev.SendMessage(rpc.result_message(rid, result)), ev.Ready(negotiated)]
 
     def _receive_notification(self, note: Notification) -> list[ev.Event]:
         method, params = note.method, note.params
@@ -187,19 +147,11 @@ class Connection:
         return [ev.CancelledByPeer(rid, reason if isinstance(reason, str) else None)]
 
     def _progress_received(self, params: JSON) -> list[ev.Event]:
-        token, progress = params.get("progressToken"), params.get("progress")
-        rid = self._progress_of.get(token) if isinstance(token, str | int) else None
-        if rid is None or not isinstance(progress, int | float):
+        parsed = read_progress(params)
+        rid = self._progress_of.get(parsed[0]) if parsed is not None else None
+        if parsed is None or rid is None:
             return []
-        total, message = params.get("total"), params.get("message")
-        return [
-            ev.ProgressReceived(
-                rid,
-                progress,
-                total if isinstance(total, int | float) else None,
-                message if isinstance(message, str) else None,
-            )
-        ]
+        return [ev.ProgressReceived(rid, parsed[1], parsed[2], parsed[3])]
 
     def _receive_response(self, response: Response | ErrorResponse) -> list[ev.Event]:
         rid = response.id
@@ -222,7 +174,7 @@ class Connection:
             self.phase = Phase.NEW
             return [ev.ErrorReceived(rid, exc)]
         self.negotiated, self.phase = negotiated, Phase.READY
-        done = ev.SendMessage(notification_message("notifications/initialized", None))
+        done = ev.SendMessage(rpc.notification_message("notifications/initialized", None))
         return [ev.ResponseReceived(rid, result), done, ev.Ready(negotiated)]
 
     # ---- outbound --------------------------------------------------------------------------
@@ -234,7 +186,7 @@ class Connection:
         self.phase = Phase.INITIALIZING
         rid = next(self._ids)
         self._outbound[rid] = "initialize"
-        return rid, request_message(
+        return rid, rpc.request_message(
             rid, "initialize", initialize_params(version, self.capabilities, self.info)
         )
 
@@ -254,29 +206,18 @@ class Connection:
         if isinstance(token, str | int):
             self._progress_of[token] = rid
             self._token_of[rid] = token
-        return rid, request_message(rid, method, params)
+        return rid, rpc.request_message(rid, method, params)
 
     def send_notification(self, method: str, params: JSON | None = None) -> JSON:
         rule = self._outbound_rule(method, notification=True)
         if self.phase is not Phase.READY and not rule.before_ready:
             raise LocalError(f"cannot send {method!r} before initialization completes")
-        return notification_message(method, params)
+        return rpc.notification_message(method, params)
 
     def _outbound_rule(self, method: str, notification: bool) -> caps.Rule:
-        rule = caps.rule_for(method, self.role, notification)
-        if isinstance(rule, str):
-            raise LocalError(rule, METHOD_NOT_FOUND)
-        if rule.capability:
-            mine = rule.owner is Owner.SENDER
-            declared = (
-                caps.declares(self.capabilities, rule.capability)
-                if mine
-                else self._peer_declares(rule.capability)
-            )
-            if not declared:
-                who = f"this {self.role.value}" if mine else f"the {self.role.peer.value}"
-                raise CapabilityError(f"{method!r} needs {who} to declare {'.'.join(rule.capability)!r}")
-        return rule
+        return caps.outbound_rule(
+            method, self.role, notification, self.capabilities, self._peer_capabilities()
+        )
 
     def _peer_capabilities(self) -> JSON:
         n = self.negotiated
@@ -292,13 +233,13 @@ class Connection:
         state = self._inbound.pop(rid, None)
         if state is None or state.cancelled:
             return None
-        return result_message(rid, result)
+        return rpc.result_message(rid, result)
 
     def respond_error(self, rid: RequestId, exc: BaseException) -> JSON | None:
         state = self._inbound.pop(rid, None)
         if state is None or state.cancelled:
             return None
-        return error_message(rid, to_wire_error(exc))
+        return rpc.error_message(rid, to_wire_error(exc))
 
     def cancel(self, rid: RequestId, reason: str | None = None) -> JSON | None:
         """Stop waiting for our request `rid`; the notification to send, or None if it already finished."""
@@ -308,10 +249,7 @@ class Connection:
         self._forget_progress(rid)
         if method == "initialize":
             return None  # lifecycle: the initialize request MUST NOT be cancelled
-        params: JSON = {"requestId": rid}
-        if reason:
-            params["reason"] = reason
-        return notification_message("notifications/cancelled", params)
+        return rpc.notification_message("notifications/cancelled", cancel_params(rid, reason))
 
     def progress(
         self, rid: RequestId, progress: float, total: float | None = None, message: str | None = None
@@ -327,25 +265,13 @@ class Connection:
         if state.last_progress is not None and progress <= state.last_progress:
             raise LocalError(f"progress must increase: {progress} after {state.last_progress}")
         state.last_progress = progress
-        params: JSON = {"progressToken": state.progress_token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        return notification_message("notifications/progress", params)
+        params = progress_params(state.progress_token, progress, total, message)
+        return rpc.notification_message("notifications/progress", params)
 
     def log(self, level: str, data: Any, logger: str | None = None) -> JSON | None:
         """A notifications/message, or None when the client's logging/setLevel filters it out."""
-        rank = severity(level)
-        if rank is None:
-            raise LocalError(f"{level!r} is not an RFC 5424 log level")
-        threshold = severity(self.log_level) if self.log_level else None
-        if threshold is not None and rank < threshold:
-            return None
-        params: JSON = {"level": level, "data": data}
-        if logger is not None:
-            params["logger"] = logger
-        return self.send_notification("notifications/message", params)
+        params = log_params(level, data, logger, self.log_level)
+        return None if params is None else self.send_notification("notifications/message", params)
 
     def is_cancelled(self, rid: RequestId) -> bool:
         state = self._inbound.get(rid)

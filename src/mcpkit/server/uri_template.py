@@ -1,18 +1,14 @@
 """RFC 6570 URI Templates: parse once, expand at levels 1-4, and match concrete URIs back to their values.
 
-Matching is what the MCP resource router needs, and it is kept deterministic so that hostile URIs cannot
-cause catastrophic backtracking. A first regex splits the URI into one span per expression: literals are
-fixed, and each span is an atomic group that ends where the text following it in the template first
-occurs. Each span is then matched by the expression's own small regex. A trailing query
-(``{?a,b}{&c}``, ``?fixed=yes{&c}``) is not matched by regex at all but parsed as parameters, so they may
-come in any order, any subset may be present, and unknown ones are ignored.
+Matching never backtracks between expressions: one regex cuts the URI into an atomic span per expression, each
+ending where the template's next text first occurs, then each span is matched by its expression's own regex.
+A trailing query (``{?a,b}{&c}``) is parsed as parameters instead, so their order does not matter.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import NamedTuple
 from urllib.parse import quote, unquote
 
@@ -26,9 +22,8 @@ _PREFIX = re.compile(r"[1-9][0-9]{0,3}")  # RFC 6570 2.4.1: max-length is a posi
 _PCT_TRIPLET = re.compile(r"(%[0-9A-Fa-f]{2})")
 _PCT_OR_CHAR = re.compile(r"%[0-9A-Fa-f]{2}|.", re.DOTALL)
 _EXPRESSION = re.compile(r"\{[^{}]+\}")
-_NOT_VARCHAR = r"(?![\w.%])"
-
-_Value = str | list[str]
+_TOKENS = re.compile(r"\{([^{}]*)\}")
+_CHAR = re.compile(r".", re.DOTALL)
 
 
 class TemplateError(ValueError):
@@ -41,61 +36,55 @@ class _Op(NamedTuple):
     named: bool
     ifemp: str
     reserved: bool
-    span: str  # characters a match span of this operator never crosses
-    value: str  # characters that end one value inside the expression
+    span: str  # regex class of what a match span of this operator may contain
+    value: str  # regex class of one value inside such an expression
 
 
 # RFC 6570 Appendix A, extended with the character classes matching uses.
 _OPS: dict[str, _Op] = {
-    "": _Op("", ",", False, "", False, "/?#", "/?#,"),
-    "+": _Op("", ",", False, "", True, "", ","),
-    "#": _Op("#", ",", False, "", True, "", ","),
-    ".": _Op(".", ".", False, "", False, "/?#", "/?#."),
-    "/": _Op("/", "/", False, "", False, "?#", "/?#"),
-    ";": _Op(";", ";", True, "", False, "/?#", "/?#;"),
-    "?": _Op("?", "&", True, "=", False, "#", "#&"),
-    "&": _Op("&", "&", True, "=", False, "#", "#&"),
+    "": _Op("", ",", False, "", False, r"[^/?#]", r"[^/?#,]"),
+    "+": _Op("", ",", False, "", True, r".", r"[^,]"),
+    "#": _Op("#", ",", False, "", True, r".", r"[^,]"),
+    ".": _Op(".", ".", False, "", False, r"[^/?#]", r"[^/?#.]"),
+    "/": _Op("/", "/", False, "", False, r"[^?#]", r"[^/?#]"),
+    ";": _Op(";", ";", True, "", False, r"[^/?#]", r"[^/?#;]"),
+    "?": _Op("?", "&", True, "=", False, r"[^#]", r"[^#&]"),
+    "&": _Op("&", "&", True, "=", False, r"[^#]", r"[^#&]"),
 }
 
 
-@dataclass(frozen=True, slots=True)
-class _VarSpec:
+class _VarSpec(NamedTuple):
     name: str
     prefix: int | None
     explode: bool
 
 
-@dataclass(frozen=True, slots=True)
-class _Expression:
+class _Expression(NamedTuple):
     op: _Op
     specs: tuple[_VarSpec, ...]
 
 
 _Part = str | _Expression
+_Value = str | list[str]
+_Compiled = tuple[_Expression, re.Pattern[str]]
+_Pair = tuple[str, str]
 
 
 def _parse(template: str) -> list[_Part]:
     if len(template) > _MAX_LENGTH:
         raise TemplateError(f"URI template is longer than {_MAX_LENGTH} characters")
-    parts: list[_Part] = []
-    position = 0
-    while position < len(template):
-        start = template.find("{", position)
-        literal = template[position:] if start < 0 else template[position:start]
-        if "}" in literal:
-            raise TemplateError(f"unmatched '}}' at offset {position + literal.index('}')} in {template!r}")
-        if literal:
-            # RFC 6570 3.1: literal characters not allowed in a URI are copied pct-encoded.
-            parts.append(_encode(literal, reserved=True))
-        if start < 0:
-            break
-        end = template.find("}", start)
-        if end < 0 or "{" in template[start + 1 : end]:
-            raise TemplateError(f"unclosed '{{' at offset {start} in {template!r}")
-        parts.append(_parse_expression(template[start + 1 : end]))
-        position = end + 1
-    if sum(isinstance(part, _Expression) for part in parts) > _MAX_EXPRESSIONS:
+    pieces = _TOKENS.split(template)  # literal, expression body, literal, ...
+    if len(pieces) > 2 * _MAX_EXPRESSIONS + 1:
         raise TemplateError(f"URI template has more than {_MAX_EXPRESSIONS} expressions")
+    parts: list[_Part] = []
+    for index, piece in enumerate(pieces):
+        if index % 2:
+            parts.append(_parse_expression(piece))
+        elif "{" in piece or "}" in piece:
+            raise TemplateError(("unclosed '{'" if "{" in piece else "unmatched '}'") + f" in {template!r}")
+        elif piece:
+            # RFC 6570 3.1: literal characters not allowed in a URI are copied pct-encoded.
+            parts.append(_encode(piece, reserved=True))
     return parts
 
 
@@ -107,18 +96,16 @@ def _parse_expression(body: str) -> _Expression:
     if body[0] not in _OPS and not _VARNAME.match(body):
         raise TemplateError(f"unknown operator {body[0]!r} in {{{body}}}")
     operator = body[0] if body[0] in _OPS else ""
-    specs = body[len(operator) :].split(",")
-    return _Expression(_OPS[operator], tuple(_parse_varspec(spec, body) for spec in specs))
-
-
-def _parse_varspec(text: str, body: str) -> _VarSpec:
-    explode = text.endswith("*")
-    name, colon, length = (text[:-1] if explode else text).partition(":")
-    if "*" in name or (colon and (explode or not _PREFIX.fullmatch(length))):
-        raise TemplateError(f"bad modifier {text!r} in {{{body}}}")
-    if not _VARNAME.fullmatch(name):
-        raise TemplateError(f"invalid variable name {name!r} in {{{body}}}")
-    return _VarSpec(name, int(length) if colon else None, explode)
+    specs: list[_VarSpec] = []
+    for text in body[len(operator) :].split(","):
+        explode = text.endswith("*")
+        name, colon, length = (text[:-1] if explode else text).partition(":")
+        if "*" in name or (colon and (explode or not _PREFIX.fullmatch(length))):
+            raise TemplateError(f"bad modifier {text!r} in {{{body}}}")
+        if not _VARNAME.fullmatch(name):
+            raise TemplateError(f"invalid variable name {name!r} in {{{body}}}")
+        specs.append(_VarSpec(name, int(length) if colon else None, explode))
+    return _Expression(_OPS[operator], tuple(specs))
 
 
 def _encode(text: str, reserved: bool) -> str:
@@ -127,15 +114,6 @@ def _encode(text: str, reserved: bool) -> str:
     # RFC 6570 3.2.3: reserved expansion passes pct-encoded triplets through untouched.
     pieces = _PCT_TRIPLET.split(text)
     return "".join(piece if odd % 2 else quote(piece, safe=_RESERVED) for odd, piece in enumerate(pieces))
-
-
-def _prefix(value: str, length: int | None, reserved: bool) -> str:
-    if length is None:
-        return value
-    if not reserved:
-        return value[:length]
-    # RFC 6570 3.2.1: lengths count characters, so a pct-encoded triplet is never split.
-    return "".join(_PCT_OR_CHAR.findall(value)[:length])
 
 
 def _normalize(value: object) -> str | list[str] | dict[str, str] | None:
@@ -155,7 +133,9 @@ def _named(op: _Op, name: str, text: str) -> str:
 
 def _expand_spec(op: _Op, spec: _VarSpec, value: str | list[str] | dict[str, str]) -> str:
     if isinstance(value, str):
-        text = _encode(_prefix(value, spec.prefix, op.reserved), op.reserved)
+        if spec.prefix is not None:  # RFC 6570 3.2.1: count characters, never splitting a pct-encoded triplet
+            value = "".join((_PCT_OR_CHAR if op.reserved else _CHAR).findall(value)[: spec.prefix])
+        text = _encode(value, op.reserved)
         return _named(op, spec.name, text) if op.named else text
     if spec.explode:
         if isinstance(value, dict):
@@ -171,30 +151,14 @@ def _expand_spec(op: _Op, spec: _VarSpec, value: str | list[str] | dict[str, str
 
 def _expand_expression(expression: _Expression, values: Mapping[str, object]) -> str:
     op = expression.op
-    expanded = []
-    for spec in expression.specs:
-        value = _normalize(values.get(spec.name))
-        if value is not None:
-            expanded.append(_expand_spec(op, spec, value))
+    normalized = ((spec, _normalize(values.get(spec.name))) for spec in expression.specs)
+    expanded = [_expand_spec(op, spec, value) for spec, value in normalized if value is not None]
     return op.first + op.sep.join(expanded) if expanded else ""
 
 
-def _class(excluded: str) -> str:
-    return f"[^{re.escape(excluded)}]" if excluded else "."
-
-
-def _span_pattern(op: _Op, follower: str, literal: bool) -> str:
-    guard = f"(?!{re.escape(follower)})" if follower else ""
-    body = f"(?:{guard}{_class(op.span)})*"
-    if op.first:
-        # A following literal wins over starting this expression; a following operator may share our lead.
-        body = f"(?:{guard if literal else ''}{re.escape(op.first)}{body})?"
-    return f"(?>{body})"
-
-
 def _named_pattern(op: _Op, index: int, spec: _VarSpec) -> str:
-    lead = f"[{re.escape(op.first + op.sep)}]{re.escape(spec.name)}{_NOT_VARCHAR}"
-    value = _class(op.value) + "*"
+    lead = rf"[{re.escape(op.first + op.sep)}]{re.escape(spec.name)}(?![\w.%])"  # the whole name only
+    value = op.value + "*"
     if spec.explode:
         return f"(?P<g{index}>(?:{lead}(?:={value})?)*)"
     return f"(?:{lead}(?P<g{index}>(?:={value})?))?"
@@ -204,57 +168,51 @@ def _expression_pattern(expression: _Expression) -> re.Pattern[str]:
     op, specs = expression.op, expression.specs
     if op.named:
         return re.compile("".join(_named_pattern(op, i, spec) for i, spec in enumerate(specs)), re.DOTALL)
-    single = len(specs) == 1 and not specs[0].explode
-    value = _class("" if op.reserved and single else op.value) + "*"
-    sep = re.escape(op.sep)
+    value = ("." if op.reserved and len(specs) == 1 and not specs[0].explode else op.value) + "*"
     pattern = ""
     # Nested so that a later value is only tried once the earlier one matched: expansion is positional.
     for index in reversed(range(len(specs))):
-        group = f"{value}(?:{sep}{value})*" if specs[index].explode else value
+        group = f"{value}(?:{re.escape(op.sep)}{value})*" if specs[index].explode else value
         lead = re.escape(op.first if index == 0 else op.sep)
         pattern = f"(?:{lead}(?P<g{index}>{group}){pattern})?"
     return re.compile(pattern, re.DOTALL)
 
 
-def _compile_head(
-    parts: list[_Part],
-) -> tuple[re.Pattern[str], tuple[tuple[_Expression, re.Pattern[str]], ...]]:
+def _compile_head(parts: list[_Part]) -> tuple[re.Pattern[str], tuple[_Compiled, ...]]:
     pattern: list[str] = []
-    expressions: list[tuple[_Expression, re.Pattern[str]]] = []
+    expressions: list[_Compiled] = []
     for index, part in enumerate(parts):
         if isinstance(part, str):
             pattern.append(re.escape(part))
             continue
         follower = parts[index + 1] if index + 1 < len(parts) else ""
-        literal = isinstance(follower, str)
-        after = follower if isinstance(follower, str) else follower.op.first
-        pattern.append(f"(?P<s{len(expressions)}>{_span_pattern(part.op, after, literal)})")
+        after = re.escape(follower if isinstance(follower, str) else follower.op.first)
+        guard = f"(?!{after})" if after else ""
+        body = f"(?:{guard}{part.op.span})*"
+        # A following literal wins over starting this expression; a following operator may share its lead.
+        lead = f"{guard if isinstance(follower, str) else ''}{re.escape(part.op.first)}"
+        body = f"(?:{lead}{body})?" if part.op.first else body
+        pattern.append(f"(?P<s{len(expressions)}>(?>{body}))")
         expressions.append((part, _expression_pattern(part)))
     return re.compile("".join(pattern), re.DOTALL), tuple(expressions)
 
 
-def _query_pairs(query: str) -> list[tuple[str, str]]:
+def _query_pairs(query: str) -> list[_Pair]:
     items = (item.partition("=") for item in query.split("&") if item)
     return [(unquote(key), unquote(value)) for key, _, value in items]
 
 
-def _split_query(
-    parts: list[_Part],
-) -> tuple[list[_Part], tuple[_VarSpec, ...] | None, tuple[tuple[str, str], ...]]:
+def _split_query(parts: list[_Part]) -> tuple[list[_Part], tuple[_VarSpec, ...] | None, tuple[_Pair, ...]]:
     """Separate a trailing query made only of `?`/`&` expressions and `&k=v` literals from the rest."""
-    starts = [
-        index
-        for index, part in enumerate(parts)
-        if (part.op is _OPS["?"] if isinstance(part, _Expression) else "?" in part)
-    ]
-    if not starts:
+    opens = (part.op is _OPS["?"] if isinstance(part, _Expression) else "?" in part for part in parts)
+    if (start := next((index for index, found in enumerate(opens) if found), -1)) < 0:
         return parts, None, ()
-    head, tail = parts[: starts[0]], parts[starts[0] :]
+    head, tail = parts[:start], parts[start:]
     if isinstance(tail[0], str):
         before, _, after = tail[0].partition("?")
         head, tail = [*head, before] if before else head, ["&" + after, *tail[1:]]
     specs: list[_VarSpec] = []
-    fixed: list[tuple[str, str]] = []
+    fixed: list[_Pair] = []
     for part in tail:
         if isinstance(part, _Expression) and part.op.first in ("?", "&"):
             specs.extend(part.specs)
@@ -271,25 +229,10 @@ def _extract(expression: _Expression, found: re.Match[str]) -> Iterator[tuple[_V
         text = found.group(f"g{index}")
         if text is None or (op.named and spec.explode and not text):
             continue
-        if op.named:
-            pieces = (
-                [piece.partition("=")[2] for piece in text[1:].split(op.sep)] if spec.explode else [text[1:]]
-            )
-        else:
-            pieces = text.split(op.sep) if spec.explode else [text]
-        values = [unquote(piece) for piece in pieces]
-        yield spec, values if spec.explode else values[0]
-
-
-def _resolve(found: list[tuple[_VarSpec, _Value]]) -> dict[str, _Value] | None:
-    result: dict[str, _Value] = {}
-    # Full values first, then longer prefixes: a repeated variable must agree with what came before.
-    for spec, value in sorted(found, key=lambda item: -(item[0].prefix or _MAX_LENGTH * 10)):
-        if spec.prefix is not None and len(value) > spec.prefix:
-            return None
-        if result.setdefault(spec.name, value)[: spec.prefix] != value:
-            return None
-    return result
+        if op.named:  # a named value arrives as "=value", an exploded one as ";name=one;name=two"
+            text = text[1:]
+        pieces = [piece.partition("=")[2] if op.named else piece for piece in text.split(op.sep)]
+        yield spec, [unquote(piece) for piece in pieces] if spec.explode else unquote(text)
 
 
 class UriTemplate:
@@ -312,19 +255,13 @@ class UriTemplate:
 
     def expand(self, values: Mapping[str, object]) -> str:
         """Expand the template; variables that are missing, None, or empty composites are skipped."""
-        return "".join(
-            part if isinstance(part, str) else _expand_expression(part, values) for part in self._parts
-        )
+        return "".join(p if isinstance(p, str) else _expand_expression(p, values) for p in self._parts)
 
     def match(self, uri: str) -> dict[str, str | list[str]] | None:
         """The percent-decoded variables of `uri`, or None when it is not an expansion of this template."""
-        path, query = uri, ""
-        if self._query is not None:
-            path, _, query = uri.partition("?")
-            if "#" in query:
-                return None
+        path, _, query = uri.partition("?") if self._query is not None else (uri, "", "")
         spans = self._head.fullmatch(path)
-        if spans is None:
+        if spans is None or "#" in query:
             return None
         found: list[tuple[_VarSpec, _Value]] = []
         for index, (expression, pattern) in enumerate(self._spans):
@@ -334,14 +271,20 @@ class UriTemplate:
             found.extend(_extract(expression, inner))
         if self._query is not None:
             by_key: dict[str, list[str]] = {}
-            for key, value in _query_pairs(query):
-                by_key.setdefault(key, []).append(value)
-            if any(value not in by_key.get(key, ()) for key, value in self._fixed):
+            for key, text in _query_pairs(query):
+                by_key.setdefault(key, []).append(text)
+            if any(text not in by_key.get(key, ()) for key, text in self._fixed):
                 return None
             for spec in self._query:
                 if values := by_key.get(unquote(spec.name)):
                     found.append((spec, values if spec.explode else values[0]))
-        return _resolve(found)
+        result: dict[str, _Value] = {}
+        # Full values first, then longer prefixes: a repeated variable must agree with what came before, and
+        # slicing to the prefix length also rejects a value longer than its prefix modifier allows.
+        for spec, value in sorted(found, key=lambda item: -(item[0].prefix or _MAX_LENGTH * 10)):
+            if result.setdefault(spec.name, value)[: spec.prefix] != value:
+                return None
+        return result
 
     def __eq__(self, other: object) -> bool:
         return self.template == other.template if isinstance(other, UriTemplate) else NotImplemented
