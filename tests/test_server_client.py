@@ -394,3 +394,42 @@ async def test_ping_works_in_both_directions() -> None:
     async with connect(server) as client:
         await client.ping()
         assert (await client.call_tool("ping_back"))["content"][0]["text"] == "pong"
+
+
+async def test_the_server_hears_roots_list_changed_and_can_list_roots_again() -> None:
+    server = Server("roots")
+    heard: list[list[str]] = []
+
+    @server.tool()
+    def noop() -> str:
+        return ""
+
+    @server.on_roots_changed
+    async def refresh(session: Any) -> None:
+        result = await session.request("roots/list")
+        heard.append([r["uri"] for r in result["roots"]])
+
+    current = [{"uri": "file:///one"}]
+    async with connect(server, roots=lambda: current) as client:
+        current = [{"uri": "file:///two"}]
+        await client.roots_changed()
+        with anyio.fail_after(5):
+            while not heard:
+                await anyio.sleep(0.01)
+    assert heard == [["file:///two"]]
+
+
+async def test_request_meta_reaches_the_handler_untouched() -> None:
+    server = Server("meta")
+    seen: list[dict[str, Any]] = []
+
+    @server.tool()
+    def look(ctx: Context) -> str:
+        seen.append(ctx.meta)
+        return "ok"
+
+    async with connect(server) as client:
+        await client.request(
+            "tools/call", {"name": "look", "arguments": {}, "_meta": {"trace": {"id": [1, 2]}}}
+        )
+    assert seen == [{"trace": {"id": [1, 2]}}]

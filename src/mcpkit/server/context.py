@@ -40,12 +40,15 @@ class Elicited:
 class Context:
     """Handed to a handler that declares a parameter of this type."""
 
-    __slots__ = ("request_id", "server", "session")
+    __slots__ = ("meta", "request_id", "server", "session")
 
-    def __init__(self, server: Server, session: Session, request_id: RequestId) -> None:
+    def __init__(
+        self, server: Server, session: Session, request_id: RequestId, meta: JSON | None = None
+    ) -> None:
         self.server = server
         self.session = session
         self.request_id = request_id
+        self.meta: JSON = meta or {}  # the request's `_meta`, untouched
 
     @property
     def negotiated(self) -> Negotiated:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -76,6 +77,7 @@ class Server:
         self.prompts: dict[str, Prompt] = {}
         self.completions = Completions()
         self._peers: dict[Session, _Peer] = {}
+        self._roots_changed: list[Callable[[Session], Any]] = []
         self._list_cache: dict[tuple[str, str, Any], JSON] = {}
 
     # ---- registration ------------------------------------------------------------------------
@@ -263,14 +265,24 @@ class Server:
         finally:
             del self._peers[session]
 
+    def on_roots_changed(self, fn: Callable[[Session], Any]) -> Callable[[Session], Any]:
+        """Register `fn(session)` (sync or async), called on notifications/roots/list_changed."""
+        self._roots_changed.append(fn)
+        return fn
+
     async def _on_notification(self, session: Session, note: ev.NotificationReceived) -> None:
-        return None
+        if note.method == "notifications/roots/list_changed":
+            for fn in self._roots_changed:
+                outcome = fn(session)
+                if inspect.isawaitable(outcome):
+                    await outcome
 
     async def _on_request(self, session: Session, request: ev.RequestReceived) -> JSON:
         handler = _HANDLERS.get(request.method)
         if handler is None:  # declared in the table but this server offers no handler for it
             raise MCPError(-32601, f"Method not found: {request.method!r}")
-        ctx = Context(self, session, request.id)
+        meta = request.params.get("_meta")
+        ctx = Context(self, session, request.id, meta if isinstance(meta, dict) else None)
         result: JSON = await handler(self, ctx, request.params)
         return result
 
