@@ -242,12 +242,15 @@ def test_level_examples_from_rfc_section_1_2_expand_as_the_rfc_says(template: st
 
 
 @pytest.mark.parametrize(("template", "expected"), SECTION_3_2_EXAMPLES)
-def test_expression_examples_from_rfc_section_3_2_expand_as_the_rfc_says(template: str, expected: str) -> None:
+def test_operator_examples_from_rfc_section_3_2_expand_as_the_rfc_says(template: str, expected: str) -> None:
     assert UriTemplate(template).expand(RFC_VALUES) == expected
 
 
 def test_numbers_expand_as_their_decimal_text() -> None:
-    assert UriTemplate("api://items{?page,ratio}").expand({"page": 2, "ratio": 0.5}) == "api://items?page=2&ratio=0.5"
+    assert (
+        UriTemplate("api://items{?page,ratio}").expand({"page": 2, "ratio": 0.5})
+        == "api://items?page=2&ratio=0.5"
+    )
 
 
 def test_a_missing_variable_expands_to_nothing() -> None:
@@ -294,7 +297,12 @@ def test_str_is_the_template_and_repr_shows_it() -> None:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("commerce://products/{sku}", True), ("api://items{?page}", True), ("file:///readme.md", False), ("{}", False)],
+    [
+        ("commerce://products/{sku}", True),
+        ("api://items{?page}", True),
+        ("file:///readme.md", False),
+        ("{}", False),
+    ],
 )
 def test_is_template_tells_whether_text_contains_an_expression(text: str, expected: bool) -> None:
     assert UriTemplate.is_template(text) is expected
@@ -365,7 +373,7 @@ def test_percent_encoded_variable_names_are_accepted() -> None:
         ("file:///{+path}", "file:///docs/guide/intro.md", {"path": "docs/guide/intro.md"}),
         ("docs://{#section}", "docs://#a/b", {"section": "a/b"}),
         ("repo://tree{/path*}", "repo://tree/src/mcpkit/server", {"path": ["src", "mcpkit", "server"]}),
-        ("repo://tree{/owner,name}/info", "repo://tree/alice/notes/info", {"owner": "alice", "name": "notes"}),
+        ("repo://tree{/owner,name}/info", "repo://tree/bob/notes/info", {"owner": "bob", "name": "notes"}),
         ("repo://tree{/owner,name}/info", "repo://tree/alice/info", {"owner": "alice"}),
         ("file://report{.ext}", "file://report.pdf", {"ext": "pdf"}),
         ("www{.dom*}", "www.example.com", {"dom": ["example", "com"]}),
@@ -382,7 +390,9 @@ def test_percent_encoded_variable_names_are_accepted() -> None:
         ("{x}/{x}", "same/same", {"x": "same"}),
     ],
 )
-def test_match_extracts_the_variables_of_a_concrete_uri(template: str, uri: str, expected: dict[str, Any]) -> None:
+def test_match_extracts_the_variables_of_a_concrete_uri(
+    template: str, uri: str, expected: dict[str, Any]
+) -> None:
     assert UriTemplate(template).match(uri) == expected
 
 
@@ -483,13 +493,13 @@ def test_any_pair_of_simple_values_survives_expand_then_match(store: str, sku: s
     }
 
 
-@given(st.text(alphabet=st.characters(exclude_characters="%")))
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_characters="%")))
 def test_any_reserved_value_without_percent_survives_expand_then_match(path: str) -> None:
     template = UriTemplate("file:///{+path}")
     assert template.match(template.expand({"path": path})) == {"path": path}
 
 
-@given(st.text(alphabet=st.characters(exclude_characters="%,")), st.text())
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_characters="%,")), st.text())
 def test_reserved_and_simple_values_together_survive_expand_then_match(path: str, owner: str) -> None:
     template = UriTemplate("repo://{owner}/{+path}")
     assert template.match(template.expand({"owner": owner, "path": path})) == {"owner": owner, "path": path}

@@ -9,17 +9,16 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio
-import orjson
 
 from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.errors import MCPError
 from ..runtime.session import Session
 from ..runtime.stream import MessageStream
 from .completion import Completions
 from .context import Context
-from .pagination import page
+from .handlers import HANDLERS
 from .prompts import Prompt
 from .resources import Resource, ResourceTemplate, not_found
 from .tools import Tool, tool_annotations
@@ -278,7 +277,7 @@ class Server:
                     await outcome
 
     async def _on_request(self, session: Session, request: ev.RequestReceived) -> JSON:
-        handler = _HANDLERS.get(request.method)
+        handler = HANDLERS.get(request.method)
         if handler is None:  # declared in the table but this server offers no handler for it
             raise MCPError(-32601, f"Method not found: {request.method!r}")
         meta = request.params.get("_meta")
@@ -286,26 +285,7 @@ class Server:
         result: JSON = await handler(self, ctx, request.params)
         return result
 
-    async def _list(self, ctx: Context, params: JSON, method: str) -> JSON:
-        kind = _LISTS[method]
-        version = ctx.negotiated.version
-        cursor = params.get("cursor")
-        key = (kind, version, cursor)
-        cached = self._list_cache.get(key)
-        if cached is not None:
-            return cached
-        items: list[Any] = list(self._registry(kind).values())
-        start, stop, next_cursor = page(len(items), cursor, self.page_size)
-        # Serialised once per version and page; the cache is dropped whenever the list changes.
-        result: JSON = {
-            kind: orjson.Fragment(orjson.dumps([i.definition(version) for i in items[start:stop]]))
-        }
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
-        self._list_cache[key] = result
-        return result
-
-    def _registry(self, kind: str) -> dict[str, Any]:
+    def registry(self, kind: str) -> dict[str, Any]:
         registries: dict[str, dict[str, Any]] = {
             "tools": self.tools,
             "resources": self.resources,
@@ -313,16 +293,6 @@ class Server:
             "prompts": self.prompts,
         }
         return registries[kind]
-
-    async def _call_tool(self, ctx: Context, params: JSON) -> JSON:
-        name = params.get("name")
-        tool = self.tools.get(name) if isinstance(name, str) else None
-        if tool is None:
-            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name!r}")
-        arguments = params.get("arguments")
-        if arguments is not None and not isinstance(arguments, dict):
-            raise MCPError(INVALID_PARAMS, "Invalid params: arguments must be an object")
-        return await tool.call(arguments, ctx, ctx.negotiated.version)
 
     async def read_resource(self, uri: str, ctx: Context) -> list[JSON]:
         resource = self.resources.get(uri)
@@ -334,79 +304,9 @@ class Server:
                 return contents
         raise not_found(uri)
 
-    async def _read(self, ctx: Context, params: JSON) -> JSON:
-        uri = params.get("uri")
-        if not isinstance(uri, str):
-            raise MCPError(INVALID_PARAMS, "Invalid params: resources/read needs a string uri")
-        return {"contents": await self.read_resource(uri, ctx)}
-
-    def _knows(self, uri: str) -> bool:
-        return uri in self.resources or any(
-            t.template.match(uri) is not None for t in self.templates.values()
-        )
-
-    async def _subscribe(self, ctx: Context, params: JSON) -> JSON:
-        uri = params.get("uri")
-        if not isinstance(uri, str):
-            raise MCPError(INVALID_PARAMS, "Invalid params: resources/subscribe needs a string uri")
-        if not self._knows(uri):
-            raise not_found(uri)
-        self._peers[ctx.session].subscriptions.add(uri)
-        return {}
-
-    async def _unsubscribe(self, ctx: Context, params: JSON) -> JSON:
-        uri = params.get("uri")
-        if not isinstance(uri, str):
-            raise MCPError(INVALID_PARAMS, "Invalid params: resources/unsubscribe needs a string uri")
-        self._peers[ctx.session].subscriptions.discard(uri)
-        return {}
-
-    async def _get_prompt(self, ctx: Context, params: JSON) -> JSON:
-        name = params.get("name")
-        prompt = self.prompts.get(name) if isinstance(name, str) else None
-        if prompt is None:
-            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name!r}")
-        arguments = params.get("arguments")
-        if arguments is not None and not isinstance(arguments, dict):
-            raise MCPError(INVALID_PARAMS, "Invalid params: arguments must be an object")
-        return await prompt.get(arguments, ctx)
-
-    async def _complete(self, ctx: Context, params: JSON) -> JSON:
-        return await self.completions.complete(params, self.prompts, self.templates)
-
     def run(self, *, max_line: int | None = None) -> None:
         """Serve over stdio until stdin closes (what `python server.py` should call)."""
         from ..transports.stdio import serve_stdio
 
         options = {"max_line": max_line} if max_line is not None else {}
         anyio.run(functools.partial(serve_stdio, self.serve, **options))
-
-
-async def _list_tools(s: Server, c: Context, p: JSON) -> JSON:
-    return await s._list(c, p, "tools/list")
-
-
-async def _list_resources(s: Server, c: Context, p: JSON) -> JSON:
-    return await s._list(c, p, "resources/list")
-
-
-async def _list_templates(s: Server, c: Context, p: JSON) -> JSON:
-    return await s._list(c, p, "resources/templates/list")
-
-
-async def _list_prompts(s: Server, c: Context, p: JSON) -> JSON:
-    return await s._list(c, p, "prompts/list")
-
-
-_HANDLERS: dict[str, Callable[[Server, Context, JSON], Any]] = {
-    "tools/list": _list_tools,
-    "tools/call": Server._call_tool,
-    "resources/list": _list_resources,
-    "resources/templates/list": _list_templates,
-    "resources/read": Server._read,
-    "resources/subscribe": Server._subscribe,
-    "resources/unsubscribe": Server._unsubscribe,
-    "prompts/list": _list_prompts,
-    "prompts/get": Server._get_prompt,
-    "completion/complete": Server._complete,
-}

@@ -1,0 +1,130 @@
+"""The server's answer to each request method: one function per method, looked up in HANDLERS."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ..protocol.errors import INVALID_PARAMS, MCPError
+from .context import Context
+from .pagination import page
+from .resources import not_found
+
+if TYPE_CHECKING:
+    from .server import Server
+
+__all__ = ["HANDLERS"]
+
+JSON = dict[str, Any]
+
+LISTS = {
+    "tools/list": "tools",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+    "prompts/list": "prompts",
+}
+
+
+async def list_items(s: Server, ctx: Context, params: JSON, method: str) -> JSON:
+    kind = LISTS[method]
+    version = ctx.negotiated.version
+    cursor = params.get("cursor")
+    key = (kind, version, cursor)
+    cached = s._list_cache.get(key)
+    if cached is not None:
+        return cached
+    items: list[Any] = list(s.registry(kind).values())
+    start, stop, next_cursor = page(len(items), cursor, s.page_size)
+    # Serialised once per version and page; the cache is dropped whenever the list changes.
+    result: JSON = {kind: orjson.Fragment(orjson.dumps([i.definition(version) for i in items[start:stop]]))}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    s._list_cache[key] = result
+    return result
+
+
+async def call_tool(s: Server, ctx: Context, params: JSON) -> JSON:
+    name = params.get("name")
+    tool = s.tools.get(name) if isinstance(name, str) else None
+    if tool is None:
+        raise MCPError(INVALID_PARAMS, f"Unknown tool: {name!r}")
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        raise MCPError(INVALID_PARAMS, "Invalid params: arguments must be an object")
+    return await tool.call(arguments, ctx, ctx.negotiated.version)
+
+
+async def read(s: Server, ctx: Context, params: JSON) -> JSON:
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        raise MCPError(INVALID_PARAMS, "Invalid params: resources/read needs a string uri")
+    return {"contents": await s.read_resource(uri, ctx)}
+
+
+def knows(s: Server, uri: str) -> bool:
+    return uri in s.resources or any(t.template.match(uri) is not None for t in s.templates.values())
+
+
+async def subscribe(s: Server, ctx: Context, params: JSON) -> JSON:
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        raise MCPError(INVALID_PARAMS, "Invalid params: resources/subscribe needs a string uri")
+    if not knows(s, uri):
+        raise not_found(uri)
+    s._peers[ctx.session].subscriptions.add(uri)
+    return {}
+
+
+async def unsubscribe(s: Server, ctx: Context, params: JSON) -> JSON:
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        raise MCPError(INVALID_PARAMS, "Invalid params: resources/unsubscribe needs a string uri")
+    s._peers[ctx.session].subscriptions.discard(uri)
+    return {}
+
+
+async def get_prompt(s: Server, ctx: Context, params: JSON) -> JSON:
+    name = params.get("name")
+    prompt = s.prompts.get(name) if isinstance(name, str) else None
+    if prompt is None:
+        raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name!r}")
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        raise MCPError(INVALID_PARAMS, "Invalid params: arguments must be an object")
+    return await prompt.get(arguments, ctx)
+
+
+async def complete(s: Server, ctx: Context, params: JSON) -> JSON:
+    return await s.completions.complete(params, s.prompts, s.templates)
+
+
+async def _list_tools(s: Server, c: Context, p: JSON) -> JSON:
+    return await list_items(s, c, p, "tools/list")
+
+
+async def _list_resources(s: Server, c: Context, p: JSON) -> JSON:
+    return await list_items(s, c, p, "resources/list")
+
+
+async def _list_templates(s: Server, c: Context, p: JSON) -> JSON:
+    return await list_items(s, c, p, "resources/templates/list")
+
+
+async def _list_prompts(s: Server, c: Context, p: JSON) -> JSON:
+    return await list_items(s, c, p, "prompts/list")
+
+
+HANDLERS: dict[str, Callable[[Server, Context, JSON], Any]] = {
+    "tools/list": _list_tools,
+    "tools/call": call_tool,
+    "resources/list": _list_resources,
+    "resources/templates/list": _list_templates,
+    "resources/read": read,
+    "resources/subscribe": subscribe,
+    "resources/unsubscribe": unsubscribe,
+    "prompts/list": _list_prompts,
+    "prompts/get": get_prompt,
+    "completion/complete": complete,
+}
