@@ -433,3 +433,79 @@ async def test_request_meta_reaches_the_handler_untouched() -> None:
             "tools/call", {"name": "look", "arguments": {}, "_meta": {"trace": {"id": [1, 2]}}}
         )
     assert seen == [{"trace": {"id": [1, 2]}}]
+
+
+async def test_url_elicitation_and_its_completion_notification() -> None:
+    import examples_path  # noqa: F401  (puts examples/ on sys.path)
+    from everything import server as everything
+
+    asked: list[dict[str, Any]] = []
+    notes: list[tuple[str, dict[str, Any]]] = []
+
+    def answer(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params)
+        return {"action": "accept"}
+
+    async with connect(
+        everything,
+        elicitation=answer,
+        elicitation_url=True,
+        on_notification=lambda m, p: notes.append((m, p)),
+    ) as client:
+        result = await client.call_tool("connect_account", {"service": "git"})
+        await client.ping()
+        await anyio.sleep(0.05)
+    assert result["content"][0]["text"] == "URL elicitation answered: accept"
+    assert asked[0]["mode"] == "url" and asked[0]["url"] == "https://example.com/connect/git"
+    assert ("notifications/elicitation/complete", {"elicitationId": "connect-git"}) in notes
+
+
+async def test_url_elicitation_is_refused_locally_without_the_url_capability() -> None:
+    import examples_path  # noqa: F401
+    from everything import server as everything
+
+    async with connect(everything, elicitation=lambda p: {"action": "accept"}) as client:
+        result = await client.call_tool("connect_account", {"service": "git"})
+    assert result["isError"] is True and "elicitation.url" in result["content"][0]["text"]
+
+
+async def test_tools_in_sampling_need_2025_11_25_and_the_tools_capability() -> None:
+    server = Server("sampler")
+
+    @server.tool()
+    async def plan(ctx: Context) -> str:
+        tools = [{"name": "search", "inputSchema": {"type": "object"}}]
+        result = await ctx.sample("find it", tools=tools, tool_choice={"mode": "auto"})
+        return str(result["stopReason"])
+
+    def sample(params: dict[str, Any]) -> dict[str, Any]:
+        assert params["tools"][0]["name"] == "search"
+        return {
+            "role": "assistant",
+            "model": "m",
+            "stopReason": "toolUse",
+            "content": [{"type": "tool_use", "id": "1", "name": "search", "input": {}}],
+        }
+
+    async with connect(server, sampling=sample, sampling_tools=True) as client:
+        assert (await client.call_tool("plan"))["content"][0]["text"] == "toolUse"
+    async with connect(server, sampling=sample) as client:
+        assert (await client.call_tool("plan"))["isError"] is True
+
+
+async def test_every_content_type_and_annotations_cross_unchanged() -> None:
+    import examples_path  # noqa: F401
+    from everything import server as everything
+
+    async with connect(everything) as client:
+        result = await client.call_tool("media")
+        readme = await client.list_all_resources()
+    kinds = [block["type"] for block in result["content"]]
+    assert kinds == ["text", "image", "audio", "resource_link", "resource"]
+    assert result["content"][0]["annotations"] == {"audience": ["user"], "priority": 0.9}
+    assert result["content"][1]["mimeType"] == "image/png" and result["content"][1]["data"].startswith(
+        "iVBOR"
+    )
+    assert result["content"][4]["_meta"] == {"note": "passed through"}
+    first = next(r for r in readme if r["uri"] == "demo://readme")
+    assert first["annotations"]["lastModified"] == "2026-01-01T00:00:00Z"

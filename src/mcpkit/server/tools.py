@@ -170,6 +170,8 @@ class Tool:
     def _result(self, value: Any, version: str) -> JSON:
         if isinstance(value, dict) and isinstance(value.get("content"), list):
             return value  # already a CallToolResult
+        if _is_content(value):
+            return {"content": to_content(value)}
         structured_ok = has(version, Feature.STRUCTURED_OUTPUT)
         if self.signature is not None and self.signature.output_schema is not None:
             data = self.signature.structured(value)
@@ -192,6 +194,20 @@ class Tool:
 
 def error_result(message: str) -> JSON:
     return {"content": [text(message)], "isError": True}
+
+
+_CONTENT_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"})
+
+
+def _is_block(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("type") in _CONTENT_TYPES
+
+
+def _is_content(value: Any) -> bool:
+    """A content block, or a non-empty list of them: returned as content whatever the annotation says."""
+    if isinstance(value, list | tuple):
+        return bool(value) and all(_is_block(v) for v in value)
+    return _is_block(value)
 
 
 def to_content(value: Any) -> list[JSON]:
