@@ -1,0 +1,229 @@
+"""The `mcpkit` command: serve a server object, or talk to any MCP server from the terminal.
+
+Exit codes: 0 ok, 1 tool error (isError), 2 usage, 3 protocol or connection error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import importlib
+import importlib.util
+import shlex
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+
+from . import __version__
+
+__all__ = ["main"]
+
+OK, TOOL_ERROR, USAGE, PROTOCOL = 0, 1, 2, 3
+
+
+class UsageError(Exception):
+    pass
+
+
+def load_target(target: str) -> Any:
+    """A Server from `path/to/file.py[:name]` or `package.module:name` (name defaults to `server`)."""
+    spec, _, name = target.partition(":")
+    name = name or "server"
+    if spec.endswith(".py") or Path(spec).is_file():
+        path = Path(spec).resolve()
+        if not path.is_file():
+            raise UsageError(f"no such file: {spec}")
+        sys.path.insert(0, str(path.parent))
+        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        assert module_spec is not None and module_spec.loader is not None
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[path.stem] = module
+        module_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(spec)
+    try:
+        return getattr(module, name)
+    except AttributeError:
+        raise UsageError(f"{spec} has no attribute {name!r}") from None
+
+
+def coerce(pairs: Sequence[str], schema: dict[str, Any]) -> dict[str, Any]:
+    """Turn key=value words into arguments, typed by the tool's input schema."""
+    properties = schema.get("properties", {})
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep:
+            raise UsageError(f"argument {pair!r} is not key=value")
+        kind = properties.get(key, {}).get("type")
+        if kind in ("integer", "number", "boolean", "array", "object", "null"):
+            try:
+                out[key] = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                out[key] = raw  # the server names the field that is wrong
+        else:
+            out[key] = raw
+    return out
+
+
+@asynccontextmanager
+async def open_client(server: str, args: argparse.Namespace) -> AsyncIterator[Any]:
+    from .client.client import connect_stdio
+
+    def on_log(params: dict[str, Any]) -> None:
+        print(f"[{params.get('level')}] {orjson.dumps(params.get('data')).decode()}", file=sys.stderr)
+
+    if server.startswith(("http://", "https://")):
+        raise UsageError("HTTP servers are not supported by this version of the CLI yet; pass a command")
+    async with connect_stdio(shlex.split(server), on_log=on_log, timeout=args.timeout) as client:
+        yield client
+
+
+def show(result: Any, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    blocks: list[Any] = []
+    if isinstance(result, dict):
+        blocks = result.get("content") or result.get("contents") or []
+    for block in blocks:
+        text = block.get("text")
+        print(text if text is not None else f"<{block.get('type', 'blob')} {block.get('mimeType', '')}>")
+
+
+async def run_command(args: argparse.Namespace) -> int:
+    async with open_client(args.server, args) as client:
+        if args.command == "ping":
+            await client.ping()
+            print("pong")
+            return OK
+        if args.command == "list":
+            return await list_items(client, args)
+        if args.command == "call":
+            return await call(client, args)
+        if args.command == "read":
+            show(await client.read_resource(args.uri), args.json)
+            return OK
+        if args.command == "prompt":
+            result = await client.get_prompt(args.name, dict(p.partition("=")[::2] for p in args.pairs))
+            if args.json:
+                show(result, True)
+            for message in [] if args.json else result.get("messages", []):
+                content = message.get("content", {})
+                print(f"{message.get('role')}: {content.get('text', '<' + str(content.get('type')) + '>')}")
+            return OK
+    raise UsageError(f"unknown command {args.command!r}")
+
+
+async def list_items(client: Any, args: argparse.Namespace) -> int:
+    kind = args.kind
+    fetch = {
+        "tools": client.list_all_tools,
+        "resources": client.list_all_resources,
+        "templates": client.list_all_resource_templates,
+        "prompts": client.list_all_prompts,
+    }[kind]
+    items = await fetch()
+    if args.json:
+        show(items, True)
+        return OK
+    for item in items:
+        label = item.get("name") if kind != "resources" else item.get("uri")
+        if kind == "templates":
+            label = item.get("uriTemplate")
+        print(f"{label:<32} {item.get('title') or item.get('description') or ''}".rstrip())
+    return OK
+
+
+async def call(client: Any, args: argparse.Namespace) -> int:
+    tools = {t["name"]: t for t in await client.list_all_tools()}
+    tool = tools.get(args.tool)
+    if tool is None:
+        close = difflib.get_close_matches(args.tool, list(tools), n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise UsageError(f"unknown tool {args.tool!r}{hint}")
+    arguments = (
+        orjson.loads(args.json_args) if args.json_args else coerce(args.pairs, tool.get("inputSchema", {}))
+    )
+
+    shown_progress: list[bool] = []
+
+    def progress(value: float, total: float | None, message: str | None) -> None:
+        shown_progress.append(True)
+        shown = f"{value}/{total}" if total else f"{value}"
+        print(f"\r[{shown}] {message or ''}", end="", file=sys.stderr, flush=True)
+
+    result = await client.call_tool(args.tool, arguments, on_progress=progress)
+    if shown_progress:
+        print(file=sys.stderr)
+    if args.json:
+        show(result, True)
+    else:
+        show(result, False)
+    return TOOL_ERROR if result.get("isError") else OK
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="mcpkit", description="Serve and talk to Model Context Protocol servers."
+    )
+    top.add_argument("--version", action="version", version=f"mcpkit {__version__}")
+    sub = top.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="serve a Server object (file.py[:name] or module:name) over stdio")
+    serve.add_argument("target")
+    for name, helptext in (
+        ("list", "list tools, resources, templates or prompts"),
+        ("call", "call a tool"),
+        ("read", "read a resource"),
+        ("prompt", "get a prompt"),
+        ("ping", "ping a server"),
+    ):
+        cmd = sub.add_parser(name, help=helptext)
+        cmd.add_argument("server", help="a command line that starts a stdio server")
+        cmd.add_argument("--json", action="store_true", help="print the raw result as JSON")
+        cmd.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each answer")
+        if name == "list":
+            cmd.add_argument(
+                "kind", nargs="?", default="tools", choices=["tools", "resources", "templates", "prompts"]
+            )
+        elif name == "call":
+            cmd.add_argument("tool")
+            cmd.add_argument("pairs", nargs="*", metavar="key=value")
+            cmd.add_argument("--args", dest="json_args", help="the arguments as one JSON object")
+        elif name == "read":
+            cmd.add_argument("uri")
+        elif name == "prompt":
+            cmd.add_argument("name")
+            cmd.add_argument("pairs", nargs="*", metavar="key=value")
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    from .protocol.errors import MCPError
+
+    try:
+        if args.command == "serve":
+            load_target(args.target).run()
+            return OK
+        return anyio.run(run_command, args)
+    except UsageError as exc:
+        print(f"mcpkit: {exc}", file=sys.stderr)
+        return USAGE
+    except MCPError as exc:
+        print(f"mcpkit: error {exc.code}: {exc.message}", file=sys.stderr)
+        return PROTOCOL
+    except OSError as exc:
+        print(f"mcpkit: could not start or reach the server: {exc}", file=sys.stderr)
+        return PROTOCOL
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

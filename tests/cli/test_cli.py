@@ -1,0 +1,72 @@
+"""The `mcpkit` command, driven as a subprocess against the everything example over stdio."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER = f"{sys.executable} {ROOT / 'examples' / 'everything.py'}"
+ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+
+
+def mcpkit(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcpkit.cli", *args], capture_output=True, text=True, env=ENV, timeout=60
+    )
+
+
+def test_call_coerces_arguments_by_the_input_schema_and_prints_json() -> None:
+    done = mcpkit("call", SERVER, "add", "a=2", "b=40", "--json")
+    assert done.returncode == 0, done.stderr
+    assert orjson.loads(done.stdout)["structuredContent"] == {"result": 42}
+
+
+def test_a_tool_error_exits_1() -> None:
+    done = mcpkit("call", SERVER, "fail", "message=nope")
+    assert done.returncode == 1 and "nope" in done.stdout
+
+
+def test_an_unknown_tool_exits_2_with_the_closest_names() -> None:
+    done = mcpkit("call", SERVER, "ad", "a=1")
+    assert done.returncode == 2 and "did you mean add" in done.stderr
+
+
+def test_arguments_that_break_the_schema_name_the_field() -> None:
+    done = mcpkit("call", SERVER, "add", "a=x", "b=1")
+    assert done.returncode == 1 and "'a'" in done.stdout
+
+
+def test_list_read_prompt_and_ping() -> None:
+    assert "weather" in mcpkit("list", SERVER).stdout
+    assert "demo://notes/{note_id}" in mcpkit("list", SERVER, "templates").stdout
+    assert mcpkit("read", SERVER, "demo://notes/3").stdout.strip() == "Note number 3"
+    assert (
+        "Write a pirate greeting for Ann."
+        in mcpkit("prompt", SERVER, "greet", "name=Ann", "style=pirate").stdout
+    )
+    assert mcpkit("ping", SERVER).stdout.strip() == "pong"
+
+
+def test_progress_is_shown_on_stderr() -> None:
+    done = mcpkit("call", SERVER, "slow", "seconds=0.2")
+    assert done.returncode == 0 and "[10/10]" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [(("read", SERVER, "demo://missing"), 3), (("ping", "/no/such/server"), 3), (("call",), 2)],
+)
+def test_failures_exit_with_their_codes(args: tuple[str, ...], code: int) -> None:
+    assert mcpkit(*args).returncode == code
+
+
+def test_version_and_help() -> None:
+    assert mcpkit("--version").stdout.strip().startswith("mcpkit ")
+    assert "call" in mcpkit("--help").stdout
+    assert mcpkit("call", "--help").returncode == 0
