@@ -12,7 +12,7 @@ from typing import Any
 
 from ..content import text
 from ..protocol.errors import INVALID_PARAMS, MCPError
-from ..protocol.versions import Feature, has
+from .common_fields import add_common_fields
 from .invoke import invoke
 from .signature import ArgumentError, Signature, describe, inspect_function
 
@@ -57,13 +57,7 @@ class Prompt:
         out: JSON = {"name": self.name, "arguments": self.arguments}
         if self.description is not None:
             out["description"] = self.description
-        if self.title is not None and has(version, Feature.TITLES):
-            out["title"] = self.title
-        if self.icons and has(version, Feature.ICONS):
-            out["icons"] = self.icons
-        if self.meta is not None and has(version, Feature.META_ON_TYPES):
-            out["_meta"] = self.meta
-        return out
+        return add_common_fields(out, version, title=self.title, icons=self.icons, meta=self.meta)
 
     async def get(self, arguments: JSON | None, context: Any) -> JSON:
         args = arguments or {}

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from ..protocol.errors import RESOURCE_NOT_FOUND, MCPError
-from ..protocol.versions import Feature, has
+from .common_fields import add_common_fields
 from .invoke import invoke
 from .signature import Signature, inspect_function
 from .uri_template import UriTemplate
@@ -40,8 +40,6 @@ class _Described:
     size: int | None
 
     def _describe(self, out: JSON, version: str) -> JSON:
-        if self.title is not None and has(version, Feature.TITLES):
-            out["title"] = self.title
         for key, value in (
             ("description", self.description),
             ("mimeType", self.mime_type),
@@ -51,11 +49,7 @@ class _Described:
                 out[key] = value
         if self.annotations:
             out["annotations"] = self.annotations
-        if self.icons and has(version, Feature.ICONS):
-            out["icons"] = self.icons
-        if self.meta is not None and has(version, Feature.META_ON_TYPES):
-            out["_meta"] = self.meta
-        return out
+        return add_common_fields(out, version, title=self.title, icons=self.icons, meta=self.meta)
 
 
 @dataclass(eq=False, slots=True)

@@ -19,6 +19,7 @@ from ..content import text
 from ..protocol.errors import INVALID_PARAMS, LocalError, MCPError, RemoteError
 from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import Feature, has
+from .common_fields import add_common_fields
 from .invoke import invoke
 from .signature import ArgumentError, Signature, describe, inspect_function
 
@@ -122,17 +123,11 @@ class Tool:
         out: JSON = {"name": self.name, "inputSchema": self.input_schema}
         if self.description is not None:
             out["description"] = self.description
-        if self.title is not None and has(version, Feature.TITLES):
-            out["title"] = self.title
         if self.output_schema is not None and has(version, Feature.STRUCTURED_OUTPUT):
             out["outputSchema"] = self.output_schema
         if self.annotations and has(version, Feature.TOOL_ANNOTATIONS):
             out["annotations"] = self.annotations
-        if self.icons and has(version, Feature.ICONS):
-            out["icons"] = self.icons
-        if self.meta is not None and has(version, Feature.META_ON_TYPES):
-            out["_meta"] = self.meta
-        return out
+        return add_common_fields(out, version, title=self.title, icons=self.icons, meta=self.meta)
 
     async def call(self, arguments: JSON | None, context: Any, version: str) -> JSON:
         try:
