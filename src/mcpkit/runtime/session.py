@@ -6,6 +6,7 @@ request (with a timeout that progress resets, under a hard cap), and one reader 
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 from collections.abc import Awaitable, Callable, Coroutine
@@ -68,6 +69,7 @@ class Session:
         self._tg: TaskGroup | None = None
         self.ready = anyio.Event()
         self.closed = anyio.Event()
+        self._tokens = itertools.count(1)
 
     @property
     def negotiated(self) -> Negotiated:
@@ -203,7 +205,7 @@ class Session:
         if on_progress is not None:
             params = dict(params or {})
             meta = dict(params.get("_meta") or {})
-            meta["progressToken"] = progress_token if progress_token is not None else f"p{id(params)}"
+            meta["progressToken"] = progress_token if progress_token is not None else next(self._tokens)
             params["_meta"] = meta
         rid, message = self.connection.send_request(method, params)
         return await self._send_and_wait(rid, message, timeout, max_timeout, on_progress, related)

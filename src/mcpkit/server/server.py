@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
+import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -305,8 +308,15 @@ class Server:
         raise not_found(uri)
 
     def run(self, *, max_line: int | None = None) -> None:
-        """Serve over stdio until stdin closes (what `python server.py` should call)."""
+        """Serve over stdio until stdin closes or SIGTERM (what `python server.py` should call)."""
         from ..transports.stdio import serve_stdio
 
         options = {"max_line": max_line} if max_line is not None else {}
         anyio.run(functools.partial(serve_stdio, self.serve, **options))
+        # A sync tool still running on a worker thread cannot be interrupted; the interpreter would
+        # wait for it at exit, so once serving is over the process leaves without waiting.
+        if any(
+            t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()
+        ):
+            sys.stderr.flush()
+            os._exit(0)
