@@ -120,7 +120,7 @@ def weather(city: str) -> Weather:
     return Weather(city=city, celsius=21.5, conditions="sunny")
 
 
-@server.tool()
+@server.tool(structured_output=False)
 def media() -> list[dict[str, object]]:
     """Every content type: text, image, audio, a resource link and an embedded resource."""
     return [

@@ -509,3 +509,17 @@ async def test_every_content_type_and_annotations_cross_unchanged() -> None:
     assert result["content"][4]["_meta"] == {"note": "passed through"}
     first = next(r for r in readme if r["uri"] == "demo://readme")
     assert first["annotations"]["lastModified"] == "2026-01-01T00:00:00Z"
+
+
+async def test_content_blocks_from_a_structured_tool_keep_their_structured_content() -> None:
+    server = Server("blocks")
+
+    @server.tool()
+    def blocks() -> list[dict[str, Any]]:
+        return [{"type": "text", "text": "hi"}]
+
+    async with connect(server) as client:
+        await client.list_tools()
+        result = await client.call_tool("blocks")
+    assert result["content"] == [{"type": "text", "text": "hi"}]
+    assert result["structuredContent"] == {"result": [{"type": "text", "text": "hi"}]}

@@ -165,12 +165,12 @@ class Tool:
     def _result(self, value: Any, version: str) -> JSON:
         if isinstance(value, dict) and isinstance(value.get("content"), list):
             return value  # already a CallToolResult
-        if _is_content(value):
-            return {"content": to_content(value)}
         structured_ok = has(version, Feature.STRUCTURED_OUTPUT)
         if self.signature is not None and self.signature.output_schema is not None:
             data = self.signature.structured(value)
-            result: JSON = {"content": [text(self.signature.text(value))]}
+            # Content blocks stay blocks; the outputSchema still gets its structuredContent.
+            blocks = to_content(value) if _is_content(value) else [text(self.signature.text(value))]
+            result: JSON = {"content": blocks}
             if structured_ok:
                 result["structuredContent"] = data
             return result

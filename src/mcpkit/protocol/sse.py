@@ -1,0 +1,124 @@
+"""Server-Sent Events framing: encode one event, decode a byte stream incrementally. No I/O.
+
+Spec: WHATWG HTML "Server-sent events" (9.2.6, interpreting an event stream), as used by MCP
+transports "Streamable HTTP". Lines end in CRLF, LF or CR; a blank line dispatches the event.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["DEFAULT_MAX_EVENT", "SSEDecoder", "SSEEvent", "encode_event"]
+
+DEFAULT_MAX_EVENT: Final = 4 * 1024 * 1024
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    """One dispatched event; `id` is the stream's last event id at dispatch (it persists across events)."""
+
+    data: str
+    event: str = "message"
+    id: str | None = None
+    retry: int | None = None
+
+
+def _single_line(name: str, value: str) -> str:
+    if "\n" in value or "\r" in value:
+        raise ValueError(f"an SSE {name} cannot contain a line break")
+    return value
+
+
+def encode_event(
+    data: bytes, *, event_id: str | None = None, event: str | None = None, retry_ms: int | None = None
+) -> bytes:
+    """One event, terminated by a blank line; each line of `data` becomes its own `data:` field."""
+    head = []
+    if event_id is not None:
+        if "\0" in event_id:
+            raise ValueError("an SSE id cannot contain NUL")
+        head.append(f"id: {_single_line('id', event_id)}\n")
+    if event is not None:
+        head.append(f"event: {_single_line('event', event)}\n")
+    if retry_ms is not None:
+        if retry_ms < 0:
+            raise ValueError("retry must be a non-negative number of milliseconds")
+        head.append(f"retry: {retry_ms}\n")
+    lines = b"".join(b"data: " + line + b"\n" for line in _LINE_BREAK.split(data))
+    return "".join(head).encode() + lines + b"\n"
+
+
+class SSEDecoder:
+    """Feed bytes as they arrive; get back every event completed so far.
+
+    An event whose data, or a line, grows past `max_event` bytes raises ValueError: the stream is
+    then unusable, because the rest of that event cannot be told apart from the next.
+    """
+
+    def __init__(self, max_event: int = DEFAULT_MAX_EVENT) -> None:
+        self.max_event = max_event
+        self.last_event_id: str | None = None
+        self.retry: int | None = None
+        self._buffer = b""
+        self._data: list[str] = []
+        self._size = 0
+        self._event = ""
+        self._skip_lf = False  # the previous chunk ended in CR, which may be half of a CRLF
+        self._started = False
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        if self._skip_lf and chunk[:1] == b"\n":
+            chunk = chunk[1:]
+        self._skip_lf = False
+        buffer = self._buffer + chunk
+        if not self._started and buffer:
+            if len(buffer) < 3 and b"\xef\xbb\xbf".startswith(buffer):
+                self._buffer = buffer
+                return []
+            self._started = True
+            buffer = buffer.removeprefix(b"\xef\xbb\xbf")
+        events: list[SSEEvent] = []
+        start = 0
+        for match in _LINE_BREAK.finditer(buffer):
+            if match.group() == b"\r" and match.end() == len(buffer):
+                self._skip_lf = True
+            event = self._line(buffer[start : match.start()].decode("utf-8", "replace"))
+            if event is not None:
+                events.append(event)
+            start = match.end()
+        self._buffer = buffer[start:]
+        if len(self._buffer) + self._size > self.max_event:
+            raise ValueError(f"SSE event exceeds {self.max_event} bytes")
+        return events
+
+    def _line(self, line: str) -> SSEEvent | None:
+        if not line:
+            return self._dispatch()
+        if line.startswith(":"):
+            return None
+        name, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+            self._size += len(value) + 1
+            if self._size > self.max_event:
+                raise ValueError(f"SSE event exceeds {self.max_event} bytes")
+        elif name == "event":
+            self._event = value
+        elif name == "id":
+            if "\0" not in value:
+                self.last_event_id = value
+        elif name == "retry" and value.isascii() and value.isdigit():
+            self.retry = int(value)
+        return None
+
+    def _dispatch(self) -> SSEEvent | None:
+        data, event = self._data, self._event or "message"
+        self._data, self._size, self._event = [], 0, ""
+        if not data:
+            return None
+        return SSEEvent("\n".join(data), event, self.last_event_id, self.retry)

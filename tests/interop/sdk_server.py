@@ -1,0 +1,136 @@
+"""A stdio server built with the official MCP Python SDK (mcp 2.x `MCPServer`), for interop tests.
+
+Run as `python tests/interop/sdk_server.py`; mcpkit's client talks to it in test_official_sdk.py.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import anyio
+from mcp import types
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel, Field
+
+# The SDK marks sampling/roots/logging deprecated for 2026-07-28; they are live at 2025-11-25.
+warnings.simplefilter("ignore")
+
+mcp = MCPServer(
+    "sdk-interop-server", version="9.9.9", instructions="An official-SDK server for mcpkit tests."
+)
+
+
+@mcp.tool()
+def echo(text: str) -> str:
+    """Echo the text back."""
+    return text
+
+
+class Sum(BaseModel):
+    result: int
+
+
+@mcp.tool()
+def add(a: int, b: int) -> Sum:
+    """Add two integers (structured output)."""
+    return Sum(result=a + b)
+
+
+@mcp.tool()
+async def ask_llm(question: str, ctx: Context) -> str:
+    """Sample the client's LLM and return its text."""
+    result = await ctx.session.create_message(
+        [types.SamplingMessage(role="user", content=types.TextContent(type="text", text=question))],
+        max_tokens=50,
+        system_prompt="Be brief.",
+    )
+    content = result.content
+    return f"model={result.model} text={getattr(content, 'text', '')}"
+
+
+class Booking(BaseModel):
+    guests: int = Field(description="How many people")
+    confirm: bool = Field(description="Confirm the booking")
+
+
+@mcp.tool()
+async def book(restaurant: str, ctx: Context) -> str:
+    """Elicit a booking from the user."""
+    answer = await ctx.elicit(f"Book {restaurant}?", Booking)
+    if answer.action == "accept":
+        return f"accepted guests={answer.data.guests} confirm={answer.data.confirm}"
+    return f"not booked: {answer.action}"
+
+
+# MCPServer declares the `logging` capability only when a logging/setLevel handler exists, and
+# leaves filtering to that handler (handshake versions): record the level and filter in `chatty`.
+LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+min_level = {"level": "debug"}
+
+
+async def set_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+    min_level["level"] = params.level
+    return types.EmptyResult()
+
+
+mcp._lowlevel_server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
+
+
+@mcp.tool()
+async def chatty(ctx: Context) -> str:
+    """Log at three levels (those below the level set by logging/setLevel are skipped)."""
+    floor = LEVELS.index(min_level["level"])
+    for level, send in (("debug", ctx.debug), ("info", ctx.info), ("error", ctx.error)):
+        if LEVELS.index(level) >= floor:
+            await send(f"{level} line", logger_name="sdk")
+    return "logged"
+
+
+@mcp.tool()
+async def countdown(steps: int, ctx: Context) -> str:
+    """Report progress `steps` times."""
+    for i in range(1, steps + 1):
+        await ctx.report_progress(i, steps, f"step {i}")
+        await anyio.sleep(0.01)
+    return f"done {steps}"
+
+
+@mcp.tool()
+async def roots(ctx: Context) -> list[str]:
+    """The client's root URIs."""
+    result = await ctx.session.list_roots()
+    return [str(root.uri) for root in result.roots]
+
+
+@mcp.tool()
+def explode() -> str:
+    """Always raises."""
+    raise ValueError("kaboom")
+
+
+@mcp.resource("sdk://static", name="static", mime_type="text/plain")
+def static_resource() -> str:
+    return "static contents"
+
+
+@mcp.resource("sdk://users/{user_id}", name="user", mime_type="text/plain")
+def user_resource(user_id: str) -> str:
+    return f"user {user_id}"
+
+
+@mcp.prompt()
+def greet(name: str) -> str:
+    """Greet someone."""
+    return f"Hello, {name}!"
+
+
+@mcp.completion()
+async def complete(ref, argument, context):
+    if isinstance(ref, types.PromptReference) and ref.name == "greet" and argument.name == "name":
+        names = ["alice", "albert", "bob"]
+        return types.Completion(values=[n for n in names if n.startswith(argument.value)])
+    return None
+
+
+if __name__ == "__main__":
+    mcp.run()
