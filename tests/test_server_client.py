@@ -436,7 +436,6 @@ async def test_request_meta_reaches_the_handler_untouched() -> None:
 
 
 async def test_url_elicitation_and_its_completion_notification() -> None:
-    import examples_path  # noqa: F401  (puts examples/ on sys.path)
     from everything import server as everything
 
     asked: list[dict[str, Any]] = []
@@ -461,7 +460,6 @@ async def test_url_elicitation_and_its_completion_notification() -> None:
 
 
 async def test_url_elicitation_is_refused_locally_without_the_url_capability() -> None:
-    import examples_path  # noqa: F401
     from everything import server as everything
 
     async with connect(everything, elicitation=lambda p: {"action": "accept"}) as client:
@@ -494,7 +492,6 @@ async def test_tools_in_sampling_need_2025_11_25_and_the_tools_capability() -> N
 
 
 async def test_every_content_type_and_annotations_cross_unchanged() -> None:
-    import examples_path  # noqa: F401
     from everything import server as everything
 
     async with connect(everything) as client:
