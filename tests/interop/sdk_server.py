@@ -133,4 +133,11 @@ async def complete(ref, argument, context):
 
 
 if __name__ == "__main__":
-    mcp.run()
+    import sys
+
+    if "--http" in sys.argv:  # Streamable HTTP on 127.0.0.1:<port>/mcp, for the HTTP interop tests
+        port = int(sys.argv[sys.argv.index("--port") + 1])
+        json_mode = "--json" in sys.argv
+        mcp.run("streamable-http", host="127.0.0.1", port=port, json_response=json_mode)
+    else:
+        mcp.run()

@@ -15,11 +15,12 @@ from ..protocol.connection import Connection
 from ..protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, MCPError, RemoteError
 from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
+from ..runtime.groups import single_error
 from ..runtime.session import ProgressCallback, Session
 from ..runtime.stream import MessageStream
 from .handlers import check_elicitation_answer
 
-__all__ = ["Client"]
+__all__ = ["Client", "connect_http", "connect_stdio"]
 
 JSON = dict[str, Any]
 Handler = Callable[[JSON], Awaitable[JSON] | JSON]
@@ -74,6 +75,7 @@ class Client:
 
     async def __aenter__(self) -> Client:
         stack = AsyncExitStack()
+        stack.enter_context(single_error())
         tg = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(tg.cancel_scope.cancel)
         tg.start_soon(self.session.run)
@@ -258,5 +260,22 @@ async def connect_stdio(command: list[str], **options: Any) -> AsyncIterator[Cli
 
     spawn_keys = {"env", "cwd", "stderr", "max_line", "shutdown_timeout"}
     spawn_options = {k: options.pop(k) for k in list(options) if k in spawn_keys}
-    async with spawn(command, **spawn_options) as stream, Client(stream, **options) as client:
-        yield client
+    with single_error():
+        async with spawn(command, **spawn_options) as stream, Client(stream, **options) as client:
+            yield client
+
+
+@asynccontextmanager
+async def connect_http(
+    url: str, *, headers: dict[str, str] | None = None, **options: Any
+) -> AsyncIterator[Client]:
+    """Connect a Client to a Streamable HTTP server at `url`."""
+    from ..transports.http_client import open_http_stream
+
+    timeout = options.get("timeout") or 30.0
+    with single_error():
+        async with (
+            open_http_stream(url, headers=headers, timeout=timeout) as stream,
+            Client(stream, **options) as c,
+        ):
+            yield c
