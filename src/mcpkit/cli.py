@@ -73,13 +73,15 @@ def coerce(pairs: Sequence[str], schema: dict[str, Any]) -> dict[str, Any]:
 
 @asynccontextmanager
 async def open_client(server: str, args: argparse.Namespace) -> AsyncIterator[Any]:
-    from .client.client import connect_stdio
+    from .client.client import connect_http, connect_stdio
 
     def on_log(params: dict[str, Any]) -> None:
         print(f"[{params.get('level')}] {orjson.dumps(params.get('data')).decode()}", file=sys.stderr)
 
     if server.startswith(("http://", "https://")):
-        raise UsageError("HTTP servers are not supported by this version of the CLI yet; pass a command")
+        async with connect_http(server, on_log=on_log, timeout=args.timeout) as client:
+            yield client
+        return
     async with connect_stdio(shlex.split(server), on_log=on_log, timeout=args.timeout) as client:
         yield client
 
@@ -184,7 +186,7 @@ def parser() -> argparse.ArgumentParser:
         ("ping", "ping a server"),
     ):
         cmd = sub.add_parser(name, help=helptext)
-        cmd.add_argument("server", help="a command line that starts a stdio server")
+        cmd.add_argument("server", help="an http(s) URL, or a command line that starts a stdio server")
         cmd.add_argument("--json", action="store_true", help="print the raw result as JSON")
         cmd.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each answer")
         if name == "list":
