@@ -1,4 +1,4 @@
-"""A hand-written stdio 'server' that answers correctly but also writes garbage lines, for the client tests."""
+"""A hand-written stdio "server" that answers correctly but also writes garbage lines."""
 
 import sys
 
