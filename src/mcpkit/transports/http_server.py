@@ -102,6 +102,8 @@ class SessionStream:
             raise anyio.EndOfStream from None
 
     async def send(self, data: bytes, related: RequestId | None = None) -> None:
+        if related is None:  # replies the core makes itself (initialize, errors) name no relation
+            related = _response_id(data)
         route = self.routes.get(related) if related is not None else None
         if route is not None:
             try:
@@ -499,17 +501,22 @@ async def _respond(send: Send, status: int, body: bytes, headers: list[Any]) -> 
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-def _is_response_to(data: bytes, rid: RequestId) -> bool:
+def _response_id(data: bytes) -> RequestId | None:
+    """The id `data` answers, if it is a response."""
     try:
         message = orjson.loads(data)
     except orjson.JSONDecodeError:
-        return False
-    return (
-        isinstance(message, dict)
-        and "method" not in message
-        and message.get("id") == rid
-        and ("result" in message or "error" in message)
-    )
+        return None
+    if not isinstance(message, dict) or "method" in message:
+        return None
+    if "result" not in message and "error" not in message:
+        return None
+    rid = message.get("id")
+    return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None
+
+
+def _is_response_to(data: bytes, rid: RequestId) -> bool:
+    return _response_id(data) == rid
 
 
 def _version(headers: dict[str, str]) -> str:
