@@ -17,7 +17,6 @@ import httpx
 import pytest
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
-
 from test_official_sdk import Recorder
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio]
