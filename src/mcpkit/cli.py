@@ -178,6 +178,9 @@ def parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve a Server object (file.py[:name] or module:name) over stdio")
     serve.add_argument("target")
+    serve.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port with --http (default 8000)")
     for name, helptext in (
         ("list", "list tools, resources, templates or prompts"),
         ("call", "call a tool"),
@@ -211,7 +214,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         if args.command == "serve":
-            load_target(args.target).run()
+            server = load_target(args.target)
+            if args.http:
+                from .transports.http_server import serve_http
+
+                print(f"mcpkit: serving on http://{args.host}:{args.port}/mcp", file=sys.stderr)
+                serve_http(server, host=args.host, port=args.port)
+            else:
+                server.run()
             return OK
         return anyio.run(run_command, args)
     except UsageError as exc:

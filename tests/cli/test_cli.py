@@ -70,3 +70,33 @@ def test_version_and_help() -> None:
     assert mcpkit("--version").stdout.strip().startswith("mcpkit ")
     assert "call" in mcpkit("--help").stdout
     assert mcpkit("call", "--help").returncode == 0
+
+
+def test_serve_runs_a_server_file_over_stdio_and_http() -> None:
+    target = str(ROOT / "examples" / "everything.py")
+    done = mcpkit("call", f"{sys.executable} -m mcpkit.cli serve {target}", "add", "a=1", "b=1", "--json")
+    assert orjson.loads(done.stdout)["structuredContent"] == {"result": 2}
+    import socket
+    import time
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mcpkit.cli", "serve", target, "--http", "--port", str(port)],
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        answer = None
+        while time.monotonic() < deadline:
+            answer = mcpkit("call", f"http://127.0.0.1:{port}/mcp", "add", "a=20", "b=22", "--json")
+            if answer.returncode == 0:
+                break
+            time.sleep(0.2)
+        assert answer is not None and orjson.loads(answer.stdout)["structuredContent"] == {"result": 42}
+    finally:
+        server.terminate()
+        server.wait(10)
