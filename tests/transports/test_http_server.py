@@ -358,3 +358,29 @@ async def test_cancelling_a_request_ends_its_posts_stream_without_a_response() -
             posted = await client.post(url, content=json.dumps(note).encode(), headers=headers)
             assert posted.status_code == 202
             assert events(await response.aread()) == []
+
+
+async def test_the_app_mounts_inside_starlette_and_serves_mcpkit_client_there() -> None:
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    from mcpkit.client.client import Client
+    from mcpkit.transports.http_client import HTTPClientStream
+
+    mcp_app = StreamableHTTPApp(make_server(), json_response=True)
+    app = Starlette(routes=[Mount("/tools", app=mcp_app)])
+    transport = httpx.ASGITransport(app=app)
+    try:
+        with anyio.fail_after(10):
+            async with (
+                httpx.AsyncClient(transport=transport, base_url="http://localhost") as http,
+                anyio.create_task_group() as tg,
+            ):
+                stream = HTTPClientStream("http://localhost/tools/mcp", http, tg)
+                async with Client(stream) as client:
+                    result = await client.call_tool("add", {"a": 20, "b": 22})
+                await stream.aclose()
+                tg.cancel_scope.cancel()
+        assert result["content"][0]["text"] == "42"
+    finally:
+        await mcp_app.aclose()
