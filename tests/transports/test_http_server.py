@@ -75,7 +75,7 @@ def rpc(rid: int | str, method: str, params: dict[str, Any] | None = None) -> by
 
 
 def events(body: bytes) -> list[dict[str, Any]]:
-    return [json.loads(e.data) for e in SSEDecoder().feed(body)]
+    return [json.loads(e.data) for e in SSEDecoder().feed(body) if e.data]  # skip the priming event
 
 
 def init_body(capabilities: dict[str, Any] | None = None) -> bytes:
@@ -283,6 +283,8 @@ async def test_elicitation_goes_out_on_the_posts_stream_and_its_answer_is_posted
         async with client.stream("POST", url, content=call(1, "ask"), headers=headers) as response:
             async for chunk in response.aiter_bytes():
                 for event in decoder.feed(chunk):
+                    if not event.data:
+                        continue
                     message = json.loads(event.data)
                     seen.append(message)
                     if message.get("method") == "elicitation/create":
@@ -307,7 +309,7 @@ async def test_the_standalone_get_stream_receives_server_wide_notifications() ->
             assert (await client.get(url, headers=get_headers)).status_code == 409
             server.add_tool(lambda: "new", name="new")
             async for chunk in response.aiter_bytes():
-                got = decoder.feed(chunk)
+                got = [e for e in decoder.feed(chunk) if e.data]
                 if got:
                     assert json.loads(got[0].data)["method"] == "notifications/tools/list_changed"
                     break
@@ -384,3 +386,14 @@ async def test_the_app_mounts_inside_starlette_and_serves_mcpkit_client_there() 
         assert result["content"][0]["text"] == "42"
     finally:
         await mcp_app.aclose()
+
+
+async def test_sse_streams_open_with_a_priming_event_and_retry_from_2025_11_25() -> None:
+    async with serving() as (client, url, _, _):
+        headers = await open_session(client, url)
+        response = await client.post(url, content=call(1, "add", {"a": 1, "b": 1}), headers=headers)
+        first = SSEDecoder().feed(response.content)[0]
+        assert first.data == "" and first.id is not None and first.retry == 1000
+        old = {**headers, "mcp-protocol-version": "2025-06-18"}
+        response = await client.post(url, content=call(2, "add", {"a": 1, "b": 1}), headers=old)
+        assert SSEDecoder().feed(response.content)[0].data != ""

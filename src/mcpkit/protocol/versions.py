@@ -34,6 +34,7 @@ class Feature(enum.Enum):
     SAMPLING_TOOLS = "tools in sampling"
     TOOL_ERRORS_AS_RESULTS = "input validation errors as tool results"
     HTTP_PROTOCOL_HEADER = "MCP-Protocol-Version header"
+    SSE_PRIMING = "SSE priming event and retry (resumable POST streams)"
     JSONRPC_BATCH = "JSON-RPC batching"
 
 
@@ -64,6 +65,7 @@ _FIRST_VERSION: Final[dict[Feature, str]] = {
     Feature.URL_ELICITATION: V2025_11_25,
     Feature.SAMPLING_TOOLS: V2025_11_25,
     Feature.TOOL_ERRORS_AS_RESULTS: V2025_11_25,
+    Feature.SSE_PRIMING: V2025_11_25,
 }
 # Batching existed only in 2025-03-26; 2025-06-18 removed it.
 _LAST_VERSION: Final[dict[Feature, str]] = {Feature.JSONRPC_BATCH: V2025_03_26}

@@ -34,7 +34,7 @@ from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, MCPError
 from ..protocol.framing import Oversized
 from ..protocol.jsonrpc import Notification, Request, RequestId, classify, decode, encode, error_message
 from ..protocol.sse import encode_event
-from ..protocol.versions import SUPPORTED_VERSIONS, V2025_03_26
+from ..protocol.versions import SUPPORTED_VERSIONS, V2025_03_26, Feature, has
 
 __all__ = ["SessionStream", "StreamableHTTPApp", "serve_http"]
 
@@ -71,8 +71,15 @@ class _Disconnected(Exception):
 class _Route:
     """Where the messages related to one request (or to the standalone stream) wait for their writer."""
 
-    def __init__(self) -> None:
+    def __init__(self, prime_retry_ms: int | None = None) -> None:
         self.send, self.receive = anyio.create_memory_object_stream[bytes](_ROUTE_BUFFER)
+        # transports "Resumability": from 2025-11-25 a stream opens with an id-only priming event.
+        self.prime_retry_ms = prime_retry_ms
+
+    def priming_event(self, session: SessionStream) -> bytes | None:
+        if self.prime_retry_ms is None:
+            return None
+        return encode_event(b"", event_id=session.next_event_id(), retry_ms=self.prime_retry_ms)
 
     def close(self) -> None:
         self.send.close()
@@ -156,6 +163,7 @@ class StreamableHTTPApp:
         session_idle_timeout: float = 1800.0,
         max_sessions: int = 10_000,
         body_timeout: float = 30.0,
+        retry_ms: int = 1000,
     ) -> None:
         self._serve: Callable[[SessionStream], Awaitable[None]] = getattr(target, "serve", target)
         self.path = path
@@ -167,6 +175,7 @@ class StreamableHTTPApp:
         self.session_idle_timeout = session_idle_timeout
         self.max_sessions = max_sessions
         self.body_timeout = body_timeout
+        self.retry_ms = retry_ms  # the SSE `retry` a client waits before reconnecting a dropped stream
         self.sessions: dict[str, SessionStream] = {}
         self._tg: TaskGroup | None = None
         self._hosted: anyio.Event | None = None
@@ -334,7 +343,7 @@ class StreamableHTTPApp:
             session = await self._new_session()
             await self._deliver(session, message, body, receive, send, include_session=True)
         else:
-            await self._deliver(self._session_of(headers), message, body, receive, send)
+            await self._deliver(self._session_of(headers), message, body, receive, send, version=version)
 
     async def _post_stateless(
         self, message: Any, body: bytes, version: str, is_init: bool, receive: Receive, send: Send
@@ -369,6 +378,9 @@ class StreamableHTTPApp:
             raise _HTTPError(408, f"Request Timeout: body not received within {self.body_timeout} s")
         return b"".join(chunks)
 
+    def _retry_for(self, version: str) -> int | None:
+        return self.retry_ms if has(version, Feature.SSE_PRIMING) else None
+
     async def _deliver(
         self,
         session: SessionStream,
@@ -377,6 +389,7 @@ class StreamableHTTPApp:
         receive: Receive,
         send: Send,
         include_session: bool = False,
+        version: str = V2025_03_26,
     ) -> None:
         session.last_seen = anyio.current_time()
         if not isinstance(message, Request):
@@ -391,7 +404,7 @@ class StreamableHTTPApp:
             raise _HTTPError(400, f"Bad Request: request id {message.id!r} is already in flight")
         sid = session.session_id
         extra = [(b"mcp-session-id", sid.encode())] if include_session and sid else []
-        route = session.routes[message.id] = _Route()
+        route = session.routes[message.id] = _Route(self._retry_for(version))
         session.active += 1
         try:
             await session.push(body)
@@ -426,16 +439,19 @@ class StreamableHTTPApp:
     async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
         if not _accepts(headers, "text/event-stream"):
             raise _HTTPError(406, "Not Acceptable: Accept must include text/event-stream")
-        _version(headers)
+        version = _version(headers)
         session = self._session_of(headers)
         if session.standalone is not None:
             raise _HTTPError(409, "Conflict: this session already has a standalone stream")
-        route = session.standalone = _Route()
+        route = session.standalone = _Route(self._retry_for(version))
         while session.backlog:
             route.send.send_nowait(session.backlog.popleft())
         session.active += 1
         try:
             await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            priming = route.priming_event(session)
+            if priming is not None:
+                await send({"type": "http.response.body", "body": priming, "more_body": True})
             async with _until_disconnect(receive):
                 async for data in route.receive:
                     event = encode_event(data, event_id=session.next_event_id())
@@ -453,6 +469,9 @@ async def _reply_sse(
     session: SessionStream, route: _Route, rid: RequestId, receive: Receive, send: Send, extra: list[Any]
 ) -> None:
     await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS + extra})
+    priming = route.priming_event(session)
+    if priming is not None:
+        await send({"type": "http.response.body", "body": priming, "more_body": True})
     async with _until_disconnect(receive):
         async for data in route.receive:
             event = encode_event(data, event_id=session.next_event_id())
