@@ -1,0 +1,404 @@
+#!/usr/bin/env python3
+# ruff: noqa: RUF001
+"""MCP stdio benchmark harness: raw JSON-RPC over a server's stdin/stdout, no MCP library.
+
+Drives mcpkit, the official SDK and a raw-orjson baseline server in one run and prints a markdown
+table of absolute numbers and ratios to the baseline ("x times the baseline cost": > 1 is worse).
+Every response is verified; a wrong or missing answer exits non-zero. See benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parent
+SERVERS = {
+    "baseline": HERE / "servers" / "baseline_server.py",
+    "mcpkit": HERE / "servers" / "mcpkit_server.py",
+    "sdk": HERE / "servers" / "sdk_server.py",
+}
+PROTOCOL = "2025-06-18"
+MANY = 1000
+WINDOW = 64
+
+
+class BenchError(Exception):
+    """A wrong, missing or malformed answer: fails the run."""
+
+
+# ---- one server process ------------------------------------------------------------------------
+
+
+class Conn:
+    def __init__(self, script: Path, many_tools: int = 0, argv_prefix: list[str] | None = None) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(REPO_ROOT / "src") + (
+            os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+        )
+        env["BENCH_MANY_TOOLS"] = str(many_tools)
+        env.pop("PYTHONPROFILE", None)
+        self.proc = subprocess.Popen(
+            [sys.executable, *(argv_prefix or []), str(script)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=str(REPO_ROOT),
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.w = self.proc.stdin
+        self.r = self.proc.stdout
+        self.next_id = 0
+
+    def send(self, method: str, params: dict | None = None, *, notify: bool = False) -> int:
+        msg: dict = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        rid = -1
+        if not notify:
+            self.next_id += 1
+            rid = msg["id"] = self.next_id
+        self.w.write(orjson.dumps(msg) + b"\n")
+        self.w.flush()
+        return rid
+
+    def recv(self) -> dict:
+        """The next response (notifications and server requests are skipped)."""
+        while True:
+            line = self.r.readline()
+            if not line:
+                raise BenchError(f"server closed stdout (exit code {self.proc.poll()})")
+            try:
+                msg = orjson.loads(line)
+            except orjson.JSONDecodeError as e:
+                raise BenchError(f"invalid JSON from server: {line[:200]!r}") from e
+            if "method" in msg:
+                continue
+            if "result" not in msg and "error" not in msg:
+                raise BenchError(f"not a response: {line[:200]!r}")
+            return msg
+
+    def call(self, method: str, params: dict | None = None) -> dict:
+        rid = self.send(method, params)
+        msg = self.recv()
+        return result_of(msg, rid)
+
+    def initialize(self) -> dict:
+        res = self.call(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL,
+                "capabilities": {},
+                "clientInfo": {"name": "mcp-bench", "version": "1"},
+            },
+        )
+        if "serverInfo" not in res or "protocolVersion" not in res:
+            raise BenchError(f"bad initialize result: {res!r}")
+        self.send("notifications/initialized", notify=True)
+        return res
+
+    def vm_hwm_kib(self) -> int:
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+        raise BenchError("no VmHWM in /proc status")
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.w.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def result_of(msg: dict, rid: int) -> dict:
+    if msg.get("id") != rid:
+        raise BenchError(f"response id {msg.get('id')!r} != request id {rid}")
+    if "error" in msg:
+        raise BenchError(f"error response to id {rid}: {msg['error']!r}")
+    res = msg["result"]
+    if not isinstance(res, dict):
+        raise BenchError(f"result is not an object: {res!r}")
+    return res
+
+
+def tool_value(res: dict, what: str) -> object:
+    """The value a tool returned, checked for agreement between content text and structuredContent."""
+    if res.get("isError"):
+        raise BenchError(f"{what}: tool error {res!r}")
+    content = res.get("content")
+    if not isinstance(content, list) or not content or content[0].get("type") != "text":
+        raise BenchError(f"{what}: no text content in {str(res)[:200]}")
+    text = content[0]["text"]
+    sc = res.get("structuredContent")
+    if sc is not None:
+        if not isinstance(sc, dict) or "result" not in sc:
+            raise BenchError(f"{what}: bad structuredContent {sc!r}")
+        return sc["result"], text
+    return None, text
+
+
+def check_add(res: dict, expect: int) -> None:
+    sc, text = tool_value(res, "add")
+    if sc is not None and (sc != expect or type(sc) is not int):
+        raise BenchError(f"add: structuredContent result {sc!r} != {expect}")
+    # The text is either the bare number or the JSON of the structured content.
+    try:
+        parsed = orjson.loads(text)
+    except orjson.JSONDecodeError as e:
+        raise BenchError(f"add: text {text!r} is not JSON") from e
+    if parsed != expect and parsed != {"result": expect}:
+        raise BenchError(f"add: text {text!r} does not say {expect}")
+
+
+def check_echo(res: dict, expect: str) -> None:
+    sc, text = tool_value(res, "echo")
+    if sc is not None and sc != expect:
+        raise BenchError("echo: structuredContent differs from the input")
+    if text != expect:
+        try:
+            ok = orjson.loads(text) == {"result": expect}
+        except orjson.JSONDecodeError:
+            ok = False
+        if not ok:
+            raise BenchError("echo: text differs from the input")
+
+
+# ---- measurements --------------------------------------------------------------------------------
+
+
+def cold_start(script: Path, spawns: int) -> float:
+    """Median ms from spawn to the initialize response."""
+    times = []
+    for _ in range(spawns):
+        t0 = time.perf_counter()
+        c = Conn(script)
+        try:
+            c.initialize()
+            times.append((time.perf_counter() - t0) * 1e3)
+        finally:
+            c.close()
+    return statistics.median(times)
+
+
+def add_params(i: int) -> dict:
+    return {"name": "add", "arguments": {"a": i, "b": 2 * i + 1}}
+
+
+def sequential(c: Conn, n: int) -> tuple[float, float]:
+    """p50, p99 latency in µs of one tools/call add at a time."""
+    lat = []
+    pc = time.perf_counter
+    for i in range(n):
+        t0 = pc()
+        res = c.call("tools/call", add_params(i))
+        lat.append(pc() - t0)
+        check_add(res, 3 * i + 1)
+    lat.sort()
+    return lat[len(lat) // 2] * 1e6, lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1e6
+
+
+def pipelined(c: Conn, n: int, window: int = WINDOW) -> float:
+    """tools/call add per second with `window` requests in flight on one pipe."""
+    pending: dict[int, int] = {}
+    sent = 0
+    t0 = time.perf_counter()
+    while sent < min(window, n):
+        pending[c.send("tools/call", add_params(sent))] = 3 * sent + 1
+        sent += 1
+    done = 0
+    while done < n:
+        msg = c.recv()
+        rid = msg.get("id")
+        if rid not in pending:
+            raise BenchError(f"pipelined: unexpected response id {rid!r}")
+        expect = pending.pop(rid)
+        check_add(result_of(msg, rid), expect)
+        done += 1
+        if sent < n:
+            pending[c.send("tools/call", add_params(sent))] = 3 * sent + 1
+            sent += 1
+    return n / (time.perf_counter() - t0)
+
+
+def big_echo(c: Conn, times: int, size: int = 1 << 20) -> float:
+    """Median MiB/s of a round trip of `size` characters through echo (MiB counted one way)."""
+    rates = []
+    for k in range(times):
+        text = (("abcdefghijklmnopqrstuvwxyz0123456789" * (size // 36 + 1))[: size - 8]) + f"{k:08d}"
+        t0 = time.perf_counter()
+        res = c.call("tools/call", {"name": "echo", "arguments": {"text": text}})
+        dt = time.perf_counter() - t0
+        check_echo(res, text)
+        rates.append((size / (1 << 20)) / dt)
+    return statistics.median(rates)
+
+
+def list_tools(c: Conn, times: int) -> float:
+    """Median ms for a full tools/list (following nextCursor) of MANY + 2 tools."""
+    out = []
+    expected = {"echo", "add"} | {f"t{i}" for i in range(MANY)}
+    for _ in range(times):
+        t0 = time.perf_counter()
+        names: list[str] = []
+        cursor = None
+        while True:
+            res = c.call("tools/list", {"cursor": cursor} if cursor else None)
+            tools = res.get("tools")
+            if not isinstance(tools, list):
+                raise BenchError(f"tools/list: no tools list in {str(res)[:200]}")
+            for t in tools:
+                if not isinstance(t.get("inputSchema"), dict):
+                    raise BenchError(f"tools/list: tool without inputSchema {t!r}")
+                names.append(t["name"])
+            cursor = res.get("nextCursor")
+            if not cursor:
+                break
+        out.append((time.perf_counter() - t0) * 1e3)
+        if len(names) != len(expected) or set(names) != expected:
+            raise BenchError(f"tools/list: got {len(names)} tools, expected {len(expected)}")
+    return statistics.median(out)
+
+
+def bench_server(name: str, counts: dict) -> dict[str, float]:
+    script = SERVERS[name]
+    r: dict[str, float] = {}
+    r["cold_ms"] = cold_start(script, counts["spawns"])
+    c = Conn(script)
+    try:
+        c.initialize()
+        sequential(c, min(200, counts["seq"]))  # warm-up
+        r["seq_p50_us"], r["seq_p99_us"] = sequential(c, counts["seq"])
+        r["pipe_cps"] = pipelined(c, counts["pipe"])
+        r["echo_mibs"] = big_echo(c, counts["echo"])
+        r["rss_mib"] = c.vm_hwm_kib() / 1024
+    finally:
+        c.close()
+    c = Conn(script, many_tools=MANY)
+    try:
+        c.initialize()
+        r["list_ms"] = list_tools(c, counts["list"])
+        r["rss_many_mib"] = c.vm_hwm_kib() / 1024
+    finally:
+        c.close()
+    return r
+
+
+# ---- report --------------------------------------------------------------------------------------
+
+# key, label, unit, format, higher_is_better, target ratio for mcpkit (cost vs baseline)
+METRICS = [
+    ("cold_ms", "cold start (spawn → initialize reply)", "ms", "{:.1f}", False, 2.5),
+    ("seq_p50_us", "sequential tools/call add, p50", "µs", "{:.0f}", False, 2.0),
+    ("seq_p99_us", "sequential tools/call add, p99", "µs", "{:.0f}", False, None),
+    ("pipe_cps", f"pipelined tools/call add, {WINDOW} in flight", "calls/s", "{:.0f}", True, 2.5),
+    ("echo_mibs", "1 MiB echo round trip", "MiB/s", "{:.1f}", True, 1.2),
+    ("list_ms", f"tools/list, {MANY + 2} tools", "ms", "{:.2f}", False, 1.5),
+    ("rss_mib", "peak RSS (VmHWM), main workload", "MiB", "{:.1f}", False, None),
+    ("rss_many_mib", f"peak RSS (VmHWM), {MANY} tools", "MiB", "{:.1f}", False, None),
+]
+RSS_TARGET_MIB = 30.0
+
+
+def cost_ratio(key_hib: bool, value: float, base: float) -> float:
+    return base / value if key_hib else value / base
+
+
+def table(results: dict[str, dict[str, float]]) -> str:
+    names = list(results)
+    base = results.get("baseline")
+    head = ["metric"]
+    for n in names:
+        head.append(n)
+        if base is not None and n != "baseline":
+            head.append(f"{n} ÷ baseline")
+    if base is not None and "mcpkit" in results:
+        head.append("mcpkit target")
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+    for key, label, unit, fmt, hib, target in METRICS:
+        row = [f"{label} ({unit})"]
+        for n in names:
+            v = results[n][key]
+            row.append(fmt.format(v))
+            if base is not None and n != "baseline":
+                row.append(f"{cost_ratio(hib, v, base[key]):.2f}×")
+        if base is not None and "mcpkit" in results:
+            if key == "rss_mib":
+                ok = results["mcpkit"][key] <= RSS_TARGET_MIB
+                row.append(f"≤ {RSS_TARGET_MIB:.0f} MiB {'✓' if ok else '✗'}")
+            elif target is None:
+                row.append("")
+            else:
+                ok = cost_ratio(hib, results["mcpkit"][key], base[key]) <= target
+                row.append(f"≤ {target}× {'✓' if ok else '✗'}")
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--smoke", action="store_true", help="small counts (CI), well under 60 s")
+    p.add_argument("--repeat", type=int, default=None, help="repetitions; the table shows medians")
+    p.add_argument("--only", default="baseline,mcpkit,sdk", help="comma list of: " + ",".join(SERVERS))
+    p.add_argument("--spawns", type=int, help="cold starts per repetition")
+    p.add_argument("--seq", type=int, help="sequential calls")
+    p.add_argument("--pipe", type=int, help="pipelined calls")
+    p.add_argument("--echo", type=int, help="1 MiB echoes")
+    p.add_argument("--list", type=int, help="tools/list calls")
+    a = p.parse_args(argv)
+    if a.smoke:
+        counts = {"spawns": 3, "seq": 300, "pipe": 2000, "echo": 3, "list": 3}
+        repeat = a.repeat or 1
+    else:
+        counts = {"spawns": 10, "seq": 2000, "pipe": 20000, "echo": 5, "list": 10}
+        repeat = a.repeat or 3
+    for k in counts:
+        if getattr(a, k) is not None:
+            counts[k] = getattr(a, k)
+    names = [n.strip() for n in a.only.split(",") if n.strip()]
+    bad = [n for n in names if n not in SERVERS]
+    if bad:
+        p.error(f"unknown server(s) {bad}; choose from {list(SERVERS)}")
+    names.sort(key=lambda n: list(SERVERS).index(n))  # baseline first
+
+    print(f"# counts {counts}, repeat {repeat}, python {sys.version.split()[0]}", file=sys.stderr)
+    runs: dict[str, list[dict[str, float]]] = {n: [] for n in names}
+    t_start = time.perf_counter()
+    try:
+        for rep in range(repeat):
+            for n in names:  # interleaved, so drift hits every server alike
+                t0 = time.perf_counter()
+                runs[n].append(bench_server(n, counts))
+                print(f"# rep {rep + 1}/{repeat} {n}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    except BenchError as e:
+        print(f"FAIL ({n}): {e}", file=sys.stderr)
+        return 1
+    results = {n: {k: statistics.median(r[k] for r in runs[n]) for k, *_ in METRICS} for n in names}
+    print(table(results))
+    print(
+        f"\nMedians of {repeat} repetition(s); ratios are x times the baseline cost"
+        " (times and memory: x / baseline; throughput: baseline / x), so > 1 means worse than the baseline."
+        f" Total {time.perf_counter() - t_start:.0f} s."
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""Official MCP SDK (mcp 2.x, MCPServer high-level API) benchmark server over stdio."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import MANY_TOOLS, make_extra_tool
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("bench-sdk")
+
+
+@server.tool()
+async def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+@server.tool()
+async def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+for _i in range(MANY_TOOLS):
+    server.add_tool(make_extra_tool(_i), name=f"t{_i}")
+
+if __name__ == "__main__":
+    server.run("stdio")
