@@ -45,15 +45,22 @@ async def list_items(s: Server, ctx: Context, params: JSON, method: str) -> JSON
     return result
 
 
-async def call_tool(s: Server, ctx: Context, params: JSON) -> JSON:
+def named(registry: dict[str, Any], params: JSON, kind: str) -> tuple[Any, JSON | None]:
+    """The tool or prompt `params` names, and its arguments; -32602 for an unknown name or bad arguments."""
     name = params.get("name")
-    tool = s.tools.get(name) if isinstance(name, str) else None
-    if tool is None:
-        raise MCPError(INVALID_PARAMS, f"Unknown tool: {name!r}")
+    item = registry.get(name) if isinstance(name, str) else None
+    if item is None:
+        raise MCPError(INVALID_PARAMS, f"Unknown {kind}: {name!r}")
     arguments = params.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
         raise MCPError(INVALID_PARAMS, "Invalid params: arguments must be an object")
-    return await tool.call(arguments, ctx, ctx.negotiated.version)
+    return item, arguments
+
+
+async def call_tool(s: Server, ctx: Context, params: JSON) -> JSON:
+    tool, arguments = named(s.tools, params, "tool")
+    result: JSON = await tool.call(arguments, ctx, ctx.negotiated.version)
+    return result
 
 
 async def read(s: Server, ctx: Context, params: JSON) -> JSON:
@@ -86,14 +93,9 @@ async def unsubscribe(s: Server, ctx: Context, params: JSON) -> JSON:
 
 
 async def get_prompt(s: Server, ctx: Context, params: JSON) -> JSON:
-    name = params.get("name")
-    prompt = s.prompts.get(name) if isinstance(name, str) else None
-    if prompt is None:
-        raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name!r}")
-    arguments = params.get("arguments")
-    if arguments is not None and not isinstance(arguments, dict):
-        raise MCPError(INVALID_PARAMS, "Invalid params: arguments must be an object")
-    return await prompt.get(arguments, ctx)
+    prompt, arguments = named(s.prompts, params, "prompt")
+    result: JSON = await prompt.get(arguments, ctx)
+    return result
 
 
 async def complete(s: Server, ctx: Context, params: JSON) -> JSON:

@@ -448,14 +448,7 @@ class StreamableHTTPApp:
             route.send.send_nowait(session.backlog.popleft())
         session.active += 1
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-            priming = route.priming_event(session)
-            if priming is not None:
-                await send({"type": "http.response.body", "body": priming, "more_body": True})
-            async with _until_disconnect(receive):
-                async for data in route.receive:
-                    event = encode_event(data, event_id=session.next_event_id())
-                    await send({"type": "http.response.body", "body": event, "more_body": True})
+            await _stream_events(session, route, receive, send, _SSE_HEADERS, None)
         finally:
             if session.standalone is route:
                 session.standalone = None
@@ -468,7 +461,20 @@ class StreamableHTTPApp:
 async def _reply_sse(
     session: SessionStream, route: _Route, rid: RequestId, receive: Receive, send: Send, extra: list[Any]
 ) -> None:
-    await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS + extra})
+    await _stream_events(session, route, receive, send, _SSE_HEADERS + extra, rid)
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _stream_events(
+    session: SessionStream,
+    route: _Route,
+    receive: Receive,
+    send: Send,
+    headers: list[Any],
+    until: RequestId | None,
+) -> None:
+    """Start an SSE response and write each routed message as an event; stop after the response to `until`."""
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
     priming = route.priming_event(session)
     if priming is not None:
         await send({"type": "http.response.body", "body": priming, "more_body": True})
@@ -476,9 +482,8 @@ async def _reply_sse(
         async for data in route.receive:
             event = encode_event(data, event_id=session.next_event_id())
             await send({"type": "http.response.body", "body": event, "more_body": True})
-            if _is_response_to(data, rid):
+            if until is not None and _is_response_to(data, until):
                 break
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def _handshake(session: SessionStream, version: str) -> None:
