@@ -1,0 +1,361 @@
+"""An online shop on a real SQLite database, served over MCP.
+
+    python examples/commerce/server.py [--db PATH] [--http [--host H] [--port P]]
+
+The database path comes from --db, else $COMMERCE_DB, else ./commerce.db; it is migrated and
+seeded with a small catalogue on first run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sqlite3
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+from pydantic import BaseModel, Field
+
+from mcpkit import Context, Server, ToolError
+from mcpkit.content import annotations
+
+# db.py sits next to this file; load it by path so the example needs no package install.
+_spec = importlib.util.spec_from_file_location("commerce_db", Path(__file__).with_name("db.py"))
+assert _spec is not None and _spec.loader is not None
+db = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("commerce_db", db)
+_spec.loader.exec_module(db)
+
+RETURN_REASONS = ["damaged", "wrong_item", "not_as_described", "no_longer_needed", "other"]
+
+
+class Inventory(BaseModel):
+    sku: str
+    name: str
+    total: int = Field(description="Units across the warehouses reported")
+    warehouses: dict[str, int] = Field(description="Units per warehouse code")
+
+
+class StockUpdate(BaseModel):
+    sku: str
+    warehouse: str
+    quantity: int = Field(description="Units now in this warehouse")
+    total: int = Field(description="Units now across all warehouses")
+    threshold: int
+    low_stock: bool
+
+
+def _price(cents: int) -> float:
+    return round(cents / 100, 2)
+
+
+def build_server(db_path: str | Path) -> Server:
+    """A commerce Server on the SQLite database at `db_path` (created and seeded if new)."""
+    db_path = str(db_path)
+    db.initialise(db_path)
+    server = Server(
+        "mcpkit-commerce",
+        "0.1.0",
+        title="Commerce demo shop",
+        instructions="An online coffee and tea shop: check and update stock, browse the catalogue, "
+        "process returns.",
+    )
+
+    def query(sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        conn = db.connect(db_path)
+        try:
+            return conn.execute(sql, params).fetchall()
+        finally:
+            conn.close()
+
+    async def run(fn: Any, *args: Any) -> Any:
+        return await anyio.to_thread.run_sync(fn, *args)
+
+    # ---- tools -------------------------------------------------------------------------------
+
+    def _inventory(sku: str, warehouse: str | None) -> Inventory:
+        product = query("SELECT sku, name FROM products WHERE sku = ?", (sku,))
+        if not product:
+            raise ToolError(f"Unknown SKU {sku!r}")
+        if warehouse is not None and not query("SELECT 1 FROM warehouses WHERE code = ?", (warehouse,)):
+            raise ToolError(f"Unknown warehouse {warehouse!r}")
+        sql = (
+            "SELECT w.code, COALESCE(s.quantity, 0) AS quantity FROM warehouses w"
+            " LEFT JOIN stock s ON s.warehouse = w.code AND s.sku = ?"
+        )
+        params: tuple[Any, ...] = (sku,)
+        if warehouse is not None:
+            sql += " WHERE w.code = ?"
+            params += (warehouse,)
+        rows = query(sql + " ORDER BY w.code", params)
+        per = {row["code"]: row["quantity"] for row in rows}
+        return Inventory(sku=sku, name=product[0]["name"], total=sum(per.values()), warehouses=per)
+
+    @server.tool(read_only=True, idempotent=True)
+    async def check_inventory(sku: str, warehouse: str | None = None) -> Inventory:
+        """Units in stock for a SKU, in total and per warehouse (or in one warehouse)."""
+        result: Inventory = await run(_inventory, sku, warehouse)
+        return result
+
+    def _update_stock(sku: str, warehouse: str, delta: int) -> StockUpdate:
+        conn = db.connect(db_path)
+        try:
+            conn.execute("BEGIN IMMEDIATE")  # take the write lock before reading: no lost updates
+            try:
+                product = conn.execute("SELECT threshold FROM products WHERE sku = ?", (sku,)).fetchone()
+                if product is None:
+                    raise ToolError(f"Unknown SKU {sku!r}")
+                if conn.execute("SELECT 1 FROM warehouses WHERE code = ?", (warehouse,)).fetchone() is None:
+                    raise ToolError(f"Unknown warehouse {warehouse!r}")
+                row = conn.execute(
+                    "SELECT quantity FROM stock WHERE sku = ? AND warehouse = ?", (sku, warehouse)
+                ).fetchone()
+                current = row["quantity"] if row else 0
+                new = current + delta
+                if new < 0:
+                    raise ToolError(
+                        f"Refused: {sku} in {warehouse} has {current} units; removing {-delta} "
+                        "would make stock negative"
+                    )
+                conn.execute(
+                    "INSERT INTO stock (sku, warehouse, quantity) VALUES (?, ?, ?)"
+                    " ON CONFLICT (sku, warehouse) DO UPDATE SET quantity = excluded.quantity",
+                    (sku, warehouse, new),
+                )
+                total = conn.execute("SELECT SUM(quantity) FROM stock WHERE sku = ?", (sku,)).fetchone()[0]
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        finally:
+            conn.close()
+        threshold = product["threshold"]
+        return StockUpdate(
+            sku=sku,
+            warehouse=warehouse,
+            quantity=new,
+            total=total,
+            threshold=threshold,
+            low_stock=new < threshold,
+        )
+
+    @server.tool(destructive=False, idempotent=False)
+    async def update_stock(sku: str, warehouse: str, delta: int, ctx: Context) -> StockUpdate:
+        """Add (positive delta) or remove (negative delta) units of a SKU in one warehouse."""
+        result: StockUpdate = await run(_update_stock, sku, warehouse, delta)
+        if result.low_stock and delta < 0:
+            await ctx.log(
+                "warning",
+                {
+                    "message": f"Low stock: {sku} in {warehouse} is at {result.quantity}, "
+                    f"below its threshold of {result.threshold}",
+                    "sku": sku,
+                    "warehouse": warehouse,
+                    "quantity": result.quantity,
+                    "threshold": result.threshold,
+                },
+            )
+        await ctx.server.notify_resource_updated(f"commerce://products/{sku}")
+        return result
+
+    def _order_has(order_id: str, sku: str) -> bool:
+        return bool(query("SELECT 1 FROM order_items WHERE order_id = ? AND sku = ?", (order_id, sku)))
+
+    def _record_return(order_id: str, sku: str, reason: str) -> int:
+        conn = db.connect(db_path)
+        try:
+            cursor = conn.execute(
+                "INSERT INTO returns (order_id, sku, reason) VALUES (?, ?, ?)", (order_id, sku, reason)
+            )
+            return int(cursor.lastrowid or 0)
+        finally:
+            conn.close()
+
+    @server.tool(destructive=False)
+    async def process_return(order_id: str, sku: str, ctx: Context) -> str:
+        """Ask the user why an item is coming back and to confirm, then record the return."""
+        if not await run(_order_has, order_id, sku):
+            raise ToolError(f"Order {order_id!r} has no item {sku!r}")
+        answer = await ctx.elicit(
+            f"Return {sku} from order {order_id}? Choose a reason and confirm.",
+            {
+                "type": "object",
+                "properties": {
+                    "reason": {"type": "string", "enum": RETURN_REASONS, "description": "Why it is returned"},
+                    "confirm": {"type": "boolean", "description": "Confirm the return"},
+                },
+                "required": ["reason", "confirm"],
+            },
+        )
+        if not answer.accepted or not answer.content:
+            return f"No return recorded: the user chose to {answer.action}."
+        if not answer.content.get("confirm"):
+            return "No return recorded: the user did not confirm."
+        reason = str(answer.content["reason"])
+        return_id = await run(_record_return, order_id, sku, reason)
+        return f"Return #{return_id} recorded for {sku} from order {order_id} (reason: {reason})."
+
+    @server.tool(read_only=True, open_world=True)
+    async def translate_description(sku: str, language: str, ctx: Context) -> str:
+        """Translate a product description with the client's LLM (needs the client's sampling)."""
+        rows = await run(query, "SELECT description FROM products WHERE sku = ?", (sku,))
+        if not rows:
+            raise ToolError(f"Unknown SKU {sku!r}")
+        if "sampling" not in ctx.client_capabilities:
+            raise ToolError(
+                "translate_description needs sampling: this client did not declare the sampling "
+                "capability, so the server cannot ask its LLM to translate."
+            )
+        result = await ctx.sample(
+            f"Translate this product description into {language}. Reply with the translation only.\n\n"
+            f"{rows[0]['description']}",
+            max_tokens=300,
+            system_prompt="You are a careful e-commerce translator.",
+        )
+        content = result.get("content", {})
+        if isinstance(content, list):
+            content = next((c for c in content if c.get("type") == "text"), {})
+        translated = content.get("text") if isinstance(content, dict) else None
+        if not translated:
+            raise ToolError("The client's LLM returned no text for the translation")
+        return str(translated)
+
+    # ---- resources ---------------------------------------------------------------------------
+
+    def categories() -> str:
+        rows = query(
+            "SELECT c.name, c.description, COUNT(p.sku) AS products FROM categories c"
+            " LEFT JOIN products p ON p.category_id = c.id GROUP BY c.id ORDER BY c.name"
+        )
+        return json.dumps([dict(row) for row in rows])
+
+    server.add_resource(
+        "commerce://catalog/categories",
+        categories,
+        name="categories",
+        title="Catalogue categories",
+        description="Every category with its product count",
+        mime_type="application/json",
+        annotations=annotations(
+            audience=["user", "assistant"],
+            priority=0.8,
+            last_modified=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        ),
+    )
+
+    def _product(sku: str) -> str | None:
+        rows = query(
+            "SELECT p.sku, p.name, p.description, c.name AS category, p.price_cents, p.threshold"
+            " FROM products p JOIN categories c ON c.id = p.category_id WHERE p.sku = ?",
+            (sku,),
+        )
+        if not rows:
+            return None
+        row = rows[0]
+        stock = query("SELECT warehouse, quantity FROM stock WHERE sku = ? ORDER BY warehouse", (sku,))
+        per = {r["warehouse"]: r["quantity"] for r in stock}
+        return json.dumps(
+            {
+                "sku": row["sku"],
+                "name": row["name"],
+                "description": row["description"],
+                "category": row["category"],
+                "price": _price(row["price_cents"]),
+                "threshold": row["threshold"],
+                "stock": per,
+                "total_stock": sum(per.values()),
+            }
+        )
+
+    @server.resource("commerce://products/{sku}", name="product", mime_type="application/json")
+    async def product(sku: str) -> str | None:
+        """One product with its price and stock per warehouse."""
+        result: str | None = await run(_product, sku)
+        return result
+
+    def _order_items(order_id: str) -> str | None:
+        order = query("SELECT id, customer, placed_at, status FROM orders WHERE id = ?", (order_id,))
+        if not order:
+            return None
+        items = query(
+            "SELECT i.sku, p.name, i.quantity, i.unit_price_cents FROM order_items i"
+            " JOIN products p ON p.sku = i.sku WHERE i.order_id = ? ORDER BY i.sku",
+            (order_id,),
+        )
+        lines = [
+            {
+                "sku": i["sku"],
+                "name": i["name"],
+                "quantity": i["quantity"],
+                "unit_price": _price(i["unit_price_cents"]),
+            }
+            for i in items
+        ]
+        total = sum(i["quantity"] * i["unit_price_cents"] for i in items)
+        return json.dumps({**dict(order[0]), "items": lines, "total": _price(total)})
+
+    @server.resource("commerce://orders/{order_id}/items", name="order_items", mime_type="application/json")
+    async def order_items(order_id: str) -> str | None:
+        """The items of one order."""
+        result: str | None = await run(_order_items, order_id)
+        return result
+
+    # ---- prompts -----------------------------------------------------------------------------
+
+    @server.prompt(title="Product recommendation")
+    def product_recommendation(category: str, budget: float | None = None) -> str:
+        """Ask for a recommendation from one category of the catalogue, optionally within a budget."""
+        sql = (
+            "SELECT p.sku, p.name, p.description, p.price_cents FROM products p"
+            " JOIN categories c ON c.id = p.category_id WHERE c.name = ?"
+        )
+        params: tuple[Any, ...] = (category,)
+        if budget is not None:
+            sql += " AND p.price_cents <= ?"
+            params += (round(budget * 100),)
+        rows = query(sql + " ORDER BY p.price_cents", params)
+        limit = f" with a budget of {budget:.2f}" if budget is not None else ""
+        listing = "\n".join(
+            f"- {r['sku']}: {r['name']} ({_price(r['price_cents']):.2f}) - {r['description']}" for r in rows
+        )
+        return (
+            f"Recommend a product from our {category!r} category{limit}.\n"
+            f"Products available:\n{listing or '(none match)'}\n"
+            "Explain briefly why your pick suits the customer."
+        )
+
+    @server.completion(prompt="product_recommendation", argument="category")
+    def complete_category(value: str, context: dict[str, str]) -> list[str]:
+        names = [row["name"] for row in query("SELECT name FROM categories ORDER BY name")]
+        return [name for name in names if name.startswith(value.lower())]
+
+    return server
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="An MCP server for an online shop on SQLite")
+    parser.add_argument("--db", default=os.environ.get("COMMERCE_DB", "commerce.db"))
+    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    args = parser.parse_args(argv)
+    server = build_server(args.db)
+    if args.http:
+        from mcpkit.transports.http_server import serve_http
+
+        url = f"http://{args.host}:{args.port}/mcp"
+        print(f"commerce server on {url} (database {Path(args.db).resolve()})", file=sys.stderr)
+        print("Try it from another shell:", file=sys.stderr)
+        print(f"  mcpkit call {url} check_inventory sku=COF-ETH-250", file=sys.stderr)
+        serve_http(server, host=args.host, port=args.port)
+    else:
+        server.run()
+
+
+if __name__ == "__main__":
+    main()
