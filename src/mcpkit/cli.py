@@ -78,11 +78,22 @@ async def open_client(server: str, args: argparse.Namespace) -> AsyncIterator[An
     def on_log(params: dict[str, Any]) -> None:
         print(f"[{params.get('level')}] {orjson.dumps(params.get('data')).decode()}", file=sys.stderr)
 
+    from .cli_prompts import sampling_by_command, terminal_elicitation
+
+    # Without --sampling the client declares no sampling, so a server's ctx.sample() fails with a clear error.
+    options: dict[str, Any] = {
+        "on_log": on_log,
+        "timeout": args.timeout,
+        "elicitation": terminal_elicitation(),
+        "elicitation_url": True,
+    }
+    if args.sampling:
+        options["sampling"] = sampling_by_command(args.sampling)
     if server.startswith(("http://", "https://")):
-        async with connect_http(server, on_log=on_log, timeout=args.timeout) as client:
+        async with connect_http(server, **options) as client:
             yield client
         return
-    async with connect_stdio(shlex.split(server), on_log=on_log, timeout=args.timeout) as client:
+    async with connect_stdio(shlex.split(server), **options) as client:
         yield client
 
 
@@ -192,6 +203,9 @@ def parser() -> argparse.ArgumentParser:
         cmd.add_argument("server", help="an http(s) URL, or a command line that starts a stdio server")
         cmd.add_argument("--json", action="store_true", help="print the raw result as JSON")
         cmd.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each answer")
+        cmd.add_argument(
+            "--sampling", metavar="CMD", help="answer sampling requests by running CMD (JSON in/out)"
+        )
         if name == "list":
             cmd.add_argument(
                 "kind", nargs="?", default="tools", choices=["tools", "resources", "templates", "prompts"]

@@ -100,3 +100,42 @@ def test_serve_runs_a_server_file_over_stdio_and_http() -> None:
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_elicitation_is_asked_at_the_terminal() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpkit.cli", "call", SERVER, "book_table", "restaurant=Noma"],
+        input="3\ny\ny\n",
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Booked Noma for 3."
+    assert "Book a table at Noma?" in done.stderr
+
+
+def test_a_declined_terminal_form_is_declined() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpkit.cli", "call", SERVER, "book_table", "restaurant=Noma"],
+        input="2\ny\nn\n",
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=60,
+    )
+    assert done.stdout.strip() == "No booking made (decline)."
+
+
+def test_sampling_is_refused_clearly_unless_a_sampling_command_is_given(tmp_path: Path) -> None:
+    refused = mcpkit("call", SERVER, "summarize", "topic=tides")
+    assert refused.returncode == 1 and "sampling" in refused.stdout
+    llm = tmp_path / "llm.py"
+    llm.write_text(
+        "import json, sys\nparams = json.load(sys.stdin)\n"
+        "print(json.dumps({'role': 'assistant', 'model': 'script', "
+        "'content': {'type': 'text', 'text': 'tokens: %d' % params['maxTokens']}}))\n"
+    )
+    answered = mcpkit("call", SERVER, "summarize", "topic=tides", "--sampling", f"{sys.executable} {llm}")
+    assert answered.returncode == 0 and answered.stdout.strip() == "tokens: 100"
