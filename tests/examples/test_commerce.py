@@ -270,3 +270,33 @@ async def test_the_server_runs_over_real_stdio_on_its_own_database(tmp_path: Pat
             result = await client.call_tool("check_inventory", {"sku": "ACC-FLT-100"})
             assert result["structuredContent"]["total"] == 210
     assert rows(db_file, "SELECT MAX(version) FROM schema_version") == [(3,)]
+
+
+async def test_the_server_runs_over_streamable_http_and_says_how_to_connect(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+
+    from mcpkit.client.client import connect_http
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    command = [sys.executable, str(SERVER_PY), "--db", str(tmp_path / "http.db"), "--http", "--port", str(port)]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        banner = [process.stderr.readline() for _ in range(3)]
+        assert f"mcpkit call http://127.0.0.1:{port}/mcp check_inventory sku=" in "".join(banner)
+        with anyio.fail_after(20):
+            while True:
+                try:
+                    async with connect_http(f"http://127.0.0.1:{port}/mcp", timeout=5) as client:
+                        result = await client.call_tool("check_inventory", {"sku": "ACC-FLT-100"})
+                        break
+                except Exception:
+                    await anyio.sleep(0.2)
+        assert result["structuredContent"]["total"] == 240
+    finally:
+        process.terminate()
+        process.wait(10)
