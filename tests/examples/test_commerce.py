@@ -282,7 +282,15 @@ async def test_the_server_runs_over_streamable_http_and_says_how_to_connect(tmp_
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    command = [sys.executable, str(SERVER_PY), "--db", str(tmp_path / "http.db"), "--http", "--port", str(port)]
+    command = [
+        sys.executable,
+        str(SERVER_PY),
+        "--db",
+        str(tmp_path / "http.db"),
+        "--http",
+        "--port",
+        str(port),
+    ]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         assert process.stderr is not None
