@@ -242,7 +242,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mcpkit: {exc}", file=sys.stderr)
         return USAGE
     except MCPError as exc:
-        print(f"mcpkit: error {exc.code}: {exc.message}", file=sys.stderr)
+        hint = ""
+        if exc.message == "Connection closed":
+            hint = " (the server exited or closed the connection; its own stderr, if any, is above)"
+        print(f"mcpkit: error {exc.code}: {exc.message}{hint}", file=sys.stderr)
         return PROTOCOL
     except OSError as exc:
         print(f"mcpkit: could not start or reach the server: {exc}", file=sys.stderr)

@@ -139,3 +139,10 @@ def test_sampling_is_refused_clearly_unless_a_sampling_command_is_given(tmp_path
     )
     answered = mcpkit("call", SERVER, "summarize", "topic=tides", "--sampling", f"{sys.executable} {llm}")
     assert answered.returncode == 0 and answered.stdout.strip() == "tokens: 100"
+
+
+def test_a_server_that_dies_at_start_is_a_connection_error_with_its_stderr() -> None:
+    crash = f"{sys.executable} -c \"import sys; print('boom: no config', file=sys.stderr); sys.exit(3)\""
+    done = mcpkit("ping", crash)
+    assert done.returncode == 3
+    assert "boom: no config" in done.stderr and "the server exited" in done.stderr
