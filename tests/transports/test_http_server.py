@@ -397,3 +397,11 @@ async def test_sse_streams_open_with_a_priming_event_and_retry_from_2025_11_25()
         old = {**headers, "mcp-protocol-version": "2025-06-18"}
         response = await client.post(url, content=call(2, "add", {"a": 1, "b": 1}), headers=old)
         assert SSEDecoder().feed(response.content)[0].data != ""
+
+
+async def test_an_error_the_core_answers_itself_goes_back_on_its_own_post() -> None:
+    async with serving() as (client, url, _, _):
+        headers = await open_session(client, url)
+        response = await client.post(url, content=rpc(7, "no/such/method"), headers=headers)
+        [reply] = events(response.content)
+        assert reply["id"] == 7 and reply["error"]["code"] == -32601

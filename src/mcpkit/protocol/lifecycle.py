@@ -6,7 +6,7 @@ Spec: lifecycle "Initialization" and "Version Negotiation" (2024-11-05 .. 2025-1
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import INVALID_PARAMS, INVALID_REQUEST, RemoteError
@@ -31,7 +31,6 @@ class Negotiated:
     server_info: JSON
     server_capabilities: JSON
     instructions: str | None = None
-    extra: JSON = field(default_factory=dict)
 
 
 def initialize_params(version: str, capabilities: JSON, info: JSON) -> JSON:

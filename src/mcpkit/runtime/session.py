@@ -123,7 +123,8 @@ class Session:
                     pending.error = event.error
                 pending.done.set()
         elif isinstance(event, ev.SendMessage):
-            await self._write(event.message)
+            message = event.message  # a reply the core made itself belongs to the request it answers
+            await self._write(message, None if "method" in message else message.get("id"))
         elif isinstance(event, ev.NotificationReceived):
             if self._on_notification is not None:
                 tg.start_soon(self._on_notification, self, event)

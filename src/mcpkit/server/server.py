@@ -32,12 +32,6 @@ __all__ = ["Server"]
 JSON = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
 
-_LISTS = {
-    "tools/list": "tools",
-    "resources/list": "resources",
-    "resources/templates/list": "resourceTemplates",
-    "prompts/list": "prompts",
-}
 _CHANGED = {
     "tools": "notifications/tools/list_changed",
     "resources": "notifications/resources/list_changed",

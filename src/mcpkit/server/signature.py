@@ -86,7 +86,11 @@ class Signature:
         """The text content block for a return value: a str as is, anything else as compact JSON."""
         if isinstance(value, str):
             return value
-        data = self.structured(value)
+        return self.dumps(self.structured(value))
+
+    @staticmethod
+    def dumps(data: Any) -> str:
+        """Compact JSON text of already-structured data."""
         try:
             return orjson.dumps(data).decode()
         except orjson.JSONEncodeError:

@@ -169,7 +169,10 @@ class Tool:
         if self.signature is not None and self.signature.output_schema is not None:
             data = self.signature.structured(value)
             # Content blocks stay blocks; the outputSchema still gets its structuredContent.
-            blocks = to_content(value) if _is_content(value) else [text(self.signature.text(value))]
+            if _is_content(value):
+                blocks = to_content(value)
+            else:
+                blocks = [text(value if isinstance(value, str) else self.signature.dumps(data))]
             result: JSON = {"content": blocks}
             if structured_ok:
                 result["structuredContent"] = data

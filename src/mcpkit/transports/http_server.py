@@ -109,8 +109,6 @@ class SessionStream:
             raise anyio.EndOfStream from None
 
     async def send(self, data: bytes, related: RequestId | None = None) -> None:
-        if related is None:  # replies the core makes itself (initialize, errors) name no relation
-            related = _response_id(data)
         route = self.routes.get(related) if related is not None else None
         if route is not None:
             try:
