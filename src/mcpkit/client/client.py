@@ -265,17 +265,27 @@ async def connect_stdio(command: list[str], **options: Any) -> AsyncIterator[Cli
             yield client
 
 
+_HTTP_STREAM_OPTIONS = frozenset(
+    {"max_message", "reconnect_attempts", "reconnect_on_404", "retry_ms", "legacy_fallback"}
+)
+
+
 @asynccontextmanager
 async def connect_http(
     url: str, *, headers: dict[str, str] | None = None, **options: Any
 ) -> AsyncIterator[Client]:
-    """Connect a Client to a Streamable HTTP server at `url`."""
+    """Connect a Client to a Streamable HTTP server at `url` (or a 2024-11-05 HTTP+SSE one).
+
+    Transport options (see `open_http_stream`): max_message, reconnect_attempts,
+    reconnect_on_404, retry_ms, legacy_fallback; the rest go to `Client`.
+    """
     from ..transports.http_client import open_http_stream
 
     timeout = options.get("timeout") or 30.0
+    stream_options = {k: options.pop(k) for k in list(options) if k in _HTTP_STREAM_OPTIONS}
     with single_error():
         async with (
-            open_http_stream(url, headers=headers, timeout=timeout) as stream,
+            open_http_stream(url, headers=headers, timeout=timeout, **stream_options) as stream,
             Client(stream, **options) as c,
         ):
             yield c

@@ -2,15 +2,19 @@
 
 Spec: transports "Streamable HTTP" (2025-11-25). The client sends Mcp-Session-Id once the server
 gave one and MCP-Protocol-Version once negotiated, listens on a GET stream for server-initiated
-messages, reconnects a dropped stream with Last-Event-ID, and ends the session with DELETE.
-A failed POST of a request becomes a JSON-RPC error for that request, so the caller sees it.
+messages, and ends the session with DELETE. A stream that drops before its response is resumed
+with a GET carrying Last-Event-ID, after the server's `retry` delay ("Resumability and
+Redelivery"). A 404 to a request carrying the session id means the session is gone: by default
+the client replays its handshake for a new session and resends ("Session Management" 5).
+A 400/404/405 to the first initialize means a 2024-11-05 server: the client falls back to HTTP+SSE
+("Backwards Compatibility"). Every failure of a request becomes a JSON-RPC error for it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import Any
 
 import anyio
@@ -18,15 +22,22 @@ import httpx
 import orjson
 from anyio.abc import TaskGroup
 
-from ..protocol.errors import CONNECTION_CLOSED
 from ..protocol.framing import Oversized
-from ..protocol.jsonrpc import RequestId, encode, error_message
+from ..protocol.jsonrpc import RequestId
 from ..protocol.sse import SSEDecoder
 from ..runtime.groups import single_error
+from .http_failures import describe_error, describe_status, error_reply, is_response_to, read_head
+from .legacy_sse_client import LegacyEndpointError, LegacySSEStream, long_lived
 
 __all__ = ["HTTPClientStream", "open_http_stream"]
 
 _DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024
+_FALLBACK_STATUSES = (400, 404, 405)
+JSON = dict[str, Any]
+
+
+class _TooLarge(Exception):
+    pass
 
 
 class HTTPClientStream:
@@ -40,6 +51,9 @@ class HTTPClientStream:
         *,
         max_message: int = _DEFAULT_MAX_MESSAGE,
         reconnect_attempts: int = 3,
+        reconnect_on_404: bool = True,
+        retry_ms: int = 1000,
+        legacy_fallback: bool = True,
     ) -> None:
         self.url = url
         self.http = http
@@ -47,9 +61,15 @@ class HTTPClientStream:
         self.protocol_version: str | None = None
         self.max_message = max_message
         self.reconnect_attempts = reconnect_attempts
+        self.reconnect_on_404 = reconnect_on_404
+        self.retry_ms = retry_ms  # until the server sends its own `retry`
+        self.legacy_fallback = legacy_fallback
+        self.legacy: LegacySSEStream | None = None
         self._tg = tg
         self._in_send, self._in_receive = anyio.create_memory_object_stream[bytes | Oversized](math.inf)
         self._listening = False
+        self._handshake: list[bytes] = []  # initialize, notifications/initialized: replayed after a 404
+        self._renewing = anyio.Lock()
 
     async def receive(self) -> bytes | Oversized:
         try:
@@ -58,7 +78,12 @@ class HTTPClientStream:
             raise anyio.EndOfStream from None
 
     async def send(self, data: bytes, related: RequestId | None = None) -> None:
+        if self.legacy is not None:
+            await self.legacy.send(data, related)
+            return
         message = orjson.loads(data)
+        if message.get("method") in ("initialize", "notifications/initialized") and len(self._handshake) < 2:
+            self._handshake.append(data)
         self._tg.start_soon(self._post, data, message)
 
     def _headers(self, accept: str) -> dict[str, str]:
@@ -69,58 +94,197 @@ class HTTPClientStream:
             headers["MCP-Protocol-Version"] = self.protocol_version
         return headers
 
-    async def _post(self, data: bytes, message: dict[str, Any]) -> None:
+    def _get(self, headers: dict[str, str]) -> AbstractAsyncContextManager[httpx.Response]:
+        """A GET for an SSE stream, which may stay quiet for as long as the server likes."""
+        return self.http.stream("GET", self.url, headers=headers, timeout=long_lived(self.http))
+
+    def _post_headers(self) -> dict[str, str]:
         headers = self._headers("application/json, text/event-stream")
         headers["Content-Type"] = "application/json"
-        is_request = "method" in message and "id" in message
-        try:
-            async with self.http.stream("POST", self.url, content=data, headers=headers) as response:
-                if response.status_code == 202:
-                    return
-                if response.status_code >= 400:
-                    body = (await response.aread())[:500].decode(errors="replace")
-                    self._fail(message, f"HTTP {response.status_code} from the server: {body}".strip())
-                    return
-                session_id = response.headers.get("mcp-session-id")
-                if session_id:
-                    self.session_id = session_id
-                await self._read_body(response, initialize=message.get("method") == "initialize")
-        except httpx.HTTPError as exc:
-            if is_request:
-                self._fail(message, f"HTTP request failed: {type(exc).__name__}: {exc}")
+        return headers
 
-    async def _read_body(self, response: httpx.Response, initialize: bool) -> None:
-        kind = response.headers.get("content-type", "")
-        if kind.startswith("text/event-stream"):
-            await self._read_events(response)
+    # ---- POST --------------------------------------------------------------------------------
+
+    async def _post(self, data: bytes, message: JSON, renewed: bool = False) -> None:
+        sent_with = self.session_id
+        rid = message.get("id") if "method" in message else None
+        decoder: SSEDecoder | None = None
+        head = b""
+        try:
+            async with self.http.stream("POST", self.url, content=data, headers=self._post_headers()) as r:
+                if r.status_code >= 400:
+                    head = await read_head(r)
+                else:
+                    decoder = await self._accept(r, message, rid)
+        except httpx.HTTPError as exc:
+            self._fail(message, describe_error(exc, "POST", self.url))
             return
+        except _TooLarge:
+            self._fail(message, _too_large(self.max_message))
+            return
+        if r.status_code >= 400:
+            await self._refused(data, message, r, head, sent_with, renewed)
+        elif decoder is not None:
+            await self._resume(message, rid, decoder)
+
+    async def _accept(self, response: httpx.Response, message: JSON, rid: Any) -> SSEDecoder | None:
+        """Read a successful answer; returns the stream's decoder when it ended before the response."""
+        if response.status_code == 202:
+            return None
+        session_id = response.headers.get("mcp-session-id")
+        if session_id:
+            self.session_id = session_id
+        initialize = message.get("method") == "initialize"
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            decoder = SSEDecoder(self.max_message)
+            with suppress(httpx.TransportError):  # a dropped stream is resumed below
+                if await self._read_events(response, decoder, rid, initialize):
+                    return None
+            return decoder if rid is not None else None
         body = bytearray()
         async for chunk in response.aiter_bytes():
             body += chunk
             if len(body) > self.max_message:
-                await self._deliver(Oversized(self.max_message))
-                return
+                raise _TooLarge
         if body:
             if initialize:
                 self._learn_version(bytes(body))
             await self._deliver(bytes(body))
+        return None
 
-    async def _read_events(self, response: httpx.Response) -> str | None:
-        decoder = SSEDecoder(self.max_message)
-        last_id: str | None = None
+    async def _read_events(
+        self, response: httpx.Response, decoder: SSEDecoder, rid: Any = None, initialize: bool = False
+    ) -> bool:
+        """Deliver each event's message; True once the response to `rid` has come."""
+        answered = False
         async for chunk in response.aiter_bytes():
             try:
                 events = decoder.feed(chunk)
             except ValueError:
+                if rid is not None:
+                    raise _TooLarge from None
                 await self._deliver(Oversized(self.max_message))
-                return last_id
+                return False
             for event in events:
-                last_id = event.id or last_id
-                if event.data:
-                    payload = event.data.encode()
+                if not event.data:
+                    continue  # a priming event: only an id (and retry) to resume from
+                payload = event.data.encode()
+                if initialize:
                     self._learn_version(payload)
-                    await self._deliver(payload)
-        return last_id
+                await self._deliver(payload)
+                answered = answered or (rid is not None and is_response_to(payload, rid))
+            if answered:
+                return True
+        return False
+
+    async def _resume(self, message: JSON, rid: Any, decoder: SSEDecoder) -> None:
+        """The POST stream ended before its response: GET with Last-Event-ID after `retry` ms."""
+        last_id = decoder.last_event_id
+        if last_id is None:
+            self._fail(message, "the SSE stream closed before the response, with no event id to resume from")
+            return
+        retry = decoder.retry if decoder.retry is not None else self.retry_ms
+        for _ in range(self.reconnect_attempts):
+            await anyio.sleep(retry / 1000)
+            decoder = SSEDecoder(self.max_message)
+            headers = self._headers("text/event-stream")
+            headers["Last-Event-ID"] = last_id
+            try:
+                async with self._get(headers) as r:
+                    if r.status_code != 200:
+                        self._fail(message, f"resuming the stream: {describe_status(r, await read_head(r))}")
+                        return
+                    if await self._read_events(r, decoder, rid):
+                        return
+            except httpx.TransportError:
+                pass
+            except _TooLarge:
+                self._fail(message, _too_large(self.max_message))
+                return
+            last_id = decoder.last_event_id or last_id
+            retry = decoder.retry if decoder.retry is not None else retry
+        self._fail(
+            message, f"lost the SSE stream before the response; {self.reconnect_attempts} retries failed"
+        )
+
+    async def _refused(
+        self,
+        data: bytes,
+        message: JSON,
+        response: httpx.Response,
+        head: bytes,
+        sent_with: str | None,
+        renewed: bool,
+    ) -> None:
+        status, text = response.status_code, describe_status(response, head)
+        if message.get("method") == "initialize" and status in _FALLBACK_STATUSES and self.legacy_fallback:
+            await self._fall_back(data, message, text)
+        elif status == 404 and sent_with is not None:
+            if self.reconnect_on_404 and not renewed and await self._renew(sent_with):
+                await self._post(data, message, renewed=True)
+            else:
+                ended = f"the server ended session {sent_with} (HTTP 404 Not Found)"
+                self._fail(message, f"{ended}; {_renew_hint(self)}")
+        else:
+            self._fail(message, text)
+
+    # ---- a new session after 404, or the legacy transport --------------------------------------
+
+    async def _renew(self, expired: str) -> bool:
+        """Replay the handshake for a new session; True when there is one (maybe renewed by another task)."""
+        async with self._renewing:
+            if self.session_id != expired:
+                return self.session_id is not None
+            self.session_id = None
+            if len(self._handshake) < 2:
+                return False
+            try:
+                await self._replay_handshake()
+            except (httpx.HTTPError, _TooLarge):
+                self.session_id = None
+        return self.session_id is not None
+
+    async def _replay_handshake(self) -> None:
+        initialize, initialized = self._handshake
+        async with self.http.stream("POST", self.url, content=initialize, headers=self._post_headers()) as r:
+            if r.status_code != 200 or not r.headers.get("mcp-session-id"):
+                return
+            session_id = r.headers["mcp-session-id"]
+            if r.headers.get("content-type", "").startswith("text/event-stream"):
+                await self._first_event(r)  # the initialize result, which the Session already has
+            else:
+                await read_head(r, self.max_message)
+        self.session_id = session_id
+        await self.http.post(self.url, content=initialized, headers=self._post_headers())
+        if not self._listening:
+            self._start_listening()
+
+    async def _first_event(self, response: httpx.Response) -> None:
+        decoder = SSEDecoder(self.max_message)
+        async for chunk in response.aiter_bytes():
+            with suppress(ValueError):
+                if decoder.feed(chunk):
+                    return
+
+    async def _fall_back(self, data: bytes, message: JSON, why: str) -> None:
+        legacy = LegacySSEStream(
+            self.url,
+            self.http,
+            self._tg,
+            max_message=self.max_message,
+            inbox=self._in_send,
+            connect_timeout=self.http.timeout.connect or 30.0,
+        )
+        try:
+            await legacy.connect()
+        except (httpx.HTTPError, LegacyEndpointError, TimeoutError) as exc:
+            failure = describe_error(exc, "GET", self.url) if isinstance(exc, httpx.HTTPError) else str(exc)
+            self._fail(message, f"{why}; nor is it a 2024-11-05 HTTP+SSE endpoint: {failure}")
+            return
+        self.legacy = legacy
+        await legacy.send(data)
+
+    # ---- the GET stream ------------------------------------------------------------------------
 
     def _learn_version(self, payload: bytes) -> None:
         if self.protocol_version is not None:
@@ -133,47 +297,77 @@ class HTTPClientStream:
         if isinstance(version, str):
             self.protocol_version = version
             if not self._listening:
-                self._listening = True
-                self._tg.start_soon(self._listen)
+                self._start_listening()
+
+    def _start_listening(self) -> None:
+        self._listening = True
+        self._tg.start_soon(self._listen)
 
     async def _listen(self) -> None:
         """The standalone GET stream for server-initiated messages; 405 means the server offers none."""
         last_id: str | None = None
-        for _ in range(self.reconnect_attempts + 1):
-            headers = self._headers("text/event-stream")
-            if last_id:
-                headers["Last-Event-ID"] = last_id
-            try:
-                async with self.http.stream("GET", self.url, headers=headers, timeout=None) as response:
-                    if response.status_code != 200:
-                        return
-                    last_id = await self._read_events(response) or last_id
-            except httpx.HTTPError:
-                await anyio.sleep(0.5)
+        retry = self.retry_ms
+        failures = 0
+        try:
+            while failures <= self.reconnect_attempts:
+                decoder = SSEDecoder(self.max_message)
+                headers = self._headers("text/event-stream")
+                if last_id:
+                    headers["Last-Event-ID"] = last_id
+                try:
+                    async with self._get(headers) as r:
+                        if r.status_code != 200:
+                            return
+                        await self._read_events(r, decoder)
+                except httpx.TransportError:
+                    pass
+                failures = 0 if decoder.last_event_id not in (None, last_id) else failures + 1
+                last_id = decoder.last_event_id or last_id
+                retry = decoder.retry if decoder.retry is not None else retry
+                await anyio.sleep(retry / 1000)
+        finally:
+            self._listening = False
 
-    def _fail(self, message: dict[str, Any], text: str) -> None:
-        rid = message.get("id")
-        if "method" in message and isinstance(rid, str | int):
-            error = {"code": CONNECTION_CLOSED, "message": text}
-            self._in_send.send_nowait(encode(error_message(rid, error)))
+    # ---- delivery ------------------------------------------------------------------------------
+
+    def _fail(self, message: JSON, text: str) -> None:
+        reply = error_reply(message, text)
+        if reply is not None:
+            with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self._in_send.send_nowait(reply)
 
     async def _deliver(self, payload: bytes | Oversized) -> None:
         with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             await self._in_send.send(payload)
 
     async def aclose(self) -> None:
-        if self.session_id:
+        if self.legacy is not None:
+            await self.legacy.aclose()
+        elif self.session_id:
             with anyio.move_on_after(2, shield=True):
                 with suppress(httpx.HTTPError):
                     await self.http.delete(self.url, headers=self._headers("application/json"))
         self._in_send.close()
 
 
+def _too_large(limit: int) -> str:
+    return f"the response exceeds the {limit}-byte limit (max_message)"
+
+
+def _renew_hint(stream: HTTPClientStream) -> str:
+    if not stream.reconnect_on_404:
+        return "reconnect_on_404 is off, so the client did not start a new one"
+    return "starting a new session failed"
+
+
 @asynccontextmanager
 async def open_http_stream(
     url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0, **options: Any
 ) -> AsyncIterator[HTTPClientStream]:
-    """A Streamable HTTP MessageStream to `url`; the session is DELETEd on exit."""
+    """A Streamable HTTP MessageStream to `url` (falling back to HTTP+SSE); the session is DELETEd on exit.
+
+    Options: max_message, reconnect_attempts, reconnect_on_404, retry_ms, legacy_fallback.
+    """
     with single_error():
         async with (
             httpx.AsyncClient(headers=headers, timeout=timeout) as http,
