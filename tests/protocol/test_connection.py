@@ -100,8 +100,22 @@ def test_client_refuses_a_version_it_does_not_speak() -> None:
 
 @requirement("lifecycle-no-requests-before-init")
 def test_a_request_before_initialize_is_an_error_but_ping_is_answered() -> None:
-    server = Connection(Role.SERVER, info={"name": "s", "version": "1"}, capabilities=SERVER_CAPS)
+    server = Connection(
+        Role.SERVER,
+        info={"name": "s", "version": "1"},
+        capabilities=SERVER_CAPS,
+        versions=HANDSHAKE_VERSIONS,
+    )
     assert error_code(server.receive({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})) == -32600
+    [pong] = sent(server.receive({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+    assert pong == {"jsonrpc": "2.0", "id": 2, "result": {}}
+
+
+def test_a_dual_era_server_reads_a_bare_request_before_initialize_as_a_malformed_stateless_one() -> None:
+    # 2026-07-28 basic "_meta": a request missing the required fields is -32602; ping stays legacy.
+    server = Connection(Role.SERVER, info={"name": "s", "version": "1"}, capabilities=SERVER_CAPS)
+    [reply] = sent(server.receive({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+    assert reply["error"]["code"] == -32602 and "initialize" in reply["error"]["message"]
     [pong] = sent(server.receive({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
     assert pong == {"jsonrpc": "2.0", "id": 2, "result": {}}
 

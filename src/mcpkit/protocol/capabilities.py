@@ -49,15 +49,28 @@ class Rule:
     owner: Owner = Owner.RECEIVER
     notification: bool = False
     before_ready: bool = False  # allowed before the lifecycle's initialization completes
+    handshake: bool = True  # part of the initialize era (2024-11-05 .. 2025-11-25)
+    modern: bool = True  # part of the stateless era (2026-07-28)
+
+
+def _handshake_only(rule: Rule) -> Rule:
+    return Rule(rule.sender, rule.capability, rule.owner, rule.notification, rule.before_ready, True, False)
+
+
+def _modern_only(rule: Rule) -> Rule:
+    return Rule(rule.sender, rule.capability, rule.owner, rule.notification, rule.before_ready, False, True)
 
 
 C, S = Role.CLIENT, Role.SERVER
 
+# 2026-07-28 changelog: initialize, ping, logging/setLevel, resources/(un)subscribe and the roots and
+# elicitation-complete notifications are gone; server/discover and subscriptions/listen are new.
 METHODS: Final[dict[str, Rule]] = {
     # lifecycle and utilities
-    "initialize": Rule(C, before_ready=True),
-    "notifications/initialized": Rule(C, notification=True, before_ready=True),
-    "ping": Rule(None, before_ready=True),
+    "initialize": _handshake_only(Rule(C, before_ready=True)),
+    "notifications/initialized": _handshake_only(Rule(C, notification=True, before_ready=True)),
+    "ping": _handshake_only(Rule(None, before_ready=True)),
+    "server/discover": _modern_only(Rule(C)),
     "notifications/cancelled": Rule(None, notification=True, before_ready=True),
     "notifications/progress": Rule(None, notification=True, before_ready=True),
     # server features, requested by the client
@@ -66,34 +79,43 @@ METHODS: Final[dict[str, Rule]] = {
     "resources/list": Rule(C, ("resources",)),
     "resources/templates/list": Rule(C, ("resources",)),
     "resources/read": Rule(C, ("resources",)),
-    "resources/subscribe": Rule(C, ("resources", "subscribe")),
-    "resources/unsubscribe": Rule(C, ("resources", "subscribe")),
+    "resources/subscribe": _handshake_only(Rule(C, ("resources", "subscribe"))),
+    "resources/unsubscribe": _handshake_only(Rule(C, ("resources", "subscribe"))),
+    "subscriptions/listen": _modern_only(Rule(C)),
     "prompts/list": Rule(C, ("prompts",)),
     "prompts/get": Rule(C, ("prompts",)),
     "completion/complete": Rule(C, ("completions",)),
-    "logging/setLevel": Rule(C, ("logging",)),
+    "logging/setLevel": _handshake_only(Rule(C, ("logging",))),
     # server notifications, allowed only when the server declared them
     "notifications/tools/list_changed": Rule(S, ("tools", "listChanged"), Owner.SENDER, True),
     "notifications/resources/list_changed": Rule(S, ("resources", "listChanged"), Owner.SENDER, True),
     "notifications/resources/updated": Rule(S, ("resources", "subscribe"), Owner.SENDER, True),
     "notifications/prompts/list_changed": Rule(S, ("prompts", "listChanged"), Owner.SENDER, True),
+    "notifications/subscriptions/acknowledged": _modern_only(Rule(S, notification=True)),
     # the server may log before initialization completes (lifecycle "Initialization")
     "notifications/message": Rule(S, ("logging",), Owner.SENDER, True, before_ready=True),
-    # client features, requested by the server
+    # client features, requested by the server (in 2026-07-28 only inside input-required results)
     "sampling/createMessage": Rule(S, ("sampling",)),
     "elicitation/create": Rule(S, ("elicitation",)),
     "roots/list": Rule(S, ("roots",)),
-    "notifications/roots/list_changed": Rule(C, ("roots", "listChanged"), Owner.SENDER, True),
-    "notifications/elicitation/complete": Rule(S, ("elicitation", "url"), Owner.RECEIVER, True),
+    "notifications/roots/list_changed": _handshake_only(
+        Rule(C, ("roots", "listChanged"), Owner.SENDER, True)
+    ),
+    "notifications/elicitation/complete": _handshake_only(
+        Rule(S, ("elicitation", "url"), Owner.RECEIVER, True)
+    ),
 }
 
 
-def rule_for(method: str, sender: Role, notification: bool) -> Rule | str:
+def rule_for(method: str, sender: Role, notification: bool, modern: bool = False) -> Rule | str:
     """The rule for `method` sent by `sender`, or a sentence saying why there is none."""
     rule = METHODS.get(method)
+    kind = "notification" if notification else "method"
     if rule is None or rule.notification != notification:
-        kind = "notification" if notification else "method"
         return f"Method not found: {method!r} is not an MCP {kind}"
+    if not (rule.modern if modern else rule.handshake):
+        era = "2026-07-28 (stateless)" if modern else "initialize-era"
+        return f"Method not found: {method!r} is not a {era} {kind}"
     if rule.sender is not None and rule.sender is not sender:
         return f"Method not found: {method!r} is sent by the {rule.sender.value}, not the {sender.value}"
     return rule
@@ -127,9 +149,11 @@ def param_capability(method: str, params: dict[str, Any], receiver: dict[str, An
     return None
 
 
-def inbound_rule(method: str, receiver: Role, notification: bool, own: dict[str, Any]) -> Rule:
+def inbound_rule(
+    method: str, receiver: Role, notification: bool, own: dict[str, Any], modern: bool = False
+) -> Rule:
     """The rule for a message `receiver` got; RemoteError (-32601) when it may not be sent to us."""
-    rule = rule_for(method, receiver.peer, notification)
+    rule = rule_for(method, receiver.peer, notification, modern)
     if isinstance(rule, str):
         raise RemoteError(METHOD_NOT_FOUND, rule)
     if rule.capability and rule.owner is Owner.RECEIVER and not declares(own, rule.capability):
@@ -142,10 +166,15 @@ def inbound_rule(method: str, receiver: Role, notification: bool, own: dict[str,
 
 
 def outbound_rule(
-    method: str, sender: Role, notification: bool, own: dict[str, Any], peer: dict[str, Any]
+    method: str,
+    sender: Role,
+    notification: bool,
+    own: dict[str, Any],
+    peer: dict[str, Any],
+    modern: bool = False,
 ) -> Rule:
     """The rule for a message `sender` is about to send; a local error before anything is sent."""
-    rule = rule_for(method, sender, notification)
+    rule = rule_for(method, sender, notification, modern)
     if isinstance(rule, str):
         raise LocalError(rule, METHOD_NOT_FOUND)
     if rule.capability:

@@ -15,11 +15,12 @@ from . import capabilities as caps
 from . import events as ev
 from . import jsonrpc as rpc
 from .capabilities import Owner, Role
-from .errors import INVALID_REQUEST, CapabilityError, LocalError, RemoteError, to_wire_error
+from .errors import INTERNAL_ERROR, INVALID_REQUEST, CapabilityError, LocalError, RemoteError, to_wire_error
 from .jsonrpc import ErrorResponse, InvalidMessage, Notification, Request, RequestId, Response
 from .lifecycle import Negotiated, Phase, accept_initialize, check_initialize_result, initialize_params
+from .modern import SUBSCRIPTION_ID, finish_result, is_modern_request, read_request_meta, request_meta
 from .utilities import cancel_params, log_params, progress_params, read_level, read_progress
-from .versions import LATEST, SUPPORTED_VERSIONS
+from .versions import LATEST, SUPPORTED_VERSIONS, is_modern
 
 __all__ = ["Connection"]
 
@@ -32,6 +33,8 @@ class _Inbound:
     progress_token: str | int | None
     last_progress: float | None = None
     cancelled: bool = False
+    negotiated: Negotiated | None = None  # set for a stateless (2026-07-28) request
+    log_level: str | None = None  # that request's io.modelcontextprotocol/logLevel
 
 
 class Connection:
@@ -57,6 +60,9 @@ class Connection:
         self.negotiated: Negotiated | None = None
         self.peer_initialized = False  # server: the client sent notifications/initialized
         self.log_level: str | None = None  # server: set by logging/setLevel
+        self.serves_modern = role is Role.SERVER and any(is_modern(v) for v in versions)
+        self.modern: Negotiated | None = None  # client: the stateless agreement, once adopted
+        self.server_info_in_results = True  # 2026-07-28 basic "_meta": SHOULD, unless configured not to
         self._ids = itertools.count(1)
         self._outbound: dict[RequestId, str] = {}  # id -> method
         self._token_of: dict[RequestId, str | int] = {}
@@ -87,6 +93,8 @@ class Connection:
 
     def _receive_request(self, request: Request) -> list[ev.Event]:
         rid, method = request.id, request.method
+        if self._is_modern(request):
+            return self._receive_modern(request)
         try:
             rule = self._inbound_rule(method, notification=False)
             if rid in self._inbound:
@@ -102,10 +110,41 @@ class Connection:
                 return [ev.SendMessage(rpc.result_message(rid, {}))]
         except RemoteError as exc:
             return [ev.SendMessage(rpc.error_message(rid, exc.to_wire()))]
-        meta = request.params.get("_meta")
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
-        self._inbound[rid] = _Inbound(method, token if isinstance(token, str | int) else None)
+        self._inbound[rid] = _Inbound(method, _progress_token(request.params))
         return [ev.RequestReceived(rid, method, request.params)]
+
+    def _is_modern(self, request: Request) -> bool:
+        """versioning "Backward Compatibility": a request with the modern `_meta` is served statelessly;
+        before any handshake, only what the initialize era allows first (initialize, ping) is legacy."""
+        if not self.serves_modern:
+            return False
+        if is_modern_request(request.params):
+            return True
+        if self.phase is not Phase.NEW:
+            return False
+        rule = caps.METHODS.get(request.method)
+        return not (rule is not None and rule.handshake and rule.before_ready and not rule.notification)
+
+    def _receive_modern(self, request: Request) -> list[ev.Event]:
+        rid, method, params = request.id, request.method, request.params
+        try:
+            meta = read_request_meta(params, self.versions)
+            caps.inbound_rule(method, self.role, False, self.capabilities, modern=True)
+            if rid in self._inbound:
+                raise RemoteError(INVALID_REQUEST, f"Invalid Request: id {rid!r} is already in use")
+        except RemoteError as exc:
+            return [ev.SendMessage(rpc.error_message(rid, exc.to_wire()))]
+        negotiated = Negotiated(
+            meta.version,
+            meta.client_info,
+            meta.client_capabilities,
+            self.info,
+            self.capabilities,
+            self.instructions,
+        )
+        state = _Inbound(method, _progress_token(params), negotiated=negotiated, log_level=meta.log_level)
+        self._inbound[rid] = state
+        return [ev.RequestReceived(rid, method, params, negotiated)]
 
     def _inbound_rule(self, method: str, notification: bool) -> caps.Rule:
         return caps.inbound_rule(method, self.role, notification, self.capabilities)
@@ -190,12 +229,21 @@ class Connection:
             rid, "initialize", initialize_params(version, self.capabilities, self.info)
         )
 
+    def adopt_modern(self, negotiated: Negotiated) -> None:
+        """The client's side: speak the stateless era from now on (after server/discover, or pinned)."""
+        if self.role is not Role.CLIENT or not is_modern(negotiated.version):
+            raise LocalError("only a client adopts a 2026-07-28 version")
+        self.modern = self.negotiated = negotiated
+        self.phase = Phase.READY
+
     def send_request(self, method: str, params: JSON | None = None) -> tuple[RequestId, JSON]:
         """Build an outbound request; raise CapabilityError if the peer did not declare what it needs."""
         params = params or {}
         rule = self._outbound_rule(method, notification=False)
         if self.phase is not Phase.READY and not rule.before_ready:
             raise LocalError(f"cannot send {method!r} before initialization completes")
+        if self.modern is not None:
+            params = self._with_request_meta(params, self.modern.version)
         finer = caps.param_capability(method, params, self._peer_capabilities())
         if finer and not self._peer_declares(finer):
             raise CapabilityError(f"the {self.role.peer.value} did not declare {'.'.join(finer)!r}")
@@ -208,16 +256,33 @@ class Connection:
             self._token_of[rid] = token
         return rid, rpc.request_message(rid, method, params)
 
+    def modern_request(self, method: str, version: str, params: JSON | None = None) -> tuple[RequestId, JSON]:
+        """The client's side: a stateless request sent before any agreement (server/discover, a probe)."""
+        rid = next(self._ids)
+        self._outbound[rid] = method
+        return rid, rpc.request_message(rid, method, self._with_request_meta(params or {}, version))
+
+    def _with_request_meta(self, params: JSON, version: str) -> JSON:
+        meta = params.get("_meta")
+        fields = request_meta(version, self.capabilities, self.info)
+        return {**params, "_meta": {**meta, **fields} if isinstance(meta, dict) else fields}
+
     def send_notification(self, method: str, params: JSON | None = None) -> JSON:
         rule = self._outbound_rule(method, notification=True)
         if self.phase is not Phase.READY and not rule.before_ready:
             raise LocalError(f"cannot send {method!r} before initialization completes")
         return rpc.notification_message(method, params)
 
+    def subscription_notification(self, method: str, params: JSON | None, subscription_id: RequestId) -> JSON:
+        """A notification on a subscriptions/listen stream, tagged with that subscription's id
+        (2026-07-28 basic "_meta": the server MUST include it on every such notification)."""
+        caps.outbound_rule(method, self.role, True, self.capabilities, {}, modern=True)
+        meta = {SUBSCRIPTION_ID: subscription_id}
+        return rpc.notification_message(method, {**(params or {}), "_meta": meta})
+
     def _outbound_rule(self, method: str, notification: bool) -> caps.Rule:
-        return caps.outbound_rule(
-            method, self.role, notification, self.capabilities, self._peer_capabilities()
-        )
+        own, peer = self.capabilities, self._peer_capabilities()
+        return caps.outbound_rule(method, self.role, notification, own, peer, self.modern is not None)
 
     def _peer_capabilities(self) -> JSON:
         n = self.negotiated
@@ -229,11 +294,27 @@ class Connection:
         return caps.declares(self._peer_capabilities(), path)
 
     def respond(self, rid: RequestId, result: JSON) -> JSON | None:
-        """The result message for inbound request `rid`, or None if the peer cancelled it."""
+        """The result message for inbound request `rid`, or None if the peer cancelled it.
+
+        A stateless request's result gets `resultType` and the server's identity in `_meta`.
+        """
         state = self._inbound.pop(rid, None)
         if state is None or state.cancelled:
             return None
+        if state.negotiated is not None:
+            info = self.info if self.server_info_in_results else None
+            try:
+                result = finish_result(state.method, result, info)
+            except ValueError as exc:
+                return rpc.error_message(rid, to_wire_error(LocalError(str(exc), INTERNAL_ERROR)))
         return rpc.result_message(rid, result)
+
+    def negotiated_for(self, rid: RequestId) -> Negotiated | None:
+        """The agreement inbound request `rid` is served under: its own (stateless) or the session's."""
+        state = self._inbound.get(rid)
+        if state is not None and state.negotiated is not None:
+            return state.negotiated
+        return self.negotiated
 
     def respond_error(self, rid: RequestId, exc: BaseException) -> JSON | None:
         state = self._inbound.pop(rid, None)
@@ -268,8 +349,20 @@ class Connection:
         params = progress_params(state.progress_token, progress, total, message)
         return rpc.notification_message("notifications/progress", params)
 
-    def log(self, level: str, data: Any, logger: str | None = None) -> JSON | None:
-        """A notifications/message, or None when the client's logging/setLevel filters it out."""
+    def log(
+        self, level: str, data: Any, logger: str | None = None, rid: RequestId | None = None
+    ) -> JSON | None:
+        """A notifications/message, or None when the client's level filters it out.
+
+        For a stateless request the level is that request's `_meta` logLevel, and without one
+        nothing is sent (2026-07-28 changelog: servers MUST NOT log for such requests).
+        """
+        state = self._inbound.get(rid) if rid is not None else None
+        if state is not None and state.negotiated is not None:
+            if state.log_level is None:
+                return None
+            params = log_params(level, data, logger, state.log_level)
+            return None if params is None else rpc.notification_message("notifications/message", params)
         params = log_params(level, data, logger, self.log_level)
         return None if params is None else self.send_notification("notifications/message", params)
 
@@ -281,3 +374,9 @@ class Connection:
         token = self._token_of.pop(rid, None)
         if token is not None:
             self._progress_of.pop(token, None)
+
+
+def _progress_token(params: JSON) -> str | int | None:
+    meta = params.get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if isinstance(token, str | int) else None

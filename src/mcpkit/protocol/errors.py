@@ -11,13 +11,16 @@ from typing import Any, Final
 
 __all__ = [
     "CONNECTION_CLOSED",
+    "HEADER_MISMATCH",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
+    "MISSING_CLIENT_CAPABILITY",
     "PARSE_ERROR",
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
+    "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
     "CapabilityError",
     "LocalError",
@@ -37,6 +40,10 @@ INTERNAL_ERROR: Final = -32603
 RESOURCE_NOT_FOUND: Final = -32002
 # MCP 2025-11-25 elicitation "URL Elicitation Required Error".
 URL_ELICITATION_REQUIRED: Final = -32042
+# MCP 2026-07-28 basic "Error Codes" (the -32020..-32099 range is the specification's).
+HEADER_MISMATCH: Final = -32020
+MISSING_CLIENT_CAPABILITY: Final = -32021
+UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 # Codes the SDKs use for a request that timed out or whose connection closed (no spec number exists).
 REQUEST_TIMEOUT: Final = -32001
 CONNECTION_CLOSED: Final = -32000

@@ -31,6 +31,9 @@ class RequestReceived:
     id: RequestId
     method: str
     params: JSON
+    # A stateless (2026-07-28) request brings its own version and client capabilities;
+    # None means the connection's handshake agreement applies.
+    negotiated: Negotiated | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,12 @@ from typing import Final
 __all__ = [
     "HANDSHAKE_VERSIONS",
     "LATEST",
+    "LATEST_MODERN",
+    "MODERN_VERSIONS",
     "SUPPORTED_VERSIONS",
     "Feature",
     "has",
+    "is_modern",
     "negotiate",
 ]
 
@@ -36,17 +39,26 @@ class Feature(enum.Enum):
     HTTP_PROTOCOL_HEADER = "MCP-Protocol-Version header"
     SSE_PRIMING = "SSE priming event and retry (resumable POST streams)"
     JSONRPC_BATCH = "JSON-RPC batching"
+    # The stateless era (2026-07-28): no initialize, `_meta` on every request, input-required
+    # results instead of server-to-client requests, resultType and cache hints on results.
+    STATELESS = "per-request _meta instead of the initialize handshake"
+    RESOURCE_NOT_FOUND_CODE = "resource not found is -32002 (later -32602)"
+    ELICITATION_COMPLETE = "notifications/elicitation/complete and elicitationId"
 
 
 V2024_11_05: Final = "2024-11-05"
 V2025_03_26: Final = "2025-03-26"
 V2025_06_18: Final = "2025-06-18"
 V2025_11_25: Final = "2025-11-25"
+V2026_07_28: Final = "2026-07-28"
 
 # The versions that negotiate with `initialize`, oldest first.
 HANDSHAKE_VERSIONS: Final[tuple[str, ...]] = (V2024_11_05, V2025_03_26, V2025_06_18, V2025_11_25)
-SUPPORTED_VERSIONS: Final[tuple[str, ...]] = HANDSHAKE_VERSIONS
+# The versions that carry their version and capabilities in each request's `_meta`.
+MODERN_VERSIONS: Final[tuple[str, ...]] = (V2026_07_28,)
+SUPPORTED_VERSIONS: Final[tuple[str, ...]] = HANDSHAKE_VERSIONS + MODERN_VERSIONS
 LATEST: Final = HANDSHAKE_VERSIONS[-1]
+LATEST_MODERN: Final = MODERN_VERSIONS[-1]
 
 _FIRST_VERSION: Final[dict[Feature, str]] = {
     Feature.AUDIO_CONTENT: V2025_03_26,
@@ -66,9 +78,17 @@ _FIRST_VERSION: Final[dict[Feature, str]] = {
     Feature.SAMPLING_TOOLS: V2025_11_25,
     Feature.TOOL_ERRORS_AS_RESULTS: V2025_11_25,
     Feature.SSE_PRIMING: V2025_11_25,
+    Feature.ELICITATION_COMPLETE: V2025_11_25,
+    Feature.STATELESS: V2026_07_28,
 }
 # Batching existed only in 2025-03-26; 2025-06-18 removed it.
-_LAST_VERSION: Final[dict[Feature, str]] = {Feature.JSONRPC_BATCH: V2025_03_26}
+# 2026-07-28 removed resumable streams, the -32002 code and the elicitation completion notice.
+_LAST_VERSION: Final[dict[Feature, str]] = {
+    Feature.JSONRPC_BATCH: V2025_03_26,
+    Feature.SSE_PRIMING: V2025_11_25,
+    Feature.RESOURCE_NOT_FOUND_CODE: V2025_11_25,
+    Feature.ELICITATION_COMPLETE: V2025_11_25,
+}
 
 _ORDER: Final[dict[str, int]] = {v: i for i, v in enumerate(SUPPORTED_VERSIONS)}
 
@@ -83,12 +103,18 @@ def has(version: str, feature: Feature) -> bool:
     return first is None or index >= _ORDER[first]
 
 
+def is_modern(version: str) -> bool:
+    return has(version, Feature.STATELESS)
+
+
 def negotiate(requested: object, supported: tuple[str, ...] = SUPPORTED_VERSIONS) -> str:
-    """The server's answer to a client's version (lifecycle, "Version Negotiation").
+    """The server's answer to a client's `initialize` (lifecycle, "Version Negotiation").
 
     If the server supports the requested version it MUST respond with the same version;
     otherwise it MUST respond with another version it supports, which SHOULD be its latest.
+    Only handshake-era versions can be agreed this way.
     """
-    if isinstance(requested, str) and requested in supported:
+    handshake = tuple(v for v in supported if not is_modern(v)) or HANDSHAKE_VERSIONS
+    if isinstance(requested, str) and requested in handshake:
         return requested
-    return supported[-1]
+    return handshake[-1]

@@ -9,13 +9,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from ..content import text
-from ..protocol.errors import INVALID_PARAMS, MCPError, RemoteError
+from ..protocol import capabilities as caps
+from ..protocol.errors import INVALID_PARAMS, LocalError, MCPError, RemoteError
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Negotiated
+from ..protocol.modern import missing_capability
 from ..protocol.schema_check import compile_schema, schema_problems
-from ..protocol.versions import Feature, has
+from ..protocol.versions import Feature, has, is_modern
 from ..runtime.session import Session
+from .round_trip import RoundTrip
 
 if TYPE_CHECKING:
     from .server import Server
@@ -40,19 +45,32 @@ class Elicited:
 class Context:
     """Handed to a handler that declares a parameter of this type."""
 
-    __slots__ = ("meta", "request_id", "server", "session")
+    __slots__ = ("_negotiated", "meta", "request_id", "round_trip", "server", "session")
 
     def __init__(
-        self, server: Server, session: Session, request_id: RequestId, meta: JSON | None = None
+        self,
+        server: Server,
+        session: Session,
+        request_id: RequestId,
+        meta: JSON | None = None,
+        negotiated: Negotiated | None = None,
+        round_trip: RoundTrip | None = None,
     ) -> None:
         self.server = server
         self.session = session
         self.request_id = request_id
         self.meta: JSON = meta or {}  # the request's `_meta`, untouched
+        self._negotiated = negotiated  # a stateless request's own agreement
+        self.round_trip = round_trip  # set on a stateless request that may answer input_required
 
     @property
     def negotiated(self) -> Negotiated:
-        return self.session.negotiated
+        return self._negotiated if self._negotiated is not None else self.session.negotiated
+
+    @property
+    def stateless(self) -> bool:
+        """Whether this request is served in the stateless era (2026-07-28)."""
+        return is_modern(self.negotiated.version)
 
     @property
     def client_capabilities(self) -> JSON:
@@ -72,8 +90,10 @@ class Context:
         await self.session.send_message(note, self.request_id)
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        """notifications/message, unless the client's logging/setLevel filters it out."""
-        await self.session.send_message(self.session.connection.log(level, data, logger), self.request_id)
+        """notifications/message, unless the client's level (logging/setLevel or the request's
+        `_meta` logLevel) filters it out."""
+        note = self.session.connection.log(level, data, logger, self.request_id)
+        await self.session.send_message(note, self.request_id)
 
     async def debug(self, data: Any) -> None:
         await self.log("debug", data)
@@ -87,10 +107,52 @@ class Context:
     async def error(self, data: Any) -> None:
         await self.log("error", data)
 
-    async def _ask(self, method: str, params: JSON) -> JSON:
-        return await self.session.request(
-            method, params, timeout=self.server.client_request_timeout, related=self.request_id
-        )
+    async def _ask(self, method: str, params: JSON, key: str | None = None) -> JSON:
+        if not self.stateless:
+            return await self.session.request(
+                method, params, timeout=self.server.client_request_timeout, related=self.request_id
+            )
+        trip = self._trip()
+        answers = await self.request_input({trip.key_for(method, key): {"method": method, "params": params}})
+        return next(iter(answers.values()))
+
+    def _trip(self) -> RoundTrip:
+        if self.round_trip is None:
+            raise LocalError(
+                "this request cannot ask the client: in 2026-07-28 only tools/call, prompts/get and "
+                "resources/read may answer input_required"
+            )
+        return self.round_trip
+
+    async def request_input(self, requests: dict[str, JSON]) -> dict[str, JSON]:
+        """Ask the client several things at once: key -> {"method", "params"}; key -> its result.
+
+        Stateless era: one input-required round carries every unanswered request. Handshake era:
+        the requests go to the client concurrently.
+        """
+        if self.stateless:
+            client = self.negotiated.client_capabilities
+            for request in requests.values():
+                self._require(request["method"], request.get("params") or {}, client)
+            return self._trip().ask(requests)
+        answers: dict[str, JSON] = {}
+
+        async def one(key: str, request: JSON) -> None:
+            answers[key] = await self._ask(request["method"], request.get("params") or {})
+
+        async with anyio.create_task_group() as tg:
+            for key, request in requests.items():
+                tg.start_soon(one, key, request)
+        return answers
+
+    @staticmethod
+    def _require(method: str, params: JSON, client: JSON) -> None:
+        """2026-07-28 basic "_meta": needing an undeclared client capability is -32021."""
+        rule = caps.METHODS[method]
+        finer = caps.param_capability(method, params, client)
+        for path in (rule.capability, finer):
+            if path and not caps.declares(client, path):
+                raise missing_capability(path)
 
     async def sample(
         self,
@@ -105,6 +167,7 @@ class Context:
         tools: list[JSON] | None = None,
         tool_choice: JSON | None = None,
         metadata: JSON | None = None,
+        key: str | None = None,
     ) -> JSON:
         """sampling/createMessage; `tools` need the client's `sampling.tools` (2025-11-25)."""
         items = [messages] if isinstance(messages, str) else list(messages)
@@ -125,12 +188,16 @@ class Context:
             raise MCPError(
                 INVALID_PARAMS, f"tools in sampling need protocol 2025-11-25, not {self.negotiated.version}"
             )
-        return await self._ask("sampling/createMessage", params)
+        return await self._ask("sampling/createMessage", params, key)
 
-    async def elicit(self, message: str, schema: JSON | type) -> Elicited:
-        """Form-mode elicitation; an accepted answer is checked against the requested schema."""
+    async def elicit(self, message: str, schema: JSON | type, *, key: str | None = None) -> Elicited:
+        """Form-mode elicitation; an accepted answer is checked against the requested schema.
+
+        `key` names the ask in a stateless round trip (default: counted per kind).
+        """
         requested = _requested_schema(schema)
-        result = await self._ask("elicitation/create", {"message": message, "requestedSchema": requested})
+        params = {"message": message, "requestedSchema": requested}
+        result = await self._ask("elicitation/create", params, key)
         action = result.get("action")
         if action not in ("accept", "decline", "cancel"):
             raise RemoteError(INVALID_PARAMS, f"The client answered elicitation with action {action!r}")
@@ -149,17 +216,22 @@ class Context:
             raise MCPError(
                 INVALID_PARAMS, f"URL elicitation needs protocol 2025-11-25, not {self.negotiated.version}"
             )
-        params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
-        result = await self._ask("elicitation/create", params)
+        params = {"mode": "url", "message": message, "url": url}
+        # 2026-07-28 dropped elicitationId: the retry itself tells the server the user is back.
+        if has(self.negotiated.version, Feature.ELICITATION_COMPLETE):
+            params["elicitationId"] = elicitation_id
+        result = await self._ask("elicitation/create", params, f"url-{elicitation_id}")
         return Elicited(str(result.get("action")), None)
 
     async def complete_elicitation(self, elicitation_id: str) -> None:
-        """notifications/elicitation/complete for a URL elicitation that finished."""
+        """notifications/elicitation/complete for a URL elicitation that finished (2025-11-25 only)."""
+        if not has(self.negotiated.version, Feature.ELICITATION_COMPLETE):
+            return  # nothing to send: the client learns the outcome by retrying
         params = {"elicitationId": elicitation_id}
         await self.session.notify("notifications/elicitation/complete", params, self.request_id)
 
-    async def list_roots(self) -> list[JSON]:
-        result = await self._ask("roots/list", {})
+    async def list_roots(self, *, key: str | None = None) -> list[JSON]:
+        result = await self._ask("roots/list", {}, key)
         roots = result.get("roots")
         return roots if isinstance(roots, list) else []
 

@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
+from ..protocol.versions import Feature, has, is_modern
 from .context import Context
 from .pagination import page
 from .resources import not_found
+from .subscriptions import listen
 
 if TYPE_CHECKING:
     from .server import Server
@@ -41,6 +43,8 @@ async def list_items(s: Server, ctx: Context, params: JSON, method: str) -> JSON
     result: JSON = {kind: orjson.Fragment(orjson.dumps([i.definition(version) for i in items[start:stop]]))}
     if next_cursor is not None:
         result["nextCursor"] = next_cursor
+    if is_modern(version):
+        result.update(s.cache.fields())
     s._list_cache[key] = result
     return result
 
@@ -67,7 +71,30 @@ async def read(s: Server, ctx: Context, params: JSON) -> JSON:
     uri = params.get("uri")
     if not isinstance(uri, str):
         raise MCPError(INVALID_PARAMS, "Invalid params: resources/read needs a string uri")
-    return {"contents": await s.read_resource(uri, ctx)}
+    version = ctx.negotiated.version
+    try:
+        result: JSON = {"contents": await s.read_resource(uri, ctx)}
+    except MCPError as exc:
+        # 2026-07-28 resources "Error Handling": not found is -32602 (it was -32002 before).
+        if exc.code != RESOURCE_NOT_FOUND or has(version, Feature.RESOURCE_NOT_FOUND_CODE):
+            raise
+        raise MCPError(INVALID_PARAMS, exc.message, exc.data) from None
+    if is_modern(version):
+        result.update(s.cache_hint_for(uri).fields())
+    return result
+
+
+async def discover(s: Server, ctx: Context, params: JSON) -> JSON:
+    """server/discover (2026-07-28): the versions, capabilities and identity; serverInfo is added
+    to `_meta` by the core like on every stateless result."""
+    result: JSON = {
+        "supportedVersions": list(reversed(ctx.session.connection.versions)),
+        "capabilities": s.capabilities(),
+        **s.cache.fields(),
+    }
+    if s.instructions:
+        result["instructions"] = s.instructions
+    return result
 
 
 def knows(s: Server, uri: str) -> bool:
@@ -129,4 +156,6 @@ HANDLERS: dict[str, Callable[[Server, Context, JSON], Any]] = {
     "prompts/list": _list_prompts,
     "prompts/get": get_prompt,
     "completion/complete": complete,
+    "server/discover": discover,
+    "subscriptions/listen": listen,
 }

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from ..protocol.errors import RESOURCE_NOT_FOUND, MCPError
+from .caching import CacheHint
 from .common_fields import add_common_fields
 from .invoke import invoke
 from .signature import Signature, inspect_function
@@ -38,6 +39,7 @@ class _Described:
     icons: list[JSON] | None
     meta: JSON | None
     size: int | None
+    cache: CacheHint | None = field(default=None, kw_only=True)  # stateless read results' hint
 
     def _describe(self, out: JSON, version: str) -> JSON:
         for key, value in (

@@ -17,13 +17,18 @@ from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
 from ..protocol.errors import MCPError
+from ..protocol.modern import INPUT_REQUIRED_METHODS
 from ..runtime.session import Session
 from ..runtime.stream import MessageStream
+from .caching import CacheHint
 from .completion import Completions
 from .context import Context
 from .handlers import HANDLERS
 from .prompts import Prompt
+from .request_state import StateSealer, request_binding
 from .resources import Resource, ResourceTemplate, not_found
+from .round_trip import InputRequired, RoundTrip
+from .subscriptions import Listener
 from .tools import Tool, tool_annotations
 from .uri_template import UriTemplate
 
@@ -59,7 +64,12 @@ class Server:
         page_size: int | None = None,
         client_request_timeout: float | None = 300.0,
         logging: bool = True,
+        cache: CacheHint | None = None,
+        state_key: bytes | None = None,
+        state_ttl: float = 600.0,
     ) -> None:
+        """`cache`: the hint on stateless list and discover results (per resource: `cache=` there).
+        `state_key`: the HMAC key sealing requestState; give every replica the same one."""
         self.info: JSON = {"name": name, "version": version}
         if title:
             self.info["title"] = title
@@ -75,6 +85,9 @@ class Server:
         self._peers: dict[Session, _Peer] = {}
         self._roots_changed: list[Callable[[Session], Any]] = []
         self._list_cache: dict[tuple[str, str, Any], JSON] = {}
+        self.cache = cache or CacheHint()
+        self.state_sealer = StateSealer(state_key, ttl=state_ttl)
+        self.listeners: set[Listener] = set()
 
     # ---- registration ------------------------------------------------------------------------
 
@@ -151,6 +164,7 @@ class Server:
         icons: list[JSON] | None = None,
         meta: JSON | None = None,
         size: int | None = None,
+        cache: CacheHint | None = None,
     ) -> None:
         if fn is None and content is None:
             raise TypeError("add_resource needs a reader function or content")
@@ -163,6 +177,7 @@ class Server:
             "icons": icons,
             "meta": meta,
             "size": size,
+            "cache": cache,
         }
         if fn is not None and UriTemplate.is_template(uri):
             self.templates[uri] = ResourceTemplate.compile(uri, fn, Context, **described)
@@ -232,12 +247,16 @@ class Server:
         method = _CHANGED[kind]
         for peer in self._peers.values():
             peer.session.notify_soon(method, None)
+        for listener in self.listeners:
+            listener.offer(method)
 
     async def notify_resource_updated(self, uri: str) -> None:
         """notifications/resources/updated to every session subscribed to `uri`."""
         for peer in list(self._peers.values()):
             if uri in peer.subscriptions:
                 await peer.session.notify("notifications/resources/updated", {"uri": uri})
+        for listener in self.listeners:
+            listener.offer("notifications/resources/updated", {"uri": uri})
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """A log message to every session whose level lets it through."""
@@ -277,10 +296,27 @@ class Server:
         handler = HANDLERS.get(request.method)
         if handler is None:  # declared in the table but this server offers no handler for it
             raise MCPError(-32601, f"Method not found: {request.method!r}")
-        meta = request.params.get("_meta")
-        ctx = Context(self, session, request.id, meta if isinstance(meta, dict) else None)
-        result: JSON = await handler(self, ctx, request.params)
+        params, meta = request.params, request.params.get("_meta")
+        trip = binding = None
+        if request.negotiated is not None and request.method in INPUT_REQUIRED_METHODS:
+            binding = request_binding(request.method, params)
+            trip = RoundTrip.from_params(params, self.state_sealer, binding)
+        ctx = Context(
+            self, session, request.id, meta if isinstance(meta, dict) else None, request.negotiated, trip
+        )
+        try:
+            result: JSON = await handler(self, ctx, params)
+        except InputRequired as need:
+            assert binding is not None  # only a round trip raises it
+            return RoundTrip.result(need, self.state_sealer, binding)
         return result
+
+    def cache_hint_for(self, uri: str) -> CacheHint:
+        resource = self.resources.get(uri)
+        hint = resource.cache if resource is not None else None
+        if hint is None:
+            hint = next((t.cache for t in self.templates.values() if t.template.match(uri) is not None), None)
+        return hint or self.cache
 
     def registry(self, kind: str) -> dict[str, Any]:
         registries: dict[str, dict[str, Any]] = {

@@ -21,6 +21,7 @@ from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import Feature, has
 from .common_fields import add_common_fields
 from .invoke import invoke
+from .round_trip import InputRequired
 from .signature import ArgumentError, Signature, describe, inspect_function
 
 __all__ = ["Tool", "ToolError", "tool_annotations"]
@@ -140,6 +141,8 @@ class Tool:
             kwargs[self.context_param] = context
         try:
             value = await invoke(self.fn, kwargs, self.is_async)
+        except InputRequired:
+            raise  # a stateless round trip: the server answers input_required
         except (LocalError, RemoteError) as exc:
             # ctx.sample() without the client's sampling, or a failed request to the client:
             # the model should see it.

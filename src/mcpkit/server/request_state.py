@@ -1,0 +1,88 @@
+"""Sealed `requestState`: what a server hands the client between the rounds of an input-required request.
+
+Spec 2026-07-28 patterns "Multi Round-Trip Requests": the state is attacker-controlled input, so
+its integrity is protected (HMAC-SHA256) and it is bound to the request it was issued for, carries a
+short expiry and, when the deployment knows one, the authenticated principal. Replicas that share
+the key accept each other's state, so no shared store is needed.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+import time
+from typing import Any
+
+import orjson
+
+from ..protocol.errors import INVALID_PARAMS, MCPError
+
+__all__ = ["StateSealer", "request_binding"]
+
+JSON = dict[str, Any]
+
+
+def request_binding(method: str, params: JSON, principal: str | None = None) -> str:
+    """A digest of what makes a request the same request on retry: its method, target and arguments."""
+    salient = {
+        "m": method,
+        "n": params.get("name"),
+        "u": params.get("uri"),
+        "a": params.get("arguments"),
+        "p": principal,
+    }
+    return hashlib.sha256(orjson.dumps(salient, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+class StateSealer:
+    """Seals and opens requestState values; `key` may be shared by several replicas."""
+
+    def __init__(self, key: bytes | None = None, *, ttl: float = 600.0, max_size: int = 64 * 1024) -> None:
+        self.key = key if key is not None else secrets.token_bytes(32)
+        self.ttl = ttl
+        self.max_size = max_size
+
+    def seal(self, payload: JSON, binding: str, now: float | None = None) -> str:
+        expires = (time.time() if now is None else now) + self.ttl
+        body = _b64(orjson.dumps({"b": binding, "e": expires, "d": payload}))
+        return f"{body}.{_b64(self._mac(body))}"
+
+    def open(self, token: object, binding: str, now: float | None = None) -> JSON:
+        """The payload; -32602 for state that was altered, expired or issued for another request."""
+        if not isinstance(token, str) or len(token) > self.max_size or token.count(".") != 1:
+            raise _refused("it is not a value this server issued")
+        body, mac = token.split(".")
+        try:
+            valid = hmac.compare_digest(_unb64(mac), self._mac(body))
+            state = orjson.loads(_unb64(body)) if valid else None
+        except ValueError:
+            valid, state = False, None
+        if not valid or not isinstance(state, dict):
+            raise _refused("its integrity check failed")
+        if state.get("b") != binding:
+            raise _refused("it was issued for a different request")
+        expires = state.get("e")
+        if not isinstance(expires, float | int) or (time.time() if now is None else now) > expires:
+            raise _refused("it has expired")
+        payload = state.get("d")
+        return payload if isinstance(payload, dict) else {}
+
+    def _mac(self, body: str) -> bytes:
+        return hmac.new(self.key, body.encode("ascii"), hashlib.sha256).digest()
+
+
+def _refused(why: str) -> MCPError:
+    return MCPError(INVALID_PARAMS, f"Invalid params: requestState rejected: {why}")
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    try:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (ValueError, UnicodeEncodeError) as exc:
+        raise ValueError("not base64url") from exc

@@ -1,0 +1,105 @@
+"""subscriptions/listen (2026-07-28): a long-lived request whose stream carries change notifications.
+
+Spec: patterns "Subscriptions". The server acknowledges first with the filter it agreed to honour,
+then sends only the notification types the client asked for, each tagged with the subscription's
+id (the listen request's JSON-RPC id). The subscription lasts until the client cancels the request
+or the transport goes away.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.jsonrpc import RequestId
+from ..protocol.modern import SUBSCRIPTION_ID
+from .context import Context
+
+if TYPE_CHECKING:
+    from .server import Server
+
+__all__ = ["Listener", "agreed_filter", "listen"]
+
+log = logging.getLogger("mcpkit")
+
+JSON = dict[str, Any]
+
+# filter field -> (notification, the server capability path that offers it)
+_FLAGS = {
+    "toolsListChanged": ("notifications/tools/list_changed", ("tools", "listChanged")),
+    "promptsListChanged": ("notifications/prompts/list_changed", ("prompts", "listChanged")),
+    "resourcesListChanged": ("notifications/resources/list_changed", ("resources", "listChanged")),
+}
+_QUEUE = 256  # notifications buffered per listener before newer ones are dropped
+
+
+@dataclass(eq=False)
+class Listener:
+    subscription_id: RequestId
+    methods: frozenset[str]
+    uris: frozenset[str]
+    send: MemoryObjectSendStream[tuple[str, JSON | None]]
+    receive: MemoryObjectReceiveStream[tuple[str, JSON | None]] = field(repr=False)
+
+    def offer(self, method: str, params: JSON | None = None) -> None:
+        """Queue a notification if this subscription asked for it; never blocks the caller."""
+        wanted = method in self.methods or (
+            method == "notifications/resources/updated" and (params or {}).get("uri") in self.uris
+        )
+        if not wanted:
+            return
+        try:
+            self.send.send_nowait((method, params))
+        except anyio.WouldBlock:
+            log.warning("subscription %r is not keeping up; a %s was dropped", self.subscription_id, method)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+
+def agreed_filter(requested: object, server_caps: JSON) -> JSON:
+    """The subset of the client's filter this server honours (what the acknowledgment echoes)."""
+    if not isinstance(requested, dict):
+        raise MCPError(INVALID_PARAMS, "Invalid params: subscriptions/listen needs a notifications object")
+    agreed: JSON = {}
+    for flag, (_method, path) in _FLAGS.items():
+        section = server_caps.get(path[0])
+        if requested.get(flag) is True and isinstance(section, dict) and section.get(path[1]):
+            agreed[flag] = True
+    uris = requested.get("resourceSubscriptions")
+    resources = server_caps.get("resources")
+    if isinstance(uris, list) and isinstance(resources, dict) and resources.get("subscribe"):
+        agreed["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
+    return agreed
+
+
+async def listen(server: Server, ctx: Context, params: JSON) -> JSON:
+    agreed = agreed_filter(params.get("notifications"), server.capabilities())
+    rid, session = ctx.request_id, ctx.session
+    connection = session.connection
+    send, receive = anyio.create_memory_object_stream[tuple[str, JSON | None]](_QUEUE)
+    listener = Listener(
+        rid,
+        frozenset(_FLAGS[f][0] for f in agreed if f in _FLAGS),
+        frozenset(agreed.get("resourceSubscriptions", ())),
+        send,
+        receive,
+    )
+    ack = connection.subscription_notification(
+        "notifications/subscriptions/acknowledged", {"notifications": agreed}, rid
+    )
+    await session.send_message(ack, rid)
+    server.listeners.add(listener)
+    try:
+        async with receive:
+            async for method, note_params in receive:
+                note = connection.subscription_notification(method, note_params, rid)
+                await session.send_message(note, rid)
+    finally:
+        server.listeners.discard(listener)
+        send.close()
+    return {"_meta": {SUBSCRIPTION_ID: rid}}  # graceful closure: the server ended it
