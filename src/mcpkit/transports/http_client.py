@@ -235,21 +235,21 @@ class HTTPClientStream:
         async with self._renewing:
             if self.session_id != expired:
                 return self.session_id is not None
-            self.session_id = None
             if len(self._handshake) < 2:
                 return False
             try:
-                await self._replay_handshake()
+                return await self._replay_handshake()
             except (httpx.HTTPError, _TooLarge):
-                self.session_id = None
-        return self.session_id is not None
+                return False
 
-    async def _replay_handshake(self) -> None:
+    async def _replay_handshake(self) -> bool:
         initialize, initialized = self._handshake
-        async with self.http.stream("POST", self.url, content=initialize, headers=self._post_headers()) as r:
-            if r.status_code != 200 or not r.headers.get("mcp-session-id"):
-                return
-            session_id = r.headers["mcp-session-id"]
+        headers = self._post_headers()
+        headers.pop("Mcp-Session-Id", None)  # other POSTs keep the old id until the new one is known
+        async with self.http.stream("POST", self.url, content=initialize, headers=headers) as r:
+            session_id = r.headers.get("mcp-session-id")
+            if r.status_code != 200 or not session_id:
+                return False
             if r.headers.get("content-type", "").startswith("text/event-stream"):
                 await self._first_event(r)  # the initialize result, which the Session already has
             else:
@@ -258,6 +258,7 @@ class HTTPClientStream:
         await self.http.post(self.url, content=initialized, headers=self._post_headers())
         if not self._listening:
             self._start_listening()
+        return True
 
     async def _first_event(self, response: httpx.Response) -> None:
         decoder = SSEDecoder(self.max_message)

@@ -37,7 +37,8 @@ def describe_error(exc: httpx.HTTPError, method: str, url: str) -> str:
     if isinstance(exc, httpx.ConnectError):
         if _is_tls(exc):
             return f"TLS handshake with {url} failed (ConnectError: {exc})"
-        return f"cannot connect to {url} (ConnectError: {exc or 'connection refused'}); is the server running?"
+        reason = str(exc) or "connection refused"
+        return f"cannot connect to {url} (ConnectError: {reason}); is the server running?"
     return f"{method} {url} failed: {type(exc).__name__}: {exc}"
 
 
