@@ -55,6 +55,9 @@ class Exchange:
         text += f"data: {data}\n\n"
         await self._send({"type": "http.response.body", "body": text.encode(), "more_body": True})
 
+    async def raw(self, text: str) -> None:
+        await self._send({"type": "http.response.body", "body": text.encode(), "more_body": True})
+
     async def end(self, body: bytes = b"") -> None:
         await self._send({"type": "http.response.body", "body": body, "more_body": False})
 
