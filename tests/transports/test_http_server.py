@@ -78,9 +78,9 @@ def events(body: bytes) -> list[dict[str, Any]]:
     return [json.loads(e.data) for e in SSEDecoder().feed(body) if e.data]  # skip the priming event
 
 
-def init_body(capabilities: dict[str, Any] | None = None) -> bytes:
+def init_body(capabilities: dict[str, Any] | None = None, version: str = VERSION) -> bytes:
     params = {
-        "protocolVersion": VERSION,
+        "protocolVersion": version,
         "capabilities": capabilities or {},
         "clientInfo": {"name": "t", "version": "1"},
     }
@@ -88,15 +88,15 @@ def init_body(capabilities: dict[str, Any] | None = None) -> bytes:
 
 
 async def open_session(
-    client: httpx.AsyncClient, url: str, capabilities: dict[str, Any] | None = None
+    client: httpx.AsyncClient, url: str, capabilities: dict[str, Any] | None = None, version: str = VERSION
 ) -> dict[str, str]:
     """Initialize, send notifications/initialized; return the headers later requests carry."""
-    response = await client.post(url, content=init_body(capabilities), headers=HEADERS)
+    response = await client.post(url, content=init_body(capabilities, version), headers=HEADERS)
     assert response.status_code == 200
     headers = {
         **HEADERS,
         "mcp-session-id": response.headers["mcp-session-id"],
-        "mcp-protocol-version": VERSION,
+        "mcp-protocol-version": version,
     }
     note = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
     assert (await client.post(url, content=note, headers=headers)).status_code == 202
@@ -394,7 +394,7 @@ async def test_sse_streams_open_with_a_priming_event_and_retry_from_2025_11_25()
         response = await client.post(url, content=call(1, "add", {"a": 1, "b": 1}), headers=headers)
         first = SSEDecoder().feed(response.content)[0]
         assert first.data == "" and first.id is not None and first.retry == 1000
-        old = {**headers, "mcp-protocol-version": "2025-06-18"}
+        old = await open_session(client, url, version="2025-06-18")
         response = await client.post(url, content=call(2, "add", {"a": 1, "b": 1}), headers=old)
         assert SSEDecoder().feed(response.content)[0].data != ""
 

@@ -1,13 +1,10 @@
 """Streamable HTTP, server side: a plain ASGI callable serving MCP sessions (transports "Streamable HTTP").
 
 One POST carries one JSON-RPC message. A request is answered on that POST, as JSON or as an SSE stream of
-every message the server sends with `related` equal to its id; messages related to nothing (or to a request
-whose POST is gone) go to the session's standalone GET stream. Each session is one `serve(stream)` call.
-
-Where session tasks live: in a task group the app enters on ASGI lifespan startup (uvicorn). Without
-lifespan (httpx.ASGITransport, a mount whose router does not forward lifespan) the app hosts that task group
-in a detached asyncio task started by the first request, so sessions outlive the request that made them;
-call `aclose()` to end it. Stateless POSTs need neither: their session lives inside the request.
+every message the server sends with `related` equal to its id; messages related to nothing go to the
+session's standalone GET stream. Each session is one `serve(stream)` call (see http_sessions), its tasks
+hosted as http_hosting describes. Every SSE event is stored in an EventStore first, and a GET with
+Last-Event-ID replays the events that followed on the stream that id names, then goes on live.
 
 Security defaults (transports "Security Warning"): a Host outside `allowed_hosts` gets 421 Misdirected
 Request (DNS rebinding), a present Origin outside `allowed_origins` gets 403. Both default to localhost,
@@ -16,137 +13,54 @@ Request (DNS rebinding), a present Origin outside `allowed_origins` gets 403. Bo
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 import logging
-import re
 import secrets
-from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import anyio
-import orjson
-from anyio.abc import TaskGroup
 
-from ..protocol.errors import INTERNAL_ERROR, INVALID_REQUEST, MCPError
-from ..protocol.framing import Oversized
-from ..protocol.jsonrpc import Notification, Request, RequestId, classify, decode, encode, error_message
-from ..protocol.sse import encode_event
-from ..protocol.versions import SUPPORTED_VERSIONS, V2025_03_26, Feature, has
+from ..protocol.errors import INTERNAL_ERROR, MCPError
+from ..protocol.http_rules import (
+    DEFAULT_HOSTS,
+    DEFAULT_ORIGINS,
+    SESSION_NOT_FOUND,
+    HTTPRefusal,
+    accepts,
+    allowed,
+    media_type,
+    parse_event_id,
+    request_version,
+)
+from ..protocol.jsonrpc import Notification, Request, classify, decode, encode, error_message
+from ..protocol.versions import Feature, has
+from .event_store import EventStore, InMemoryEventStore, UnknownEventId
+from .http_asgi import (
+    JSON_HEADERS,
+    ASGIMessage,
+    Disconnected,
+    Receive,
+    Scope,
+    Send,
+    read_body,
+    refuse,
+    respond,
+)
+from .http_hosting import TaskHost
+from .http_sessions import STANDALONE, Route, SessionStream
+from .http_streams import prime, reply_json, take_backlog, write_sse
 
 __all__ = ["SessionStream", "StreamableHTTPApp", "serve_http"]
 
 log = logging.getLogger(__name__)
 
-Scope = MutableMapping[str, Any]
-ASGIMessage = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[ASGIMessage]]
-Send = Callable[[ASGIMessage], Awaitable[None]]
-
-_LOCAL = ("localhost", "127.0.0.1", "[::1]")
-DEFAULT_HOSTS = _LOCAL
-DEFAULT_ORIGINS = tuple(f"{scheme}://{host}" for scheme in ("http", "https") for host in _LOCAL)
-_ROUTE_BUFFER = 256
-_BACKLOG = 64  # messages kept for a standalone stream that is not open yet; older ones are dropped
-_SESSION_NOT_FOUND = -32001
-_PORT = re.compile(r"(.*?)(:\d+)?")
-_SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
-_JSON_HEADERS = [(b"content-type", b"application/json")]
-
-
-class _HTTPError(Exception):
-    """Refused before any response started: becomes a status and a JSON-RPC error body."""
-
-    def __init__(self, status: int, message: str, code: int = INVALID_REQUEST, **headers: str) -> None:
-        super().__init__(message)
-        self.status, self.message, self.code, self.headers = status, message, code, headers
-
-
-class _Disconnected(Exception):
-    pass
-
-
-class _Route:
-    """Where the messages related to one request (or to the standalone stream) wait for their writer."""
-
-    def __init__(self, prime_retry_ms: int | None = None) -> None:
-        self.send, self.receive = anyio.create_memory_object_stream[bytes](_ROUTE_BUFFER)
-        # transports "Resumability": from 2025-11-25 a stream opens with an id-only priming event.
-        self.prime_retry_ms = prime_retry_ms
-
-    def priming_event(self, session: SessionStream) -> bytes | None:
-        if self.prime_retry_ms is None:
-            return None
-        return encode_event(b"", event_id=session.next_event_id(), retry_ms=self.prime_retry_ms)
-
-    def close(self) -> None:
-        self.send.close()
-        self.receive.close()
-
-
-class SessionStream:
-    """The MessageStream one session's `serve` sees: POST bodies come in, sent messages are routed out."""
-
-    def __init__(self, session_id: str | None) -> None:
-        self.session_id = session_id
-        self._in_send, self._in_receive = anyio.create_memory_object_stream[bytes](16)
-        self.routes: dict[RequestId, _Route] = {}
-        self.standalone: _Route | None = None
-        self.backlog: deque[bytes] = deque(maxlen=_BACKLOG)
-        self.last_seen = anyio.current_time()
-        self.active = 0  # POSTs in flight and open GET streams; a session with any is never idle
-        self._event_ids = itertools.count(1)
-
-    def next_event_id(self) -> str:
-        return str(next(self._event_ids))
-
-    async def receive(self) -> bytes | Oversized:
-        try:
-            return await self._in_receive.receive()
-        except (anyio.ClosedResourceError, anyio.EndOfStream):
-            raise anyio.EndOfStream from None
-
-    async def send(self, data: bytes, related: RequestId | None = None) -> None:
-        route = self.routes.get(related) if related is not None else None
-        if route is not None:
-            try:
-                await route.send.send(data)
-                return
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
-        await self.send_standalone(data)
-
-    async def send_standalone(self, data: bytes) -> None:
-        if self.standalone is not None:
-            try:
-                await self.standalone.send.send(data)
-                return
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                self.standalone = None
-        self.backlog.append(data)
-
-    async def push(self, data: bytes) -> None:
-        """Hand an inbound message to `serve`; raises _HTTPError 404 once the session has ended."""
-        try:
-            await self._in_send.send(data)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            raise _HTTPError(404, "Session not found", _SESSION_NOT_FOUND) from None
-
-    def close(self) -> None:
-        self._in_send.close()
-        for route in self.routes.values():
-            route.send.close()
-        if self.standalone is not None:
-            self.standalone.send.close()
-
-    async def aclose(self) -> None:
-        self.close()
-
 
 class StreamableHTTPApp:
-    """An ASGI app serving `target` (anything with async `serve(stream)`, or that function) at `path`."""
+    """An ASGI app serving `target` (anything with async `serve(stream)`, or that function) at `path`.
+
+    `event_store` keeps sent SSE events for resumption; the default is an InMemoryEventStore.
+    `strict_version` refuses an MCP-Protocol-Version other than the session's negotiated one (400).
+    """
 
     def __init__(
         self,
@@ -162,6 +76,8 @@ class StreamableHTTPApp:
         max_sessions: int = 10_000,
         body_timeout: float = 30.0,
         retry_ms: int = 1000,
+        event_store: EventStore | None = None,
+        strict_version: bool = False,
     ) -> None:
         self._serve: Callable[[SessionStream], Awaitable[None]] = getattr(target, "serve", target)
         self.path = path
@@ -174,58 +90,24 @@ class StreamableHTTPApp:
         self.max_sessions = max_sessions
         self.body_timeout = body_timeout
         self.retry_ms = retry_ms  # the SSE `retry` a client waits before reconnecting a dropped stream
+        # MCP-Protocol-Version must equal the session's negotiated version, not just be supported
+        self.strict_version = strict_version
+        self.event_store: EventStore = event_store if event_store is not None else InMemoryEventStore()
         self.sessions: dict[str, SessionStream] = {}
-        self._tg: TaskGroup | None = None
-        self._hosted: anyio.Event | None = None
-        self._host_task: asyncio.Task[None] | None = None
+        self._host = TaskHost(self._reap, self._end_all)
 
-    # ---- hosting session tasks ---------------------------------------------------------------
+    # ---- sessions ----------------------------------------------------------------------------
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
+            await self._host.lifespan(receive, send)
         elif scope["type"] == "http":
             await self._http(scope, receive, send)
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        await receive()  # lifespan.startup
-        async with anyio.create_task_group() as tg:
-            self._tg = tg
-            tg.start_soon(self._reap)
-            await send({"type": "lifespan.startup.complete"})
-            while (await receive())["type"] != "lifespan.shutdown":
-                pass
-            self._end_all()
-            tg.cancel_scope.cancel()
-        self._tg = None
-        await send({"type": "lifespan.shutdown.complete"})
-
-    async def _task_group(self) -> TaskGroup:
-        if self._tg is None:
-            if self._hosted is None:
-                self._hosted = anyio.Event()
-                self._host_task = asyncio.get_running_loop().create_task(self._host())
-            await self._hosted.wait()
-        assert self._tg is not None
-        return self._tg
-
-    async def _host(self) -> None:
-        async with anyio.create_task_group() as tg:
-            self._tg = tg
-            tg.start_soon(self._reap)
-            assert self._hosted is not None
-            self._hosted.set()
-            await anyio.sleep_forever()
 
     async def aclose(self) -> None:
         """End every session, and the task group hosted without lifespan (if one was started)."""
         self._end_all()
-        task, self._host_task = self._host_task, None
-        if task is not None:
-            task.cancel()
-            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                await asyncio.wait([task])
-            self._tg, self._hosted = None, None
+        await self._host.aclose()
 
     async def _reap(self) -> None:
         period = max(0.01, min(self.session_idle_timeout / 4, 30.0))
@@ -252,18 +134,33 @@ class StreamableHTTPApp:
             log.exception("MCP session %s failed", session.session_id)
         finally:
             session.close()
-            if session.session_id is not None and self.sessions.get(session.session_id) is session:
-                del self.sessions[session.session_id]
+            sid = session.session_id
+            if sid is not None:
+                if self.sessions.get(sid) is session:
+                    del self.sessions[sid]
+                with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                    await self.event_store.forget(sid)
 
     async def _new_session(self) -> SessionStream:
         if len(self.sessions) >= self.max_sessions:
-            raise _HTTPError(503, "Service Unavailable: too many sessions", INTERNAL_ERROR, retry_after="5")
-        tg = await self._task_group()
-        session = SessionStream(secrets.token_urlsafe(32))
+            raise HTTPRefusal(503, "Service Unavailable: too many sessions", INTERNAL_ERROR, retry_after="5")
+        tg = await self._host.task_group()
+        session = SessionStream(secrets.token_urlsafe(32), self.event_store)
         assert session.session_id is not None
         self.sessions[session.session_id] = session
         tg.start_soon(self._run, session)
         return session
+
+    def _session_of(self, headers: dict[str, str]) -> tuple[SessionStream, str]:
+        """The session a request names, and the protocol version it speaks (checked against the session's)."""
+        sid = headers.get("mcp-session-id")
+        if sid is None:
+            raise HTTPRefusal(400, "Bad Request: Mcp-Session-Id header is required")
+        session = self.sessions.get(sid)
+        if session is None:
+            raise HTTPRefusal(404, "Session not found", SESSION_NOT_FOUND)
+        version = request_version(headers.get("mcp-protocol-version"), session.version, self.strict_version)
+        return session, version
 
     # ---- HTTP --------------------------------------------------------------------------------
 
@@ -277,17 +174,15 @@ class StreamableHTTPApp:
 
         try:
             await self._route(scope, receive, tracked)
-        except _HTTPError as exc:
-            extra = [(k.replace("_", "-").encode(), v.encode()) for k, v in exc.headers.items()]
-            body = encode(error_message(None, {"code": exc.code, "message": exc.message}))
-            await _respond(send, exc.status, body, _JSON_HEADERS + extra)
-        except _Disconnected:
+        except HTTPRefusal as refusal:
+            await refuse(send, refusal)
+        except Disconnected:
             pass
         except Exception:
             log.exception("Streamable HTTP request failed")
             if not started:
                 body = encode(error_message(None, {"code": INTERNAL_ERROR, "message": "Internal error"}))
-                await _respond(send, 500, body, _JSON_HEADERS)
+                await respond(send, 500, body, JSON_HEADERS)
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
@@ -296,52 +191,45 @@ class StreamableHTTPApp:
         if root and path.startswith(root):
             path = path[len(root) :]
         if path != self.path:
-            raise _HTTPError(404, "Not Found")
-        if not _allowed(headers.get("host", ""), self.allowed_hosts):
-            raise _HTTPError(421, "Misdirected Request: Host not allowed")
+            raise HTTPRefusal(404, "Not Found")
+        if not allowed(headers.get("host", ""), self.allowed_hosts):
+            raise HTTPRefusal(421, "Misdirected Request: Host not allowed")
         origin = headers.get("origin")
-        if origin is not None and not _allowed(origin, self.allowed_origins):
-            raise _HTTPError(403, "Forbidden: Origin not allowed")
+        if origin is not None and not allowed(origin, self.allowed_origins):
+            raise HTTPRefusal(403, "Forbidden: Origin not allowed")
         method = scope["method"]
         if method == "POST":
             await self._post(headers, receive, send)
         elif method == "GET" and not self.stateless:
             await self._get(headers, receive, send)
         elif method == "DELETE" and not self.stateless:
-            self._end(self._session_of(headers).session_id or "")
-            await _respond(send, 204, b"", [])
+            session, _ = self._session_of(headers)
+            self._end(session.session_id or "")
+            await respond(send, 204, b"", [])
         else:
             allow = "POST" if self.stateless else "GET, POST, DELETE"
-            raise _HTTPError(405, "Method Not Allowed", allow=allow)
-
-    def _session_of(self, headers: dict[str, str]) -> SessionStream:
-        sid = headers.get("mcp-session-id")
-        if sid is None:
-            raise _HTTPError(400, "Bad Request: Mcp-Session-Id header is required")
-        session = self.sessions.get(sid)
-        if session is None:
-            raise _HTTPError(404, "Session not found", _SESSION_NOT_FOUND)
-        return session
+            raise HTTPRefusal(405, "Method Not Allowed", allow=allow)
 
     async def _post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
-        if not _accepts(headers, "application/json", "text/event-stream"):
-            raise _HTTPError(406, "Not Acceptable: Accept must list application/json and text/event-stream")
-        if _media_type(headers.get("content-type", "")) != "application/json":
-            raise _HTTPError(415, "Unsupported Media Type: Content-Type must be application/json")
-        version = _version(headers)
-        body = await self._read_body(headers, receive)
+        if not accepts(headers, "application/json", "text/event-stream"):
+            raise HTTPRefusal(406, "Not Acceptable: Accept must list application/json and text/event-stream")
+        if media_type(headers.get("content-type", "")) != "application/json":
+            raise HTTPRefusal(415, "Unsupported Media Type: Content-Type must be application/json")
+        header_version = request_version(headers.get("mcp-protocol-version"), None)
+        body = await read_body(headers, receive, self.max_body, self.body_timeout)
         try:
             message = classify(decode(body))
         except MCPError as exc:
-            raise _HTTPError(400, exc.message, exc.code) from None
+            raise HTTPRefusal(400, exc.message, exc.code) from None
         is_init = isinstance(message, Request) and message.method == "initialize"
         if self.stateless:
-            await self._post_stateless(message, body, version, is_init, receive, send)
+            await self._post_stateless(message, body, header_version, is_init, receive, send)
         elif is_init and "mcp-session-id" not in headers:
             session = await self._new_session()
-            await self._deliver(session, message, body, receive, send, include_session=True)
+            await self._deliver(session, message, body, receive, send, header_version, include_session=True)
         else:
-            await self._deliver(self._session_of(headers), message, body, receive, send, version=version)
+            session, version = self._session_of(headers)
+            await self._deliver(session, message, body, receive, send, version)
 
     async def _post_stateless(
         self, message: Any, body: bytes, version: str, is_init: bool, receive: Receive, send: Send
@@ -351,30 +239,8 @@ class StreamableHTTPApp:
             tg.start_soon(self._run, session)
             if not is_init:
                 await _handshake(session, version)
-            await self._deliver(session, message, body, receive, send)
+            await self._deliver(session, message, body, receive, send, version)
             session.close()
-
-    async def _read_body(self, headers: dict[str, str], receive: Receive) -> bytes:
-        declared = headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.max_body):
-            raise _HTTPError(413, f"Content Too Large: the limit is {self.max_body} bytes")
-        chunks: list[bytes] = []
-        size = 0
-        with anyio.move_on_after(self.body_timeout) as timer:
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    raise _Disconnected
-                chunk = message.get("body", b"")
-                size += len(chunk)
-                if size > self.max_body:
-                    raise _HTTPError(413, f"Content Too Large: the limit is {self.max_body} bytes")
-                chunks.append(chunk)
-                if not message.get("more_body", False):
-                    break
-        if timer.cancelled_caught:
-            raise _HTTPError(408, f"Request Timeout: body not received within {self.body_timeout} s")
-        return b"".join(chunks)
 
     def _retry_for(self, version: str) -> int | None:
         return self.retry_ms if has(version, Feature.SSE_PRIMING) else None
@@ -386,102 +252,94 @@ class StreamableHTTPApp:
         body: bytes,
         receive: Receive,
         send: Send,
+        version: str,
         include_session: bool = False,
-        version: str = V2025_03_26,
     ) -> None:
         session.last_seen = anyio.current_time()
         if not isinstance(message, Request):
             if isinstance(message, Notification) and message.method == "notifications/cancelled":
-                cancelled = session.routes.get(message.params.get("requestId", ""))
-                if cancelled is not None:  # no response will come, so its POST's stream ends here
-                    cancelled.send.close()
+                rid = message.params.get("requestId", "")
+                cancelled = session.routes.get(rid)
+                if cancelled is not None:  # no response will come, so its stream ends here
+                    session.close_route(rid, cancelled)
             await session.push(body)
-            await _respond(send, 202, b"", [])
+            await respond(send, 202, b"", [])
             return
         if message.id in session.routes:
-            raise _HTTPError(400, f"Bad Request: request id {message.id!r} is already in flight")
+            raise HTTPRefusal(400, f"Bad Request: request id {message.id!r} is already in flight")
+        if message.method == "initialize":
+            session.init_id = message.id
         sid = session.session_id
         extra = [(b"mcp-session-id", sid.encode())] if include_session and sid else []
-        route = session.routes[message.id] = _Route(self._retry_for(version))
+        sse = not self.json_response
+        route = session.open_route(message.id, sse, self._retry_for(version) if sse else None)
+        receiver = route.attach()
         session.active += 1
         try:
-            await session.push(body)
-            reply = self._reply_json if self.json_response else _reply_sse
-            await reply(session, route, message.id, receive, send, extra)
+            first = await prime(session, route)
+            try:
+                await session.push(body)
+            except HTTPRefusal:
+                session.close_route(message.id, route)
+                raise
+            if sse:
+                await write_sse(route, receiver, receive, send, first=first, extra=extra)
+            else:
+                await reply_json(session, receiver, message.id, receive, send, extra)
         finally:
-            if session.routes.get(message.id) is route:
-                del session.routes[message.id]
-            route.close()
+            route.detach(receiver)
+            if not sse:  # a stored stream outlives a dropped POST: the rest is kept for a resume
+                session.close_route(message.id, route)
             session.active -= 1
             session.last_seen = anyio.current_time()
-
-    @staticmethod
-    async def _reply_json(
-        session: SessionStream, route: _Route, rid: RequestId, receive: Receive, send: Send, extra: list[Any]
-    ) -> None:
-        response = None
-        async with _until_disconnect(receive) as gone:
-            async for data in route.receive:
-                if _is_response_to(data, rid):
-                    response = data
-                    break
-                await session.send_standalone(data)  # JSON mode has no room for messages before the response
-        if gone.is_set():
-            return
-        if response is None:
-            error = {"code": INTERNAL_ERROR, "message": "The session ended before the response"}
-            await _respond(send, 500, encode(error_message(rid, error)), _JSON_HEADERS + extra)
-        else:
-            await _respond(send, 200, response, _JSON_HEADERS + extra)
 
     async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
-        if not _accepts(headers, "text/event-stream"):
-            raise _HTTPError(406, "Not Acceptable: Accept must include text/event-stream")
-        version = _version(headers)
-        session = self._session_of(headers)
-        if session.standalone is not None:
-            raise _HTTPError(409, "Conflict: this session already has a standalone stream")
-        route = session.standalone = _Route(self._retry_for(version))
-        while session.backlog:
-            route.send.send_nowait(session.backlog.popleft())
+        if not accepts(headers, "text/event-stream"):
+            raise HTTPRefusal(406, "Not Acceptable: Accept must include text/event-stream")
+        session, version = self._session_of(headers)
+        last_event_id = headers.get("last-event-id")
+        if last_event_id is not None:
+            await self._resume(session, last_event_id, receive, send)
+            return
+        route = session.standalone
+        if route.attached:
+            raise HTTPRefusal(409, "Conflict: this session already has a standalone stream")
+        route.prime_retry_ms = self._retry_for(version)
+        receiver = route.attach()
         session.active += 1
         try:
-            await _stream_events(session, route, receive, send, _SSE_HEADERS, None)
+            first = take_backlog(session) + await prime(session, route)
+            await write_sse(route, receiver, receive, send, first=first)
         finally:
-            if session.standalone is route:
-                session.standalone = None
-            route.close()
+            route.detach(receiver)
             session.active -= 1
             session.last_seen = anyio.current_time()
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-
-async def _reply_sse(
-    session: SessionStream, route: _Route, rid: RequestId, receive: Receive, send: Send, extra: list[Any]
-) -> None:
-    await _stream_events(session, route, receive, send, _SSE_HEADERS + extra, rid)
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
-async def _stream_events(
-    session: SessionStream,
-    route: _Route,
-    receive: Receive,
-    send: Send,
-    headers: list[Any],
-    until: RequestId | None,
-) -> None:
-    """Start an SSE response and write each routed message as an event; stop after the response to `until`."""
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    priming = route.priming_event(session)
-    if priming is not None:
-        await send({"type": "http.response.body", "body": priming, "more_body": True})
-    async with _until_disconnect(receive):
-        async for data in route.receive:
-            event = encode_event(data, event_id=session.next_event_id())
-            await send({"type": "http.response.body", "body": event, "more_body": True})
-            if until is not None and _is_response_to(data, until):
-                break
+    async def _resume(self, session: SessionStream, last_event_id: str, receive: Receive, send: Send) -> None:
+        """Replay what followed `last_event_id` on its stream, then that stream live if it is still open."""
+        parsed = parse_event_id(last_event_id)
+        if parsed is None or session.session_id is None:
+            raise HTTPRefusal(400, f"Bad Request: malformed Last-Event-ID {last_event_id!r}")
+        stream_id = parsed[0]
+        route = session.standalone if stream_id == STANDALONE else session.streams.get(stream_id)
+        if route is None:  # that stream has ended: replay only
+            route = Route(stream_id)
+            route.finish()
+        # attached before reading the store, so nothing sent meanwhile is missed; duplicates are skipped
+        receiver = route.attach()
+        session.active += 1
+        try:
+            try:
+                replay = await self.event_store.replay_after(session.session_id, last_event_id)
+            except UnknownEventId as exc:
+                raise HTTPRefusal(400, f"Bad Request: {exc}") from None
+            if route is session.standalone:
+                session.backlog.clear()  # stored, so in the replay
+            await write_sse(route, receiver, receive, send, replay=replay)
+        finally:
+            route.detach(receiver)
+            session.active -= 1
+            session.last_seen = anyio.current_time()
 
 
 async def _handshake(session: SessionStream, version: str) -> None:
@@ -489,84 +347,17 @@ async def _handshake(session: SessionStream, version: str) -> None:
     rid = f"mcpkit-stateless-{secrets.token_hex(8)}"
     client = {"name": "stateless", "version": "0"}
     params = {"protocolVersion": version, "capabilities": {}, "clientInfo": client}
-    route = session.routes[rid] = _Route()
+    route = session.open_route(rid, False, None)
+    receiver = route.attach()
     try:
         await session.push(encode({"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": params}))
-        async for data in route.receive:
-            if _is_response_to(data, rid):
+        async for item in receiver:
+            if item.final:
                 break
     finally:
-        del session.routes[rid]
-        route.close()
+        route.detach(receiver)
+        session.close_route(rid, route)
     await session.push(encode({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-
-
-@asynccontextmanager
-async def _until_disconnect(receive: Receive) -> AsyncIterator[anyio.Event]:
-    """Run the body until it finishes or the client goes away; the event says which."""
-    gone = anyio.Event()
-
-    async def watch(scope: anyio.CancelScope) -> None:
-        while (await receive())["type"] != "http.disconnect":
-            pass
-        gone.set()
-        scope.cancel()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(watch, tg.cancel_scope)
-        yield gone
-        tg.cancel_scope.cancel()
-
-
-async def _respond(send: Send, status: int, body: bytes, headers: list[Any]) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
-
-
-def _response_id(data: bytes) -> RequestId | None:
-    """The id `data` answers, if it is a response."""
-    try:
-        message = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(message, dict) or "method" in message:
-        return None
-    if "result" not in message and "error" not in message:
-        return None
-    rid = message.get("id")
-    return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None
-
-
-def _is_response_to(data: bytes, rid: RequestId) -> bool:
-    return _response_id(data) == rid
-
-
-def _version(headers: dict[str, str]) -> str:
-    """MCP-Protocol-Version: absent means 2025-03-26 (transports "Protocol Version Header")."""
-    version = headers.get("mcp-protocol-version")
-    if version is None:
-        return V2025_03_26
-    if version not in SUPPORTED_VERSIONS:
-        raise _HTTPError(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}")
-    return version
-
-
-def _media_type(value: str) -> str:
-    return value.split(";", 1)[0].strip().lower()
-
-
-def _accepts(headers: dict[str, str], *types: str) -> bool:
-    offered = {_media_type(part) for part in headers.get("accept", "").split(",")}
-    return "*/*" in offered or all(t in offered for t in types)
-
-
-def _allowed(value: str, allowed: tuple[str, ...]) -> bool:
-    value = value.strip().lower()
-    if not value:
-        return False
-    match = _PORT.fullmatch(value)
-    bare = match.group(1) if match else value
-    return "*" in allowed or value in allowed or bare in allowed
 
 
 def serve_http(target: Any, *, host: str = "127.0.0.1", port: int = 8000, **app_options: Any) -> None:

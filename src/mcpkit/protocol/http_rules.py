@@ -1,0 +1,130 @@
+"""Streamable HTTP rules as pure functions (transports "Streamable HTTP", 2025-11-25). No I/O.
+
+Each rule either returns a value or raises `HTTPRefusal`, which a driver turns into a status and a
+JSON-RPC error body. Event ids are `<stream>-<seq>`: `seq` counts every event of a session, so an id
+is unique within the session, and `stream` names the SSE stream it was sent on ("Resumability").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+import orjson
+
+from .errors import INVALID_REQUEST
+from .jsonrpc import RequestId
+from .versions import SUPPORTED_VERSIONS, V2025_03_26
+
+__all__ = [
+    "DEFAULT_HOSTS",
+    "DEFAULT_ORIGINS",
+    "SESSION_NOT_FOUND",
+    "HTTPRefusal",
+    "accepts",
+    "allowed",
+    "format_event_id",
+    "media_type",
+    "negotiated_version",
+    "parse_event_id",
+    "request_version",
+    "response_id",
+]
+
+_LOCAL: Final = ("localhost", "127.0.0.1", "[::1]")
+DEFAULT_HOSTS: Final = _LOCAL
+DEFAULT_ORIGINS: Final = tuple(f"{scheme}://{host}" for scheme in ("http", "https") for host in _LOCAL)
+SESSION_NOT_FOUND: Final = -32001
+_PORT: Final = re.compile(r"(.*?)(:\d+)?")
+_EVENT_ID: Final = re.compile(r"([A-Za-z0-9_.]+)-([0-9]{1,18})")
+
+
+class HTTPRefusal(Exception):
+    """Refused before any response started: an HTTP status and a JSON-RPC error (code, message)."""
+
+    def __init__(self, status: int, message: str, code: int = INVALID_REQUEST, **headers: str) -> None:
+        super().__init__(message)
+        self.status, self.message, self.code, self.headers = status, message, code, headers
+
+
+def media_type(value: str) -> str:
+    return value.split(";", 1)[0].strip().lower()
+
+
+def accepts(headers: dict[str, str], *types: str) -> bool:
+    """Whether the Accept header lists every one of `types` (or */*)."""
+    offered = {media_type(part) for part in headers.get("accept", "").split(",")}
+    return "*/*" in offered or all(t in offered for t in types)
+
+
+def allowed(value: str, allowed_values: tuple[str, ...]) -> bool:
+    """Host/Origin check ("Security Warning"): an entry without a port matches any port; "*" matches all."""
+    value = value.strip().lower()
+    if not value:
+        return False
+    match = _PORT.fullmatch(value)
+    bare = match.group(1) if match else value
+    return "*" in allowed_values or value in allowed_values or bare in allowed_values
+
+
+def request_version(header: str | None, negotiated: str | None, strict: bool = False) -> str:
+    """The version a request speaks ("Protocol Version Header"): the session's negotiated one once known.
+
+    Absent: the negotiated version, else 2025-03-26 (the spec's SHOULD assume). Unsupported: 400 (MUST
+    respond with 400 Bad Request). Supported but not the negotiated version: 400 when `strict`; otherwise
+    accepted, as the reference SDKs do and the official conformance suite expects (it sends 2025-03-26 on
+    sessions that negotiated 2025-11-25), with the negotiated version still in force.
+    """
+    if header is None:
+        return negotiated or V2025_03_26
+    if header not in SUPPORTED_VERSIONS:
+        supported = ", ".join(SUPPORTED_VERSIONS)
+        message = f"Bad Request: unsupported MCP-Protocol-Version {header!r} (supported: {supported})"
+        raise HTTPRefusal(400, message)
+    if negotiated is None or header == negotiated:
+        return header
+    if strict:
+        raise HTTPRefusal(
+            400,
+            f"Bad Request: MCP-Protocol-Version {header!r} does not match the version "
+            f"negotiated for this session ({negotiated!r})",
+        )
+    return negotiated
+
+
+def response_id(data: bytes) -> RequestId | None:
+    """The id `data` answers, if it is a JSON-RPC response."""
+    try:
+        message = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(message, dict) or "method" in message:
+        return None
+    if "result" not in message and "error" not in message:
+        return None
+    rid = message.get("id")
+    return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None
+
+
+def negotiated_version(data: bytes) -> str | None:
+    """The protocolVersion an initialize result carries, if it is one with a supported version."""
+    try:
+        result = orjson.loads(data).get("result")
+    except (orjson.JSONDecodeError, AttributeError):
+        return None
+    version = result.get("protocolVersion") if isinstance(result, dict) else None
+    return version if version in SUPPORTED_VERSIONS else None
+
+
+def format_event_id(stream_id: str, seq: int) -> str:
+    if _EVENT_ID.fullmatch(f"{stream_id}-{seq}") is None:
+        raise ValueError(f"stream id {stream_id!r} must be letters, digits, '_' or '.'")
+    return f"{stream_id}-{seq}"
+
+
+def parse_event_id(value: str) -> tuple[str, int] | None:
+    """(stream id, sequence number) of an id `format_event_id` made; None for anything else."""
+    match = _EVENT_ID.fullmatch(value.strip())
+    if match is None:
+        return None
+    return match.group(1), int(match.group(2))

@@ -1,0 +1,116 @@
+"""Where a Streamable HTTP server keeps the SSE events it sent, so a client can resume a stream.
+
+Spec: transports "Resumability and Redelivery". Every event the server writes is stored first; a GET
+with Last-Event-ID replays what followed that event on the stream it names, and only that stream.
+`EventStore` is the interface (a shared store such as Redis can implement it); `InMemoryEventStore` is
+the bounded default for one process.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..protocol.http_rules import format_event_id, parse_event_id
+
+__all__ = ["EventStore", "EventsExpired", "InMemoryEventStore", "Replay", "UnknownEventId"]
+
+
+class UnknownEventId(LookupError):
+    """The Last-Event-ID is malformed, or was never issued in this session."""
+
+
+class EventsExpired(UnknownEventId):
+    """Events after this Last-Event-ID are no longer retained, so a replay would be incomplete."""
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """The stream a Last-Event-ID names, and its events after that id, oldest first: (event id, data)."""
+
+    stream_id: str
+    events: tuple[tuple[str, bytes], ...]
+
+
+class EventStore(Protocol):
+    async def store(self, session_id: str, stream_id: str, data: bytes) -> str:
+        """Keep `data` (one event on `stream_id`) and return its event id, unique within the session.
+
+        `stream_id` is made of letters, digits, "_" and "."; an empty `data` marks a priming event.
+        """
+        ...
+
+    async def replay_after(self, session_id: str, last_event_id: str) -> Replay:
+        """The events stored after `last_event_id` on the stream it names; never another stream's.
+
+        Raises UnknownEventId for an id this session never issued, EventsExpired once some of the
+        events that followed it have been dropped.
+        """
+        ...
+
+    async def forget(self, session_id: str) -> None:
+        """Drop every event of a session that has ended."""
+        ...
+
+
+@dataclass(slots=True)
+class _SessionEvents:
+    next_seq: int = 1
+    size: int = 0
+    # (seq, stream id, data), seq contiguous from events[0] on: eviction only ever takes the oldest.
+    events: deque[tuple[int, str, bytes]] = field(default_factory=deque)
+
+
+class InMemoryEventStore:
+    """An EventStore in this process's memory, holding at most `max_events` events and `max_bytes` bytes
+    of event data per session; the oldest events go first. A session's events go when it is forgotten."""
+
+    def __init__(self, *, max_events: int = 1000, max_bytes: int = 4 * 1024 * 1024) -> None:
+        if max_events < 1 or max_bytes < 1:
+            raise ValueError("max_events and max_bytes must be positive")
+        self.max_events = max_events
+        self.max_bytes = max_bytes
+        self._sessions: dict[str, _SessionEvents] = {}
+
+    @property
+    def session_count(self) -> int:
+        return len(self._sessions)
+
+    @property
+    def event_count(self) -> int:
+        return sum(len(s.events) for s in self._sessions.values())
+
+    @property
+    def byte_count(self) -> int:
+        return sum(s.size for s in self._sessions.values())
+
+    async def store(self, session_id: str, stream_id: str, data: bytes) -> str:
+        session = self._sessions.setdefault(session_id, _SessionEvents())
+        seq = session.next_seq
+        event_id = format_event_id(stream_id, seq)
+        session.next_seq += 1
+        session.events.append((seq, stream_id, data))
+        session.size += len(data)
+        while len(session.events) > self.max_events or (
+            session.size > self.max_bytes and len(session.events) > 1
+        ):
+            session.size -= len(session.events.popleft()[2])
+        return event_id
+
+    async def replay_after(self, session_id: str, last_event_id: str) -> Replay:
+        parsed = parse_event_id(last_event_id)
+        session = self._sessions.get(session_id)
+        if parsed is None or session is None or not 1 <= parsed[1] < session.next_seq:
+            raise UnknownEventId(f"Last-Event-ID {last_event_id!r} was not issued in this session")
+        stream_id, seq = parsed
+        first = session.events[0][0] if session.events else session.next_seq
+        if seq < first - 1:
+            raise EventsExpired(f"events after Last-Event-ID {last_event_id!r} are no longer retained")
+        if seq >= first and session.events[seq - first][1] != stream_id:
+            raise UnknownEventId(f"Last-Event-ID {last_event_id!r} names another stream than it was sent on")
+        later = (e for e in session.events if e[0] > seq and e[1] == stream_id)
+        return Replay(stream_id, tuple((format_event_id(s, n), data) for n, s, data in later))
+
+    async def forget(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)

@@ -1,0 +1,92 @@
+"""The ASGI vocabulary the Streamable HTTP server needs: types, plain responses, bodies, disconnects."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+
+from ..protocol.http_rules import HTTPRefusal
+from ..protocol.jsonrpc import encode, error_message
+
+__all__ = [
+    "JSON_HEADERS",
+    "SSE_HEADERS",
+    "ASGIMessage",
+    "Disconnected",
+    "Receive",
+    "Scope",
+    "Send",
+    "read_body",
+    "refuse",
+    "respond",
+    "until_disconnect",
+]
+
+Scope = MutableMapping[str, Any]
+ASGIMessage = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[ASGIMessage]]
+Send = Callable[[ASGIMessage], Awaitable[None]]
+Headers = list[tuple[bytes, bytes]]
+
+SSE_HEADERS: Headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+JSON_HEADERS: Headers = [(b"content-type", b"application/json")]
+
+
+class Disconnected(Exception):
+    """The client went away before the request body arrived."""
+
+
+async def respond(send: Send, status: int, body: bytes, headers: Headers) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def refuse(send: Send, refusal: HTTPRefusal) -> None:
+    """The status and JSON-RPC error body (no id) of a refused request."""
+    extra = [(k.replace("_", "-").encode(), v.encode()) for k, v in refusal.headers.items()]
+    body = encode(error_message(None, {"code": refusal.code, "message": refusal.message}))
+    await respond(send, refusal.status, body, JSON_HEADERS + extra)
+
+
+async def read_body(headers: dict[str, str], receive: Receive, max_body: int, timeout: float) -> bytes:
+    """The whole request body: 413 past `max_body` bytes (declared or streamed), 408 after `timeout`."""
+    declared = headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > max_body):
+        raise HTTPRefusal(413, f"Content Too Large: the limit is {max_body} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    with anyio.move_on_after(timeout) as timer:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise Disconnected
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > max_body:
+                raise HTTPRefusal(413, f"Content Too Large: the limit is {max_body} bytes")
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+    if timer.cancelled_caught:
+        raise HTTPRefusal(408, f"Request Timeout: body not received within {timeout} s")
+    return b"".join(chunks)
+
+
+@asynccontextmanager
+async def until_disconnect(receive: Receive) -> AsyncIterator[anyio.Event]:
+    """Run the body until it finishes or the client goes away; the event says which."""
+    gone = anyio.Event()
+
+    async def watch(scope: anyio.CancelScope) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        gone.set()
+        scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch, tg.cancel_scope)
+        yield gone
+        tg.cancel_scope.cancel()

@@ -1,0 +1,95 @@
+"""Writing one session's messages into HTTP responses: an SSE stream (a POST's, the GET one, a resumed
+one) or a single JSON answer. A stream is attached to its Route before the request that feeds it is
+handed to `serve`, so no message can slip past it."""
+
+from __future__ import annotations
+
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from ..protocol.errors import INTERNAL_ERROR
+from ..protocol.jsonrpc import RequestId, encode, error_message
+from ..protocol.sse import encode_event
+from .event_store import Replay
+from .http_asgi import JSON_HEADERS, SSE_HEADERS, Receive, Send, respond, until_disconnect
+from .http_sessions import Item, Route, SessionStream
+
+__all__ = ["prime", "reply_json", "take_backlog", "write_sse"]
+
+Headers = list[tuple[bytes, bytes]]
+
+
+async def prime(session: SessionStream, route: Route) -> bytes:
+    """The id-only priming event a stream opens with from 2025-11-25 (recorded, so it can be resumed
+    from), or nothing."""
+    if route.prime_retry_ms is None:
+        return b""
+    event_id = await session.record(route.stream_id, b"")
+    return encode_event(b"", event_id=event_id, retry_ms=route.prime_retry_ms)
+
+
+def take_backlog(session: SessionStream) -> bytes:
+    """The standalone events that waited for a GET stream, as SSE."""
+    events = b"".join(encode_event(item.data, event_id=item.event_id) for item in session.backlog)
+    session.backlog.clear()
+    return events
+
+
+async def write_sse(
+    route: Route,
+    receiver: MemoryObjectReceiveStream[Item],
+    receive: Receive,
+    send: Send,
+    *,
+    first: bytes = b"",
+    replay: Replay | None = None,
+    extra: Headers | None = None,
+) -> None:
+    """Start an SSE response: `first`, then the replayed events, then each live message until the one that
+    ends the stream, the stream's end, or the client's disconnect. Detaches `receiver` in every case."""
+    try:
+        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS + (extra or [])})
+        async with until_disconnect(receive):
+            replayed = set()
+            for event_id, data in replay.events if replay else ():
+                replayed.add(event_id)
+                if data:  # priming events are not repeated
+                    first += encode_event(data, event_id=event_id)
+            if first:
+                await send({"type": "http.response.body", "body": first, "more_body": True})
+            async for item in receiver:
+                if item.event_id in replayed:
+                    continue
+                event = encode_event(item.data, event_id=item.event_id)
+                await send({"type": "http.response.body", "body": event, "more_body": True})
+                if item.final:
+                    break
+    finally:
+        route.detach(receiver)
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def reply_json(
+    session: SessionStream,
+    receiver: MemoryObjectReceiveStream[Item],
+    rid: RequestId,
+    receive: Receive,
+    send: Send,
+    extra: Headers,
+) -> None:
+    """Answer with the response as application/json; messages before it go to the standalone stream,
+    as a JSON answer has no room for them."""
+    response = None
+    async with until_disconnect(receive) as gone:
+        async for item in receiver:
+            if item.final:
+                response = item.data
+                break
+            await session.send_standalone(item.data)
+    receiver.close()
+    if gone.is_set():
+        return
+    if response is None:
+        error = {"code": INTERNAL_ERROR, "message": "The session ended before the response"}
+        await respond(send, 500, encode(error_message(rid, error)), JSON_HEADERS + extra)
+    else:
+        await respond(send, 200, response, JSON_HEADERS + extra)
