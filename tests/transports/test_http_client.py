@@ -82,7 +82,7 @@ def tool_result(rid: Any, text: str) -> JSON:
 class FakeServer:
     """Answers initialize and notifications itself; `handler` gets every other exchange first.
 
-    A handler returns True when it answered. Unanswered GETs get 405, other requests `{}` results.
+    A handler returns True when it answered. Unanswered GETs get 405, pings `{}`, other requests -32601.
     """
 
     def __init__(self, handler: Handler | None = None, *, session: str | None = SESSION) -> None:
@@ -115,8 +115,11 @@ class FakeServer:
         elif "id" not in x.message:
             await x.start(202, "application/json")
             await x.end()
-        else:
+        elif method == "ping":
             await x.json(200, {"jsonrpc": "2.0", "id": x.message["id"], "result": {}})
+        else:  # as a 2025-11-25 server answers what it does not know (server/discover, say)
+            error = {"code": -32601, "message": f"Method not found: {method}"}
+            await x.json(200, {"jsonrpc": "2.0", "id": x.message["id"], "error": error})
 
     def requests(self, method: str) -> list[Exchange]:
         return [x for x in self.seen if x.message.get("method") == method]

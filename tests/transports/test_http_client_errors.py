@@ -105,6 +105,20 @@ async def test_an_endless_error_body_is_cut_short_not_read_to_the_end() -> None:
     assert len(info.value.message) < 1000
 
 
+async def test_a_body_answering_a_notification_is_ignored_not_answered_back() -> None:
+    async def handler(x: Exchange) -> bool:
+        if x.method == "POST" and "id" not in x.message:  # as the suite's `initialize` mock does
+            await x.json(200, {"jsonrpc": "2.0", "result": {}})
+            return True
+        return False
+
+    fake = FakeServer(handler)
+    async with serving(fake) as url, connect_http(url, timeout=5) as client:
+        await client.ping()
+        await anyio.sleep(0.3)
+    assert [x.message for x in fake.seen if "error" in x.message] == []
+
+
 # ---- a 2024-11-05 server: initialize refused with 400/404/405 -> HTTP+SSE ----------------------
 
 
@@ -138,9 +152,9 @@ async def test_an_initialize_refused_with_400_404_or_405_falls_back_to_http_sse(
     async with serving(fake) as url, connect_http(url, timeout=5) as client:
         assert client.protocol == "2024-11-05"
         assert (await client.call_tool("t", {}))["content"][0]["text"] == "tools/call"
-    posted = [(x.path, x.headers.get("content-type")) for x in fake.seen if x.method == "POST"]
-    assert posted[0][0] == "/mcp"
-    assert {p for p, _ in posted[1:]} == {"/messages"}
+    initialize = [x.path for x in fake.requests("initialize")]
+    assert initialize == ["/mcp", "/messages"]  # refused at the Streamable endpoint, then resent
+    assert {x.path for x in fake.requests("tools/call")} == {"/messages"}
 
 
 async def test_with_legacy_fallback_off_a_refused_initialize_is_the_http_error() -> None:

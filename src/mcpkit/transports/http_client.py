@@ -129,7 +129,9 @@ class HTTPClientStream:
 
     async def _accept(self, response: httpx.Response, message: JSON, rid: Any) -> SSEDecoder | None:
         """Read a successful answer; returns the stream's decoder when it ended before the response."""
-        if response.status_code == 202:
+        if response.status_code == 202 or rid is None:
+            # Only a request has an answer; a body to a notification or response breaks "Sending
+            # Messages to the Server" 5, and answering it back with an error could loop forever.
             return None
         session_id = response.headers.get("mcp-session-id")
         if session_id:
@@ -137,10 +139,13 @@ class HTTPClientStream:
         initialize = message.get("method") == "initialize"
         if response.headers.get("content-type", "").startswith("text/event-stream"):
             decoder = SSEDecoder(self.max_message)
-            with suppress(httpx.TransportError):  # a dropped stream is resumed below
+            try:
                 if await self._read_events(response, decoder, rid, initialize):
                     return None
-            return decoder if rid is not None else None
+            except httpx.TransportError:
+                if decoder.last_event_id is None:
+                    raise  # nothing to resume from: the failure itself is the error
+            return decoder
         body = bytearray()
         async for chunk in response.aiter_bytes():
             body += chunk
