@@ -225,6 +225,53 @@ async def test_the_standalone_get_stream_reconnects_with_last_event_id_after_ret
     assert times[1] - times[0] >= 0.28  # the server's retry, before reconnecting
 
 
+async def test_a_server_that_closes_each_resumed_stream_is_polled_until_the_response() -> None:
+    state: JSON = {"gets": 0}
+
+    async def handler(x: Exchange) -> bool:
+        if x.message.get("method") == "tools/call":
+            state["rid"] = x.message["id"]
+            await x.start(200)
+            await x.event(event_id="p0", retry=30)
+            await x.end()
+            return True
+        if x.method == "GET" and "last-event-id" in x.headers:
+            state["gets"] += 1
+            await x.start(200)
+            n = state["gets"]
+            if n < 6:  # "poll": a fresh id, then the connection closes again
+                await x.event(event_id=f"p{n}")
+            else:
+                await x.event(json.dumps(tool_result(state["rid"], f"after {n} polls")), event_id=f"p{n}")
+            await x.end()
+            return True
+        return False
+
+    fake = FakeServer(handler)
+    async with serving(fake) as url, connect_http(url, timeout=5, reconnect_attempts=3) as client:
+        assert (await client.call_tool("t", {}))["content"][0]["text"] == "after 6 polls"
+    ids = [x.headers["last-event-id"] for x in fake.seen if "last-event-id" in x.headers]
+    assert ids == ["p0", "p1", "p2", "p3", "p4", "p5"]
+
+
+async def test_a_cancelled_request_is_not_resumed() -> None:
+    async def handler(x: Exchange) -> bool:
+        if x.message.get("method") == "tools/call":
+            await x.start(200)
+            await x.event(event_id="c0", retry=400)
+            await x.end()
+            return True
+        return False
+
+    fake = FakeServer(handler)
+    async with serving(fake) as url, connect_http(url, timeout=5) as client:
+        with pytest.raises(MCPError):
+            await client.call_tool("t", {}, timeout=0.1)  # times out, so the client cancels it
+        await anyio.sleep(0.6)
+    assert fake.requests("notifications/cancelled")
+    assert not [x for x in fake.seen if "last-event-id" in x.headers]
+
+
 # ---- a 404 for the session id: a new session, or a clear error --------------------------------
 
 

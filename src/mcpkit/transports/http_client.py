@@ -70,6 +70,7 @@ class HTTPClientStream:
         self._listening = False
         self._handshake: list[bytes] = []  # initialize, notifications/initialized: replayed after a 404
         self._renewing = anyio.Lock()
+        self._abandoned: set[Any] = set()  # cancelled requests, whose streams are not resumed
 
     async def receive(self) -> bytes | Oversized:
         try:
@@ -82,8 +83,11 @@ class HTTPClientStream:
             await self.legacy.send(data, related)
             return
         message = orjson.loads(data)
-        if message.get("method") in ("initialize", "notifications/initialized") and len(self._handshake) < 2:
+        method = message.get("method")
+        if method in ("initialize", "notifications/initialized") and len(self._handshake) < 2:
             self._handshake.append(data)
+        elif method == "notifications/cancelled":
+            self._abandoned.add((message.get("params") or {}).get("requestId"))
         self._tg.start_soon(self._post, data, message)
 
     def _headers(self, accept: str) -> dict[str, str]:
@@ -183,34 +187,47 @@ class HTTPClientStream:
         return False
 
     async def _resume(self, message: JSON, rid: Any, decoder: SSEDecoder) -> None:
-        """The POST stream ended before its response: GET with Last-Event-ID after `retry` ms."""
+        """The POST stream ended before its response: GET with Last-Event-ID after `retry` ms.
+
+        A server may close each resumed stream again ("poll", "Sending Messages" 6), so only
+        reconnections that fail count against `reconnect_attempts`; a cancelled request stops.
+        """
         last_id = decoder.last_event_id
         if last_id is None:
             self._fail(message, "the SSE stream closed before the response, with no event id to resume from")
             return
         retry = decoder.retry if decoder.retry is not None else self.retry_ms
-        for _ in range(self.reconnect_attempts):
+        failures = 0
+        while failures < self.reconnect_attempts:
             await anyio.sleep(retry / 1000)
-            decoder = SSEDecoder(self.max_message)
-            headers = self._headers("text/event-stream")
-            headers["Last-Event-ID"] = last_id
-            try:
-                async with self._get(headers) as r:
-                    if r.status_code != 200:
-                        self._fail(message, f"resuming the stream: {describe_status(r, await read_head(r))}")
-                        return
-                    if await self._read_events(r, decoder, rid):
-                        return
-            except httpx.TransportError:
-                pass
-            except _TooLarge:
-                self._fail(message, _too_large(self.max_message))
+            if rid in self._abandoned:
                 return
+            decoder = SSEDecoder(self.max_message)
+            outcome = await self._resume_once(message, rid, decoder, last_id)
+            if outcome is not None:
+                return
+            failures = 0 if decoder.last_event_id is not None else failures + 1
             last_id = decoder.last_event_id or last_id
             retry = decoder.retry if decoder.retry is not None else retry
         self._fail(
             message, f"lost the SSE stream before the response; {self.reconnect_attempts} retries failed"
         )
+
+    async def _resume_once(self, message: JSON, rid: Any, decoder: SSEDecoder, last_id: str) -> bool | None:
+        """One resumption GET: True when answered, False when the request failed, None to go on."""
+        headers = self._headers("text/event-stream")
+        headers["Last-Event-ID"] = last_id
+        try:
+            async with self._get(headers) as r:
+                if r.status_code != 200:
+                    self._fail(message, f"resuming the stream: {describe_status(r, await read_head(r))}")
+                    return False
+                return True if await self._read_events(r, decoder, rid) else None
+        except httpx.TransportError:
+            return None
+        except _TooLarge:
+            self._fail(message, _too_large(self.max_message))
+            return False
 
     async def _refused(
         self,
