@@ -27,7 +27,7 @@ from ..protocol.jsonrpc import RequestId
 from ..protocol.sse import SSEDecoder
 from ..runtime.groups import single_error
 from .http_failures import describe_error, describe_status, error_reply, is_response_to, read_head
-from .legacy_sse_client import LegacyEndpointError, LegacySSEStream, long_lived
+from .legacy_sse_client import LegacyEndpointError, LegacySSEStream, connect_legacy, long_lived
 
 __all__ = ["HTTPClientStream", "open_http_stream"]
 
@@ -290,19 +290,10 @@ class HTTPClientStream:
                     return
 
     async def _fall_back(self, data: bytes, message: JSON, why: str) -> None:
-        legacy = LegacySSEStream(
-            self.url,
-            self.http,
-            self._tg,
-            max_message=self.max_message,
-            inbox=self._in_send,
-            connect_timeout=self.http.timeout.connect or 30.0,
-        )
         try:
-            await legacy.connect()
-        except (httpx.HTTPError, LegacyEndpointError, TimeoutError) as exc:
-            failure = describe_error(exc, "GET", self.url) if isinstance(exc, httpx.HTTPError) else str(exc)
-            self._fail(message, f"{why}; nor is it a 2024-11-05 HTTP+SSE endpoint: {failure}")
+            legacy = await connect_legacy(self.url, self.http, self._tg, self._in_send, self.max_message)
+        except LegacyEndpointError as exc:
+            self._fail(message, f"{why}; nor is it a 2024-11-05 HTTP+SSE endpoint: {exc}")
             return
         self.legacy = legacy
         await legacy.send(data)

@@ -25,7 +25,7 @@ from ..protocol.sse import SSEDecoder
 from ..runtime.groups import single_error
 from .http_failures import describe_error, describe_status, error_reply, read_head
 
-__all__ = ["LegacyEndpointError", "LegacySSEStream", "long_lived", "open_legacy_sse_stream"]
+__all__ = ["LegacyEndpointError", "LegacySSEStream", "connect_legacy", "long_lived", "open_legacy_sse_stream"]
 
 _DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024
 
@@ -130,6 +130,26 @@ class LegacySSEStream:
     async def aclose(self) -> None:
         self._scope.cancel()
         self._in_send.close()
+
+
+async def connect_legacy(
+    url: str,
+    http: httpx.AsyncClient,
+    tg: TaskGroup,
+    inbox: MemoryObjectSendStream[bytes | Oversized],
+    max_message: int,
+) -> LegacySSEStream:
+    """A connected HTTP+SSE stream feeding `inbox` (a Streamable client falling back); any failure
+    is a LegacyEndpointError with a readable message."""
+    timeout = http.timeout.connect or 30.0
+    legacy = LegacySSEStream(url, http, tg, max_message=max_message, inbox=inbox, connect_timeout=timeout)
+    try:
+        await legacy.connect()
+    except httpx.HTTPError as exc:
+        raise LegacyEndpointError(describe_error(exc, "GET", url)) from exc
+    except TimeoutError:
+        raise LegacyEndpointError(f"GET {url} sent no `endpoint` event within {timeout} s") from None
+    return legacy
 
 
 def long_lived(http: httpx.AsyncClient) -> httpx.Timeout:
