@@ -122,9 +122,13 @@ async def test_a_body_answering_a_notification_is_ignored_not_answered_back() ->
 # ---- a 2024-11-05 server: initialize refused with 400/404/405 -> HTTP+SSE ----------------------
 
 
-def legacy_peer(refusal: int) -> FakeServer:
-    """A 2024-11-05 server at /mcp: POST there is refused; GET opens the stream that names /messages."""
+def legacy_peer(refusal: int, hang_up_on: str | None = None) -> FakeServer:
+    """A 2024-11-05 server at /mcp: POST there is refused; GET opens the stream that names /messages.
+
+    A request for `hang_up_on` ends the stream instead of being answered.
+    """
     box: dict[str, Exchange] = {}
+    hang_up = anyio.Event()
 
     async def handler(x: Exchange) -> bool:
         if x.method == "POST" and x.path == "/mcp":
@@ -133,12 +137,16 @@ def legacy_peer(refusal: int) -> FakeServer:
             box["stream"] = x
             await x.start(200)
             await x.raw("event: endpoint\ndata: /messages?s=1\n\n")
-            await anyio.sleep(30)
+            with anyio.move_on_after(30):
+                await hang_up.wait()
+            await x.end()
         else:  # POST /messages: accepted, answered on the stream
             await x.start(202, "text/plain")
             await x.end()
             rid, method = x.message.get("id"), x.message.get("method")
-            if rid is not None:
+            if method == hang_up_on:
+                hang_up.set()
+            elif rid is not None:
                 reply = init_result(rid, "2024-11-05") if method == "initialize" else tool_result(rid, method)
                 await box["stream"].raw(f"event: message\ndata: {json.dumps(reply)}\n\n")
         return True
@@ -177,3 +185,12 @@ async def test_a_url_that_is_neither_transport_says_both_failed() -> None:
         ):
             async with connect_http(url, timeout=5):
                 pass
+
+
+async def test_when_the_http_sse_stream_ends_pending_requests_fail_at_once() -> None:
+    async with (
+        serving(legacy_peer(405, hang_up_on="tools/call")) as url,
+        connect_http(url, timeout=10) as client,
+    ):
+        with anyio.fail_after(3), pytest.raises(MCPError):
+            await client.call_tool("t", {})
