@@ -14,7 +14,6 @@ Request (DNS rebinding), a present Origin outside `allowed_origins` gets 403. Bo
 from __future__ import annotations
 
 import logging
-import secrets
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
@@ -29,12 +28,11 @@ from ..protocol.http_rules import (
     accepts,
     allowed,
     media_type,
-    parse_event_id,
     request_version,
 )
 from ..protocol.jsonrpc import Notification, Request, classify, decode, encode, error_message
 from ..protocol.versions import Feature, has
-from .event_store import EventStore, InMemoryEventStore, UnknownEventId
+from .event_store import EventStore, InMemoryEventStore
 from .http_asgi import (
     JSON_HEADERS,
     ASGIMessage,
@@ -46,9 +44,9 @@ from .http_asgi import (
     refuse,
     respond,
 )
-from .http_hosting import TaskHost
-from .http_sessions import STANDALONE, Route, SessionStream
-from .http_streams import prime, reply_json, take_backlog, write_sse
+from .http_registry import SessionRegistry
+from .http_sessions import SessionStream, stateless_handshake
+from .http_streams import prime, reply_json, resume, stream_standalone, write_sse
 
 __all__ = ["SessionStream", "StreamableHTTPApp", "serve_http"]
 
@@ -79,77 +77,34 @@ class StreamableHTTPApp:
         event_store: EventStore | None = None,
         strict_version: bool = False,
     ) -> None:
-        self._serve: Callable[[SessionStream], Awaitable[None]] = getattr(target, "serve", target)
+        serve: Callable[[SessionStream], Awaitable[None]] = getattr(target, "serve", target)
         self.path = path
         self.json_response = json_response
         self.stateless = stateless
         self.allowed_origins = tuple(o.lower() for o in (allowed_origins or DEFAULT_ORIGINS))
         self.allowed_hosts = tuple(h.lower() for h in (allowed_hosts or DEFAULT_HOSTS))
         self.max_body = max_body
-        self.session_idle_timeout = session_idle_timeout
-        self.max_sessions = max_sessions
         self.body_timeout = body_timeout
         self.retry_ms = retry_ms  # the SSE `retry` a client waits before reconnecting a dropped stream
         # MCP-Protocol-Version must equal the session's negotiated version, not just be supported
         self.strict_version = strict_version
         self.event_store: EventStore = event_store if event_store is not None else InMemoryEventStore()
-        self.sessions: dict[str, SessionStream] = {}
-        self._host = TaskHost(self._reap, self._end_all)
+        self._registry = SessionRegistry(
+            serve, self.event_store, max_sessions=max_sessions, idle_timeout=session_idle_timeout
+        )
+        self.sessions = self._registry.sessions
 
-    # ---- sessions ----------------------------------------------------------------------------
+    # ---- ASGI ----------------------------------------------------------------------------------
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await self._host.lifespan(receive, send)
+            await self._registry.lifespan(receive, send)
         elif scope["type"] == "http":
             await self._http(scope, receive, send)
 
     async def aclose(self) -> None:
         """End every session, and the task group hosted without lifespan (if one was started)."""
-        self._end_all()
-        await self._host.aclose()
-
-    async def _reap(self) -> None:
-        period = max(0.01, min(self.session_idle_timeout / 4, 30.0))
-        while True:
-            await anyio.sleep(period)
-            deadline = anyio.current_time() - self.session_idle_timeout
-            for sid, session in list(self.sessions.items()):
-                if session.active == 0 and session.last_seen < deadline:
-                    self._end(sid)
-
-    def _end(self, session_id: str) -> None:
-        session = self.sessions.pop(session_id, None)
-        if session is not None:
-            session.close()
-
-    def _end_all(self) -> None:
-        for sid in list(self.sessions):
-            self._end(sid)
-
-    async def _run(self, session: SessionStream) -> None:
-        try:
-            await self._serve(session)
-        except Exception:
-            log.exception("MCP session %s failed", session.session_id)
-        finally:
-            session.close()
-            sid = session.session_id
-            if sid is not None:
-                if self.sessions.get(sid) is session:
-                    del self.sessions[sid]
-                with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                    await self.event_store.forget(sid)
-
-    async def _new_session(self) -> SessionStream:
-        if len(self.sessions) >= self.max_sessions:
-            raise HTTPRefusal(503, "Service Unavailable: too many sessions", INTERNAL_ERROR, retry_after="5")
-        tg = await self._host.task_group()
-        session = SessionStream(secrets.token_urlsafe(32), self.event_store)
-        assert session.session_id is not None
-        self.sessions[session.session_id] = session
-        tg.start_soon(self._run, session)
-        return session
+        await self._registry.aclose()
 
     def _session_of(self, headers: dict[str, str]) -> tuple[SessionStream, str]:
         """The session a request names, and the protocol version it speaks (checked against the session's)."""
@@ -204,7 +159,7 @@ class StreamableHTTPApp:
             await self._get(headers, receive, send)
         elif method == "DELETE" and not self.stateless:
             session, _ = self._session_of(headers)
-            self._end(session.session_id or "")
+            self._registry.end(session.session_id or "")
             await respond(send, 204, b"", [])
         else:
             allow = "POST" if self.stateless else "GET, POST, DELETE"
@@ -225,7 +180,7 @@ class StreamableHTTPApp:
         if self.stateless:
             await self._post_stateless(message, body, header_version, is_init, receive, send)
         elif is_init and "mcp-session-id" not in headers:
-            session = await self._new_session()
+            session = await self._registry.new()
             await self._deliver(session, message, body, receive, send, header_version, include_session=True)
         else:
             session, version = self._session_of(headers)
@@ -236,9 +191,9 @@ class StreamableHTTPApp:
     ) -> None:
         session = SessionStream(None)
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._run, session)
+            tg.start_soon(self._registry.run, session)
             if not is_init:
-                await _handshake(session, version)
+                await stateless_handshake(session, version)
             await self._deliver(session, message, body, receive, send, version)
             session.close()
 
@@ -271,10 +226,23 @@ class StreamableHTTPApp:
             session.init_id = message.id
         sid = session.session_id
         extra = [(b"mcp-session-id", sid.encode())] if include_session and sid else []
+        with session.busy():
+            await self._answer(session, message, body, receive, send, version, extra)
+
+    async def _answer(
+        self,
+        session: SessionStream,
+        message: Request,
+        body: bytes,
+        receive: Receive,
+        send: Send,
+        version: str,
+        extra: list[tuple[bytes, bytes]],
+    ) -> None:
+        """Hand the request to `serve` and answer it: an SSE stream, or JSON in json_response mode."""
         sse = not self.json_response
         route = session.open_route(message.id, sse, self._retry_for(version) if sse else None)
         receiver = route.attach()
-        session.active += 1
         try:
             first = await prime(session, route)
             try:
@@ -290,74 +258,17 @@ class StreamableHTTPApp:
             route.detach(receiver)
             if not sse:  # a stored stream outlives a dropped POST: the rest is kept for a resume
                 session.close_route(message.id, route)
-            session.active -= 1
-            session.last_seen = anyio.current_time()
 
     async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
         if not accepts(headers, "text/event-stream"):
             raise HTTPRefusal(406, "Not Acceptable: Accept must include text/event-stream")
         session, version = self._session_of(headers)
         last_event_id = headers.get("last-event-id")
-        if last_event_id is not None:
-            await self._resume(session, last_event_id, receive, send)
-            return
-        route = session.standalone
-        if route.attached:
-            raise HTTPRefusal(409, "Conflict: this session already has a standalone stream")
-        route.prime_retry_ms = self._retry_for(version)
-        receiver = route.attach()
-        session.active += 1
-        try:
-            first = take_backlog(session) + await prime(session, route)
-            await write_sse(route, receiver, receive, send, first=first)
-        finally:
-            route.detach(receiver)
-            session.active -= 1
-            session.last_seen = anyio.current_time()
-
-    async def _resume(self, session: SessionStream, last_event_id: str, receive: Receive, send: Send) -> None:
-        """Replay what followed `last_event_id` on its stream, then that stream live if it is still open."""
-        parsed = parse_event_id(last_event_id)
-        if parsed is None or session.session_id is None:
-            raise HTTPRefusal(400, f"Bad Request: malformed Last-Event-ID {last_event_id!r}")
-        stream_id = parsed[0]
-        route = session.standalone if stream_id == STANDALONE else session.streams.get(stream_id)
-        if route is None:  # that stream has ended: replay only
-            route = Route(stream_id)
-            route.finish()
-        # attached before reading the store, so nothing sent meanwhile is missed; duplicates are skipped
-        receiver = route.attach()
-        session.active += 1
-        try:
-            try:
-                replay = await self.event_store.replay_after(session.session_id, last_event_id)
-            except UnknownEventId as exc:
-                raise HTTPRefusal(400, f"Bad Request: {exc}") from None
-            if route is session.standalone:
-                session.backlog.clear()  # stored, so in the replay
-            await write_sse(route, receiver, receive, send, replay=replay)
-        finally:
-            route.detach(receiver)
-            session.active -= 1
-            session.last_seen = anyio.current_time()
-
-
-async def _handshake(session: SessionStream, version: str) -> None:
-    """Initialize a stateless request's fresh session on the client's behalf (no client capabilities)."""
-    rid = f"mcpkit-stateless-{secrets.token_hex(8)}"
-    client = {"name": "stateless", "version": "0"}
-    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": client}
-    route = session.open_route(rid, False, None)
-    receiver = route.attach()
-    try:
-        await session.push(encode({"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": params}))
-        async for item in receiver:
-            if item.final:
-                break
-    finally:
-        route.detach(receiver)
-        session.close_route(rid, route)
-    await session.push(encode({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        with session.busy():
+            if last_event_id is not None:
+                await resume(session, self.event_store, last_event_id, receive, send)
+            else:
+                await stream_standalone(session, self._retry_for(version), receive, send)
 
 
 def serve_http(target: Any, *, host: str = "127.0.0.1", port: int = 8000, **app_options: Any) -> None:

@@ -10,7 +10,10 @@ have carried is lost to a client that resumes with Last-Event-ID (transports "Re
 from __future__ import annotations
 
 import itertools
+import secrets
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import anyio
@@ -24,10 +27,10 @@ from ..protocol.http_rules import (
     negotiated_version,
     response_id,
 )
-from ..protocol.jsonrpc import RequestId
+from ..protocol.jsonrpc import RequestId, encode
 from .event_store import EventStore
 
-__all__ = ["STANDALONE", "Item", "Route", "SessionStream"]
+__all__ = ["STANDALONE", "Item", "Route", "SessionStream", "stateless_handshake"]
 
 STANDALONE = "get"
 _BUFFER = 256
@@ -109,6 +112,16 @@ class SessionStream:
         self._stream_ids = itertools.count(1)
         self._local_ids = itertools.count(1)
 
+    @contextmanager
+    def busy(self) -> Iterator[None]:
+        """While an HTTP request is using the session: it is not idle, and was last seen at the end."""
+        self.active += 1
+        try:
+            yield
+        finally:
+            self.active -= 1
+            self.last_seen = anyio.current_time()
+
     def open_route(self, rid: RequestId, stored: bool, prime_retry_ms: int | None) -> Route:
         route = Route(f"p{next(self._stream_ids)}" if stored else None, prime_retry_ms)
         self.routes[rid] = route
@@ -174,3 +187,21 @@ class SessionStream:
 
     async def aclose(self) -> None:
         self.close()
+
+
+async def stateless_handshake(session: SessionStream, version: str) -> None:
+    """Initialize a stateless request's fresh session on the client's behalf (no client capabilities)."""
+    rid = f"mcpkit-stateless-{secrets.token_hex(8)}"
+    client = {"name": "stateless", "version": "0"}
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": client}
+    route = session.open_route(rid, False, None)
+    receiver = route.attach()
+    try:
+        await session.push(encode({"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": params}))
+        async for item in receiver:
+            if item.final:
+                break
+    finally:
+        route.detach(receiver)
+        session.close_route(rid, route)
+    await session.push(encode({"jsonrpc": "2.0", "method": "notifications/initialized"}))

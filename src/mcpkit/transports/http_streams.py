@@ -7,13 +7,14 @@ from __future__ import annotations
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ..protocol.errors import INTERNAL_ERROR
+from ..protocol.http_rules import HTTPRefusal, parse_event_id
 from ..protocol.jsonrpc import RequestId, encode, error_message
 from ..protocol.sse import encode_event
-from .event_store import Replay
+from .event_store import EventStore, Replay, UnknownEventId
 from .http_asgi import JSON_HEADERS, SSE_HEADERS, Receive, Send, respond, until_disconnect
-from .http_sessions import Item, Route, SessionStream
+from .http_sessions import STANDALONE, Item, Route, SessionStream
 
-__all__ = ["prime", "reply_json", "take_backlog", "write_sse"]
+__all__ = ["prime", "reply_json", "resume", "stream_standalone", "write_sse"]
 
 Headers = list[tuple[bytes, bytes]]
 
@@ -93,3 +94,49 @@ async def reply_json(
         await respond(send, 500, encode(error_message(rid, error)), JSON_HEADERS + extra)
     else:
         await respond(send, 200, response, JSON_HEADERS + extra)
+
+
+async def stream_standalone(
+    session: SessionStream, retry_ms: int | None, receive: Receive, send: Send
+) -> None:
+    """The session's standalone GET stream: what waited for it, then each message as it comes."""
+    route = session.standalone
+    if route.attached:
+        raise HTTPRefusal(409, "Conflict: this session already has a standalone stream")
+    route.prime_retry_ms = retry_ms
+    receiver = route.attach()
+    try:
+        first = take_backlog(session) + await prime(session, route)
+        await write_sse(route, receiver, receive, send, first=first)
+    finally:
+        route.detach(receiver)
+
+
+async def resume(
+    session: SessionStream, store: EventStore, last_event_id: str, receive: Receive, send: Send
+) -> None:
+    """Replay what followed `last_event_id` on the stream it names, then that stream live while it is open.
+
+    An id that is malformed, was not issued in this session, or whose successors were dropped is 400
+    (not 404, which would tell the client its session is gone).
+    """
+    parsed = parse_event_id(last_event_id)
+    if parsed is None or session.session_id is None:
+        raise HTTPRefusal(400, f"Bad Request: malformed Last-Event-ID {last_event_id!r}")
+    stream_id = parsed[0]
+    route = session.standalone if stream_id == STANDALONE else session.streams.get(stream_id)
+    if route is None:  # that stream has ended: replay only
+        route = Route(stream_id)
+        route.finish()
+    # attached before reading the store, so nothing sent meanwhile is missed; duplicates are skipped
+    receiver = route.attach()
+    try:
+        try:
+            replay = await store.replay_after(session.session_id, last_event_id)
+        except UnknownEventId as exc:
+            raise HTTPRefusal(400, f"Bad Request: {exc}") from None
+        if route is session.standalone:
+            session.backlog.clear()  # all stored, so in the replay where the client has not seen them
+        await write_sse(route, receiver, receive, send, replay=replay)
+    finally:
+        route.detach(receiver)

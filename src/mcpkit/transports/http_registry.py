@@ -1,0 +1,91 @@
+"""The live sessions of a Streamable HTTP server: created on initialize, each one `serve` task, ended by
+DELETE, by idling past the timeout, or by shutdown; at most `max_sessions` at once. A session's stored
+events are forgotten when it ends, so abandoned sessions leave nothing behind."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from ..protocol.errors import INTERNAL_ERROR
+from ..protocol.http_rules import HTTPRefusal
+from .event_store import EventStore
+from .http_asgi import Receive, Send
+from .http_hosting import TaskHost
+from .http_sessions import SessionStream
+
+__all__ = ["SessionRegistry"]
+
+log = logging.getLogger("mcpkit.transports.http_server")
+
+
+class SessionRegistry:
+    def __init__(
+        self,
+        serve: Callable[[SessionStream], Awaitable[None]],
+        store: EventStore,
+        *,
+        max_sessions: int,
+        idle_timeout: float,
+    ) -> None:
+        self._serve = serve
+        self.store = store
+        self.max_sessions = max_sessions
+        self.idle_timeout = idle_timeout
+        self.sessions: dict[str, SessionStream] = {}
+        self._host = TaskHost(self._reap, self.end_all)
+
+    async def lifespan(self, receive: Receive, send: Send) -> None:
+        await self._host.lifespan(receive, send)
+
+    async def aclose(self) -> None:
+        """End every session, and the task group hosted without lifespan (if one was started)."""
+        self.end_all()
+        await self._host.aclose()
+
+    async def new(self) -> SessionStream:
+        """A new session with its `serve` task running; 503 at `max_sessions`."""
+        if len(self.sessions) >= self.max_sessions:
+            raise HTTPRefusal(503, "Service Unavailable: too many sessions", INTERNAL_ERROR, retry_after="5")
+        tg = await self._host.task_group()
+        session = SessionStream(secrets.token_urlsafe(32), self.store)
+        assert session.session_id is not None
+        self.sessions[session.session_id] = session
+        tg.start_soon(self.run, session)
+        return session
+
+    def end(self, session_id: str) -> None:
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            session.close()
+
+    def end_all(self) -> None:
+        for sid in list(self.sessions):
+            self.end(sid)
+
+    async def run(self, session: SessionStream) -> None:
+        """Serve one session (also a stateless one, inside its request) and clean up after it."""
+        try:
+            await self._serve(session)
+        except Exception:
+            log.exception("MCP session %s failed", session.session_id)
+        finally:
+            session.close()
+            sid = session.session_id
+            if sid is not None:
+                if self.sessions.get(sid) is session:
+                    del self.sessions[sid]
+                with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                    await self.store.forget(sid)
+
+    async def _reap(self) -> None:
+        period = max(0.01, min(self.idle_timeout / 4, 30.0))
+        while True:
+            await anyio.sleep(period)
+            deadline = anyio.current_time() - self.idle_timeout
+            for sid, session in list(self.sessions.items()):
+                if session.active == 0 and session.last_seen < deadline:
+                    self.end(sid)
