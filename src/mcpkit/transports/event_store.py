@@ -37,7 +37,9 @@ class EventStore(Protocol):
     async def store(self, session_id: str, stream_id: str, data: bytes) -> str:
         """Keep `data` (one event on `stream_id`) and return its event id, unique within the session.
 
-        `stream_id` is made of letters, digits, "_" and "."; an empty `data` marks a priming event.
+        The id is `format_event_id(stream_id, n)` for an `n` that grows with each event of the session
+        (the server reads the stream back out of a Last-Event-ID with `parse_event_id`). `stream_id` is
+        made of letters, digits, "_" and "."; an empty `data` marks a priming event.
         """
         ...
 
