@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 
 import orjson
+from _checks import BenchError, check_add, check_echo, result_of
+from http_load import KINDS, bench_http, http_table
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent
@@ -30,10 +32,6 @@ SERVERS = {
 PROTOCOL = "2025-06-18"
 MANY = 1000
 WINDOW = 64
-
-
-class BenchError(Exception):
-    """A wrong, missing or malformed answer: fails the run."""
 
 
 # ---- one server process ------------------------------------------------------------------------
@@ -126,59 +124,6 @@ class Conn:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-
-
-def result_of(msg: dict, rid: int) -> dict:
-    if msg.get("id") != rid:
-        raise BenchError(f"response id {msg.get('id')!r} != request id {rid}")
-    if "error" in msg:
-        raise BenchError(f"error response to id {rid}: {msg['error']!r}")
-    res = msg["result"]
-    if not isinstance(res, dict):
-        raise BenchError(f"result is not an object: {res!r}")
-    return res
-
-
-def tool_value(res: dict, what: str) -> object:
-    """The value a tool returned, checked for agreement between content text and structuredContent."""
-    if res.get("isError"):
-        raise BenchError(f"{what}: tool error {res!r}")
-    content = res.get("content")
-    if not isinstance(content, list) or not content or content[0].get("type") != "text":
-        raise BenchError(f"{what}: no text content in {str(res)[:200]}")
-    text = content[0]["text"]
-    sc = res.get("structuredContent")
-    if sc is not None:
-        if not isinstance(sc, dict) or "result" not in sc:
-            raise BenchError(f"{what}: bad structuredContent {sc!r}")
-        return sc["result"], text
-    return None, text
-
-
-def check_add(res: dict, expect: int) -> None:
-    sc, text = tool_value(res, "add")
-    if sc is not None and (sc != expect or type(sc) is not int):
-        raise BenchError(f"add: structuredContent result {sc!r} != {expect}")
-    # The text is either the bare number or the JSON of the structured content.
-    try:
-        parsed = orjson.loads(text)
-    except orjson.JSONDecodeError as e:
-        raise BenchError(f"add: text {text!r} is not JSON") from e
-    if parsed != expect and parsed != {"result": expect}:
-        raise BenchError(f"add: text {text!r} does not say {expect}")
-
-
-def check_echo(res: dict, expect: str) -> None:
-    sc, text = tool_value(res, "echo")
-    if sc is not None and sc != expect:
-        raise BenchError("echo: structuredContent differs from the input")
-    if text != expect:
-        try:
-            ok = orjson.loads(text) == {"result": expect}
-        except orjson.JSONDecodeError:
-            ok = False
-        if not ok:
-            raise BenchError("echo: text differs from the input")
 
 
 # ---- measurements --------------------------------------------------------------------------------
@@ -352,6 +297,10 @@ def table(results: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
+def _medians(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--smoke", action="store_true", help="small counts (CI), well under 60 s")
@@ -362,12 +311,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pipe", type=int, help="pipelined calls")
     p.add_argument("--echo", type=int, help="1 MiB echoes")
     p.add_argument("--list", type=int, help="tools/list calls")
+    p.add_argument("--http", type=int, help="HTTP tools/call per concurrency level (0: no HTTP workloads)")
+    p.add_argument("--idle", type=int, help="idle HTTP sessions opened for the memory figure (0: skip)")
     a = p.parse_args(argv)
     if a.smoke:
-        counts = {"spawns": 3, "seq": 300, "pipe": 2000, "echo": 3, "list": 3}
+        counts = {"spawns": 3, "seq": 300, "pipe": 2000, "echo": 3, "list": 3, "http": 200, "idle": 100}
         repeat = a.repeat or 1
     else:
-        counts = {"spawns": 10, "seq": 2000, "pipe": 20000, "echo": 5, "list": 10}
+        counts = {"spawns": 10, "seq": 2000, "pipe": 20000, "echo": 5, "list": 10, "http": 3000, "idle": 1000}
         repeat = a.repeat or 3
     for k in counts:
         if getattr(a, k) is not None:
@@ -379,7 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     names.sort(key=lambda n: list(SERVERS).index(n))  # baseline first
 
     print(f"# counts {counts}, repeat {repeat}, python {sys.version.split()[0]}", file=sys.stderr)
-    runs: dict[str, list[dict[str, float]]] = {n: [] for n in names}
+    kinds = [k for k in KINDS if k.split("-")[0] in names] if counts["http"] else []
+    runs: dict[str, list[dict[str, float]]] = {n: [] for n in names + ["http:" + k for k in kinds]}
     t_start = time.perf_counter()
     try:
         for rep in range(repeat):
@@ -387,11 +339,23 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 runs[n].append(bench_server(n, counts))
                 print(f"# rep {rep + 1}/{repeat} {n}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+            for n in kinds:
+                t0 = time.perf_counter()
+                runs["http:" + n].append(bench_http(n, REPO_ROOT, counts["http"], counts["idle"]))
+                cpu = max(v for k, v in runs["http:" + n][-1].items() if k.endswith("client_cpu"))
+                print(
+                    f"# rep {rep + 1}/{repeat} http {n}: {time.perf_counter() - t0:.1f} s,"
+                    f" load generator CPU at most {cpu:.0%} of one core",
+                    file=sys.stderr,
+                )
     except BenchError as e:
         print(f"FAIL ({n}): {e}", file=sys.stderr)
         return 1
     results = {n: {k: statistics.median(r[k] for r in runs[n]) for k, *_ in METRICS} for n in names}
     print(table(results))
+    if kinds:
+        print()
+        print(http_table({n: _medians(runs["http:" + n]) for n in kinds}))
     print(
         f"\nMedians of {repeat} repetition(s); ratios are x times the baseline cost"
         " (times and memory: x / baseline; throughput: baseline / x), so > 1 means worse than the baseline."
