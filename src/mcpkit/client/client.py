@@ -12,19 +12,25 @@ import anyio
 from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
-from ..protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, MCPError, RemoteError
+from ..protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, LocalError, MCPError, RemoteError
+from ..protocol.modern import SUBSCRIPTION_ID
 from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..runtime.groups import single_error
 from ..runtime.session import ProgressCallback, Session
 from ..runtime.stream import MessageStream
+from .era import Era, discover, remember, remembered
 from .handlers import check_elicitation_answer
+from .result_cache import CACHEABLE, ResultCache, cache_key
+from .round_trips import drive_round_trips
+from .subscription import Subscription, listen_filter
 
 __all__ = ["Client", "connect_http", "connect_stdio"]
 
 JSON = dict[str, Any]
 Handler = Callable[[JSON], Awaitable[JSON] | JSON]
 NotificationCallback = Callable[[str, JSON], Awaitable[None] | None]
+_DEFAULT_ERA = Era.HANDSHAKE
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -49,14 +55,31 @@ class Client:
         on_notification: NotificationCallback | None = None,
         timeout: float | None = 60.0,
         max_timeout: float | None = None,
-        protocol_version: str = LATEST,
+        protocol_version: str | None = None,
         versions: tuple[str, ...] = SUPPORTED_VERSIONS,
+        era: Era | str | None = None,
+        era_key: str | None = None,
+        probe_timeout: float = 10.0,
+        cache: bool = True,
+        shared_cache: ResultCache | None = None,
+        max_rounds: int = 10,
     ) -> None:
+        """`era`: "auto" (the default) probes with server/discover and falls back to initialize
+        (remembered per `era_key`), "modern" pins 2026-07-28, "handshake" pins initialize at
+        `protocol_version` (naming a `protocol_version` alone pins the handshake era too).
+        `cache`: reuse stateless results for their ttlMs; public ones also go to `shared_cache`.
+        `max_rounds`: input-required rounds followed before giving up."""
         self.stream = stream
+        self.era = Era(era) if era is not None else Era.HANDSHAKE if protocol_version else _DEFAULT_ERA
+        self.era_key, self.probe_timeout, self.max_rounds = era_key, probe_timeout, max_rounds
+        self.versions = versions
+        self._cache = ResultCache() if cache else None
+        self._shared_cache = shared_cache if cache else None
+        self._subscriptions: dict[Any, Subscription] = {}
         self._sampling, self._elicitation, self._roots = sampling, elicitation, roots
         self._on_log, self._on_notification = on_log, on_notification
         self.timeout, self.max_timeout = timeout, max_timeout
-        self.protocol_version = protocol_version
+        self.protocol_version = protocol_version or LATEST
         caps: JSON = {}
         if sampling is not None:
             caps["sampling"] = {"tools": {}} if sampling_tools else {}
@@ -93,7 +116,23 @@ class Client:
         await stack.aclose()
 
     async def _initialize(self) -> None:
+        era = remembered(self.era_key) or self.era
+        if era is not Era.HANDSHAKE:
+            probe = self.probe_timeout if era is Era.AUTO else self.timeout
+            agreed = await discover(self.session, self.versions, probe, probing=era is Era.AUTO)
+            if agreed is not None:
+                self.session.connection.adopt_modern(agreed)
+                self.session.ready.set()
+                remember(self.era_key, Era.MODERN)
+                return
         await self.session.initialize(self.protocol_version, self.timeout)
+        if era is Era.AUTO:
+            remember(self.era_key, Era.HANDSHAKE)
+
+    @property
+    def stateless(self) -> bool:
+        """Whether this client speaks the 2026-07-28 (stateless) era with its server."""
+        return self.session.connection.modern is not None
 
     @property
     def server_info(self) -> JSON:
@@ -122,16 +161,47 @@ class Client:
         on_progress: ProgressCallback | None = None,
         timeout: float | None = None,
     ) -> JSON:
-        return await self.session.request(
-            method,
-            params,
-            timeout=timeout if timeout is not None else self.timeout,
-            max_timeout=self.max_timeout,
-            on_progress=on_progress,
-        )
+        """Send `method`; in the stateless era follow input-required rounds and use the result cache."""
+
+        async def send(p: JSON | None) -> JSON:
+            return await self.session.request(
+                method,
+                p,
+                timeout=timeout if timeout is not None else self.timeout,
+                max_timeout=self.max_timeout,
+                on_progress=on_progress,
+            )
+
+        if not self.stateless:
+            return await send(params)
+        key = cache_key(self.server_info.get("name", ""), method, params) if method in CACHEABLE else None
+        cached = self._cached(key)
+        if cached is not None:
+            return cached
+        first = await send(params)
+        result = await drive_round_trips(send, self._answer, params or {}, first, self.max_rounds)
+        if key is not None:
+            self._store(key, result)
+        return result
+
+    def _cached(self, key: tuple[str, str, bytes] | None) -> JSON | None:
+        if key is None or self._cache is None:
+            return None
+        found = self._cache.get(key)
+        if found is None and self._shared_cache is not None:
+            found = self._shared_cache.get(key)
+        return found
+
+    def _store(self, key: tuple[str, str, bytes], result: JSON) -> None:
+        if self._cache is not None:
+            self._cache.put(key, result)
+        # server utilities "Caching": only a public result may be shared across clients.
+        if self._shared_cache is not None and result.get("cacheScope") == "public":
+            self._shared_cache.put(key, result)
 
     async def ping(self) -> None:
-        await self.request("ping")
+        """ping; the stateless era has none, so there it is a server/discover round trip."""
+        await self.request("server/discover" if self.stateless else "ping")
 
     async def list_tools(self, cursor: str | None = None) -> JSON:
         result = await self.request("tools/list", {"cursor": cursor} if cursor else None)
@@ -198,7 +268,56 @@ class Client:
         return await self.request("resources/read", {"uri": uri})
 
     async def subscribe(self, uri: str) -> None:
+        if self.stateless:
+            raise LocalError("2026-07-28 has no resources/subscribe: use `client.listen(uris=[...])`")
         await self.request("resources/subscribe", {"uri": uri})
+
+    @asynccontextmanager
+    async def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        uris: list[str] | None = None,
+    ) -> AsyncIterator[Subscription]:
+        """Change notifications as an async iterator of (method, params), in either era.
+
+        Stateless era: one subscriptions/listen request, cancelled on exit. Handshake era: the
+        session's own notifications, with resources/subscribe for `uris`.
+        """
+        subscription = Subscription(listen_filter(tools, prompts, resources, uris or []))
+        if not self.stateless:
+            for uri in uris or []:
+                await self.subscribe(uri)
+            subscription.acknowledge(subscription.requested)
+            self._subscriptions[id(subscription)] = subscription
+            try:
+                yield subscription
+            finally:
+                del self._subscriptions[id(subscription)]
+                subscription.close()
+            return
+        rid, message = self.session.connection.send_request(
+            "subscriptions/listen", {"notifications": subscription.requested}
+        )
+        self._subscriptions[rid] = subscription
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._hold, rid, message, subscription)
+                with anyio.fail_after(self.timeout):
+                    await subscription.ready.wait()
+                yield subscription
+                tg.cancel_scope.cancel()
+        finally:
+            del self._subscriptions[rid]
+            subscription.close()
+
+    async def _hold(self, rid: Any, message: JSON, subscription: Subscription) -> None:
+        try:
+            await self.session.send_built(rid, message)
+        finally:
+            subscription.close()  # the server ended it (graceful closure) or the stream went away
 
     async def unsubscribe(self, uri: str) -> None:
         await self.request("resources/unsubscribe", {"uri": uri})
@@ -223,17 +342,25 @@ class Client:
         return completion if isinstance(completion, dict) else {"values": []}
 
     async def set_logging_level(self, level: str) -> None:
+        """logging/setLevel; in the stateless era the level rides in each later request's `_meta`."""
+        if self.stateless:
+            self.session.connection.log_level = level
+            return
         await self.request("logging/setLevel", {"level": level})
 
     async def roots_changed(self) -> None:
-        """notifications/roots/list_changed, after the roots the client offers have changed."""
-        await self.session.notify("notifications/roots/list_changed")
+        """notifications/roots/list_changed (handshake era); stateless servers ask for roots each time."""
+        if not self.stateless:
+            await self.session.notify("notifications/roots/list_changed")
 
     # ---- what the server asks ----------------------------------------------------------------
 
     async def _on_request(self, session: Session, request: ev.RequestReceived) -> JSON:
-        method, params = request.method, request.params
-        if method == "roots/list":
+        return await self._answer(request.method, request.params)
+
+    async def _answer(self, method: str, params: JSON) -> JSON:
+        """What this client answers a server's sampling, elicitation or roots request with."""
+        if method == "roots/list" and self._roots is not None:
             roots = self._roots() if callable(self._roots) else self._roots
             return {"roots": list(await _maybe_await(roots) or [])}
         handler = self._sampling if method == "sampling/createMessage" else self._elicitation
@@ -245,12 +372,36 @@ class Client:
         return result
 
     async def _on_incoming_notification(self, session: Session, note: ev.NotificationReceived) -> None:
+        for cache in (self._cache, self._shared_cache):
+            if cache is not None:
+                cache.invalidate(note.method, note.params)
+        if self._route_to_subscription(note):
+            return
         if note.method == "notifications/message" and self._on_log is not None:
             await _maybe_await(self._on_log(note.params))
         if note.method == "notifications/tools/list_changed":
             self._output_validators.clear()
         if self._on_notification is not None:
             await _maybe_await(self._on_notification(note.method, note.params))
+
+    def _route_to_subscription(self, note: ev.NotificationReceived) -> bool:
+        """A notification tagged with a subscription id belongs to that listen() only."""
+        meta = note.params.get("_meta")
+        sid = meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+        if sid is None:
+            for sub in self._subscriptions.values():
+                sub.offer(note.method, note.params)  # handshake-era listeners see session notifications
+            return False
+        subscription = self._subscriptions.get(sid)
+        if subscription is not None:
+            if note.method == "notifications/subscriptions/acknowledged":
+                agreed = note.params.get("notifications")
+                subscription.acknowledge(agreed if isinstance(agreed, dict) else {})
+            else:
+                if note.method == "notifications/tools/list_changed":
+                    self._output_validators.clear()
+                subscription.offer(note.method, note.params)
+        return True
 
 
 @asynccontextmanager

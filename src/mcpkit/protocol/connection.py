@@ -59,7 +59,7 @@ class Connection:
         self.phase = Phase.NEW
         self.negotiated: Negotiated | None = None
         self.peer_initialized = False  # server: the client sent notifications/initialized
-        self.log_level: str | None = None  # server: set by logging/setLevel
+        self.log_level: str | None = None  # server: set by logging/setLevel; client: sent in `_meta`
         self.serves_modern = role is Role.SERVER and any(is_modern(v) for v in versions)
         self.modern: Negotiated | None = None  # client: the stateless agreement, once adopted
         self.server_info_in_results = True  # 2026-07-28 basic "_meta": SHOULD, unless configured not to
@@ -147,7 +147,8 @@ class Connection:
         return [ev.RequestReceived(rid, method, params, negotiated)]
 
     def _inbound_rule(self, method: str, notification: bool) -> caps.Rule:
-        return caps.inbound_rule(method, self.role, notification, self.capabilities)
+        modern = self.modern is not None  # a client that adopted 2026-07-28
+        return caps.inbound_rule(method, self.role, notification, self.capabilities, modern)
 
     def _accept_initialize(self, rid: RequestId, params: JSON) -> list[ev.Event]:
         if self.phase is not Phase.NEW:
@@ -264,7 +265,7 @@ class Connection:
 
     def _with_request_meta(self, params: JSON, version: str) -> JSON:
         meta = params.get("_meta")
-        fields = request_meta(version, self.capabilities, self.info)
+        fields = request_meta(version, self.capabilities, self.info, self.log_level)
         return {**params, "_meta": {**meta, **fields} if isinstance(meta, dict) else fields}
 
     def send_notification(self, method: str, params: JSON | None = None) -> JSON:

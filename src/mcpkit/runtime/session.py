@@ -254,6 +254,17 @@ class Session:
         if message is not None:
             await self._write(message, related)
 
+    async def send_built(
+        self,
+        rid: RequestId,
+        message: JSON,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> JSON:
+        """Send a request message a Connection method built (its id known to the caller) and wait."""
+        return await self._send_and_wait(rid, message, timeout, None, on_progress, None)
+
     async def notify(self, method: str, params: JSON | None = None, related: RequestId | None = None) -> None:
         await self._write(self.connection.send_notification(method, params), related)
 

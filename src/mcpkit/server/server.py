@@ -18,6 +18,7 @@ from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
 from ..protocol.errors import MCPError
 from ..protocol.modern import INPUT_REQUIRED_METHODS
+from ..protocol.versions import SUPPORTED_VERSIONS
 from ..runtime.session import Session
 from ..runtime.stream import MessageStream
 from .caching import CacheHint
@@ -67,9 +68,12 @@ class Server:
         cache: CacheHint | None = None,
         state_key: bytes | None = None,
         state_ttl: float = 600.0,
+        versions: tuple[str, ...] = SUPPORTED_VERSIONS,
     ) -> None:
         """`cache`: the hint on stateless list and discover results (per resource: `cache=` there).
-        `state_key`: the HMAC key sealing requestState; give every replica the same one."""
+        `state_key`: the HMAC key sealing requestState; give every replica the same one.
+        `versions`: the protocol versions served (both eras by default)."""
+        self.versions = versions
         self.info: JSON = {"name": name, "version": version}
         if title:
             self.info["title"] = title
@@ -268,7 +272,11 @@ class Server:
 
     def connection(self) -> Connection:
         return Connection(
-            Role.SERVER, info=self.info, capabilities=self.capabilities(), instructions=self.instructions
+            Role.SERVER,
+            info=self.info,
+            capabilities=self.capabilities(),
+            instructions=self.instructions,
+            versions=self.versions,
         )
 
     async def serve(self, stream: MessageStream) -> None:

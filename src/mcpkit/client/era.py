@@ -1,0 +1,120 @@
+"""Which era a server speaks: probe with server/discover, fall back to initialize by the spec's rules.
+
+Spec 2026-07-28 versioning "Backward Compatibility" and stdio/Streamable HTTP "Backward
+Compatibility": a DiscoverResult means modern; a recognized modern error (UnsupportedProtocolVersion
+with its `supported` list) means modern at another version; anything else, or silence, means
+legacy. The fallback is never keyed to one error code. The answer is a property of the server, so
+it is remembered for the life of the process under a key the caller chooses (command line or origin).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Final
+
+from ..protocol.connection import Connection
+from ..protocol.errors import (
+    HEADER_MISMATCH,
+    MISSING_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    LocalError,
+    MCPError,
+    RemoteError,
+)
+from ..protocol.lifecycle import Negotiated
+from ..protocol.modern import SERVER_INFO
+from ..protocol.versions import is_modern
+from ..runtime.session import Session
+
+__all__ = ["Era", "discover", "forget", "remember", "remembered"]
+
+JSON = dict[str, Any]
+
+# The codes only a 2026-07-28 server sends; any other error to the probe reads as legacy.
+MODERN_ERRORS: Final = frozenset({HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION})
+
+
+class Era(enum.Enum):
+    AUTO = "auto"  # probe, then remember
+    MODERN = "modern"  # 2026-07-28: no handshake, _meta on every request
+    HANDSHAKE = "handshake"  # initialize (2024-11-05 .. 2025-11-25)
+
+
+_REMEMBERED: dict[str, Era] = {}
+
+
+def remembered(key: str | None) -> Era | None:
+    return _REMEMBERED.get(key) if key is not None else None
+
+
+def remember(key: str | None, era: Era) -> None:
+    if key is not None:
+        _REMEMBERED[key] = era
+
+
+def forget(key: str | None = None) -> None:
+    """Drop what was learnt about one server (or all): the next connection probes again."""
+    if key is None:
+        _REMEMBERED.clear()
+    else:
+        _REMEMBERED.pop(key, None)
+
+
+def _mutual(offered: object, mine: tuple[str, ...]) -> str | None:
+    """The newest modern version both sides name."""
+    if not isinstance(offered, list):
+        return None
+    both = [v for v in mine if is_modern(v) and v in offered]
+    return both[-1] if both else None
+
+
+async def discover(
+    session: Session, versions: tuple[str, ...], timeout: float | None, *, probing: bool
+) -> Negotiated | None:
+    """Run server/discover and agree on a modern version; None when the server is legacy (probing only).
+
+    A pinned modern client (`probing=False`) raises instead of returning None.
+    """
+    connection = session.connection
+    version = _mutual(list(versions), versions)
+    if version is None:
+        raise LocalError("this client is configured without any 2026-07-28 version")
+    for _attempt in range(2):
+        rid, message = connection.modern_request("server/discover", version)
+        try:
+            result = await session.send_built(rid, message, timeout=timeout)
+        except RemoteError as exc:
+            if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
+                offered = exc.data.get("supported") if isinstance(exc.data, dict) else None
+                other = _mutual(offered, versions)
+                if other is not None and other != version:
+                    version = other
+                    continue
+                raise LocalError(
+                    f"the server supports none of this client's versions (it offers {offered})"
+                ) from None
+            if exc.code in MODERN_ERRORS or not probing:
+                raise
+            return None
+        except MCPError:  # timed out or the connection failed: a silent legacy server
+            if not probing:
+                raise
+            return None
+        return _agreement(connection, result, version, versions)
+    raise LocalError("the server kept refusing the protocol version it advertised")
+
+
+def _agreement(connection: Connection, result: JSON, asked: str, versions: tuple[str, ...]) -> Negotiated:
+    chosen = _mutual(result.get("supportedVersions"), versions) or asked
+    caps = result.get("capabilities")
+    meta = result.get("_meta")
+    info = meta.get(SERVER_INFO) if isinstance(meta, dict) else None
+    instructions = result.get("instructions")
+    return Negotiated(
+        chosen,
+        connection.info,
+        connection.capabilities,
+        info if isinstance(info, dict) else {},
+        caps if isinstance(caps, dict) else {},
+        instructions if isinstance(instructions, str) else None,
+    )

@@ -1,0 +1,83 @@
+"""A client-side cache honouring the hints on stateless results (2026-07-28 server utilities "Caching").
+
+A result is kept for its `ttlMs`. A "private" result is only ever reused by the client that fetched
+it (one authorization context); a "public" one may also go into a cache shared by several clients.
+Change notifications drop what they make stale.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+__all__ = ["CACHEABLE", "ResultCache", "cache_key"]
+
+JSON = dict[str, Any]
+
+CACHEABLE = frozenset(
+    {
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "server/discover",
+    }
+)
+_STALE_AFTER = {
+    "notifications/tools/list_changed": ("tools/list",),
+    "notifications/prompts/list_changed": ("prompts/list",),
+    "notifications/resources/list_changed": ("resources/list", "resources/templates/list"),
+}
+
+
+def cache_key(scope: str, method: str, params: JSON | None) -> tuple[str, str, bytes]:
+    body = {k: v for k, v in (params or {}).items() if k != "_meta"}
+    return (scope, method, orjson.dumps(body, option=orjson.OPT_SORT_KEYS))
+
+
+class ResultCache:
+    """Results by (server, method, params), each until its ttlMs runs out; bounded in entries."""
+
+    def __init__(self, max_entries: int = 1024, clock: Callable[[], float] = time.monotonic) -> None:
+        self.max_entries = max_entries
+        self._clock = clock
+        self._entries: OrderedDict[tuple[str, str, bytes], tuple[float, JSON]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: tuple[str, str, bytes]) -> JSON | None:
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        if self._clock() >= entry[0]:
+            del self._entries[key]
+            return None
+        return entry[1]
+
+    def put(self, key: tuple[str, str, bytes], result: JSON) -> None:
+        ttl = result.get("ttlMs")
+        if not isinstance(ttl, int) or isinstance(ttl, bool) or ttl <= 0:
+            return
+        self._entries[key] = (self._clock() + ttl / 1000, result)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)
+
+    def invalidate(self, notification: str, params: JSON | None = None) -> None:
+        """Drop the entries a change notification makes stale."""
+        if notification == "notifications/resources/updated":
+            uri = (params or {}).get("uri")
+            stale = [
+                k for k in self._entries if k[1] == "resources/read" and orjson.loads(k[2]).get("uri") == uri
+            ]
+        else:
+            methods = _STALE_AFTER.get(notification, ())
+            stale = [k for k in self._entries if k[1] in methods]
+        for key in stale:
+            del self._entries[key]
