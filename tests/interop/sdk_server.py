@@ -103,6 +103,20 @@ async def roots(ctx: Context) -> list[str]:
 
 
 @mcp.tool()
+async def confirm(ctx: Context) -> str | types.InputRequiredResult:
+    """2026-07-28 multi round-trip, written against the SDK's own input-required API."""
+    answers = ctx.input_responses or {}
+    if "ok" not in answers:
+        schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+        form = types.ElicitRequestFormParams(message="OK?", requested_schema=schema)
+        ask = types.ElicitRequest(params=form)
+        return types.InputRequiredResult(input_requests={"ok": ask}, request_state="sdk-state-1")
+    answer = answers["ok"]
+    action, content = getattr(answer, "action", "?"), getattr(answer, "content", None)
+    return f"state={ctx.request_state} action={action} content={content}"
+
+
+@mcp.tool()
 def explode() -> str:
     """Always raises."""
     raise ValueError("kaboom")
