@@ -8,15 +8,18 @@ from typing import Any
 import anyio
 import pytest
 
+from mcpkit.client.client import Client
 from mcpkit.client.era import forget
 from mcpkit.client.result_cache import ResultCache
 from mcpkit.content import text
 from mcpkit.protocol.errors import MCPError
 from mcpkit.protocol.versions import HANDSHAKE_VERSIONS
+from mcpkit.runtime.stream import memory_pair
 from mcpkit.server.caching import CacheHint
 from mcpkit.server.context import Context
 from mcpkit.server.server import Server
 from mcpkit.testing import connect
+from spec_schema import CheckedStream, available
 
 pytestmark = pytest.mark.anyio
 
@@ -210,3 +213,25 @@ async def test_the_log_level_rides_in_each_request_meta() -> None:
 async def test_ping_is_a_discover_round_trip_in_the_modern_era() -> None:
     async with connect(build(), era="modern") as client:
         await client.ping()
+
+
+@pytest.mark.skipif(not available("2026-07-28"), reason="needs ../shared/spec beside the checkout")
+async def test_every_message_both_sides_send_satisfies_the_2026_schema() -> None:
+    server = build()
+    client_end, server_end = memory_pair()
+    client_side, server_side = CheckedStream(client_end, server=False), CheckedStream(server_end)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve, server_side)
+        async with Client(client_side, era="modern", elicitation=elicit, sampling=sample, roots=[]) as client:
+            await client.list_all_tools()
+            await client.call_tool("everything")
+            await client.read_resource("test://counted")
+            await client.list_all_resource_templates()
+            async with client.listen(tools=True) as subscription:
+                server.add_tool(lambda: "x", name="late")
+                with anyio.fail_after(5):
+                    await subscription.__anext__()
+        await client_end.aclose()
+        tg.cancel_scope.cancel()
+    assert client_side.checked >= 6 and server_side.checked >= 6
+    assert client_side.failures == [] and server_side.failures == []

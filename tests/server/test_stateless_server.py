@@ -16,8 +16,12 @@ from mcpkit.server.caching import CacheHint
 from mcpkit.server.context import Context
 from mcpkit.server.server import Server
 from mcpkit.testing import connect
+from spec_schema import CheckedStream, available
 
-pytestmark = pytest.mark.anyio
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(not available("2026-07-28"), reason="needs ../shared/spec beside the checkout"),
+]
 
 JSON = dict[str, Any]
 V = "2026-07-28"
@@ -109,12 +113,15 @@ def build() -> Server:
 
 @asynccontextmanager
 async def raw_client(server: Server) -> AsyncIterator[Raw]:
+    """A raw client end; every message the server sends is checked against the 2026-07-28 schema."""
     client_end, server_end = memory_pair()
+    checked = CheckedStream(server_end)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, server_end)
+        tg.start_soon(server.serve, checked)
         yield Raw(client_end)
         await client_end.aclose()
         tg.cancel_scope.cancel()
+    assert checked.checked > 0 and checked.failures == []
 
 
 async def test_discover_names_versions_capabilities_identity_and_cache_hints() -> None:

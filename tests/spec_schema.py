@@ -1,0 +1,108 @@
+"""The spec's own JSON Schemas as a check on what mcpkit puts on the wire (tests only)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema_rs
+import orjson
+
+from mcpkit.protocol.framing import Oversized
+from mcpkit.protocol.jsonrpc import RequestId
+from mcpkit.runtime.stream import MessageStream
+
+SPEC = Path(__file__).resolve().parents[2] / "shared" / "spec"
+JSON = dict[str, Any]
+
+# method -> (request type, response type) in the 2026-07-28 schema
+_MODERN = {
+    "server/discover": ("DiscoverRequest", "DiscoverResultResponse"),
+    "tools/list": ("ListToolsRequest", "ListToolsResultResponse"),
+    "tools/call": ("CallToolRequest", "CallToolResultResponse"),
+    "resources/list": ("ListResourcesRequest", "ListResourcesResultResponse"),
+    "resources/templates/list": ("ListResourceTemplatesRequest", "ListResourceTemplatesResultResponse"),
+    "resources/read": ("ReadResourceRequest", "ReadResourceResultResponse"),
+    "prompts/list": ("ListPromptsRequest", "ListPromptsResultResponse"),
+    "prompts/get": ("GetPromptRequest", "GetPromptResultResponse"),
+    "completion/complete": ("CompleteRequest", "CompleteResultResponse"),
+    "subscriptions/listen": ("SubscriptionsListenRequest", "SubscriptionsListenResultResponse"),
+}
+
+
+def available(version: str) -> bool:
+    return (SPEC / version / "schema.json").is_file()
+
+
+@functools.cache
+def _schema(version: str) -> JSON:
+    loaded: JSON = json.loads((SPEC / version / "schema.json").read_text())
+    return loaded
+
+
+@functools.cache
+def validator(version: str, definition: str) -> Any:
+    schema = _schema(version)
+    defs_key = "$defs" if "$defs" in schema else "definitions"
+    wrapper = {
+        "$schema": schema.get("$schema"),
+        defs_key: schema[defs_key],
+        "$ref": f"#/{defs_key}/{definition}",
+    }
+    return jsonschema_rs.validator_for({k: v for k, v in wrapper.items() if v is not None})
+
+
+def definitions(version: str) -> set[str]:
+    schema = _schema(version)
+    return set(schema.get("$defs") or schema.get("definitions") or {})
+
+
+def problems(version: str, definition: str, instance: Any) -> list[str]:
+    return [
+        f"{definition}: {e.message} at {list(e.instance_path)}"
+        for e in validator(version, definition).iter_errors(instance)
+    ]
+
+
+def modern_type(message: JSON, methods: dict[Any, str], sent_by_server: bool) -> str:
+    """The 2026-07-28 schema type one message must satisfy."""
+    if "method" in message:
+        if "id" not in message:
+            return "ServerNotification" if sent_by_server else "ClientNotification"
+        return _MODERN[message["method"]][0]
+    if "error" in message:
+        return "JSONRPCErrorResponse"
+    method = methods.get(message.get("id"))
+    return _MODERN[method][1] if method in _MODERN else "JSONRPCResultResponse"
+
+
+class CheckedStream:
+    """Wraps one end of a stream: every message that end sends must satisfy the 2026-07-28 schema."""
+
+    def __init__(self, inner: MessageStream, version: str = "2026-07-28", *, server: bool = True) -> None:
+        self.inner, self.version, self.server = inner, version, server
+        self.methods: dict[Any, str] = {}
+        self.failures: list[str] = []
+        self.checked = 0
+
+    async def receive(self) -> bytes | Oversized:
+        data = await self.inner.receive()
+        if isinstance(data, bytes):
+            try:
+                message = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                return data
+            if isinstance(message, dict) and "method" in message and "id" in message:
+                self.methods[message["id"]] = message["method"]
+        return data
+
+    async def send(self, data: bytes, related: RequestId | None = None) -> None:
+        message = orjson.loads(data)
+        self.failures += problems(self.version, modern_type(message, self.methods, self.server), message)
+        self.checked += 1
+        await self.inner.send(data, related)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
