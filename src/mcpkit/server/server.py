@@ -17,6 +17,7 @@ from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
 from ..protocol.errors import MCPError
+from ..protocol.http_modern import mirrored_parameters
 from ..protocol.modern import INPUT_REQUIRED_METHODS
 from ..protocol.versions import SUPPORTED_VERSIONS
 from ..runtime.session import Session
@@ -318,6 +319,11 @@ class Server:
             assert binding is not None  # only a round trip raises it
             return RoundTrip.result(need, self.state_sealer, binding)
         return result
+
+    def mirrored_headers(self, tool: str) -> list[tuple[str, tuple[str, ...]]]:
+        """The `x-mcp-header` parameters of `tool` (Streamable HTTP checks them against the body)."""
+        found = self.tools.get(tool)
+        return list(mirrored_parameters(found.input_schema)) if found is not None else []
 
     def cache_hint_for(self, uri: str) -> CacheHint:
         resource = self.resources.get(uri)

@@ -1,0 +1,106 @@
+"""The stateless era's HTTP header rules (2026-07-28 transports "Request Metadata", "Server Validation")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcpkit.protocol.errors import MCPError
+from mcpkit.protocol.http_modern import (
+    check_request_headers,
+    decode_header_value,
+    encode_header_value,
+    mirrored_parameters,
+    status_for_error,
+)
+
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+
+
+@pytest.mark.parametrize(
+    ("value", "encoded"),
+    [
+        ("us-west1", "us-west1"),
+        ("Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="),
+        (" padded ", "=?base64?IHBhZGRlZCA=?="),
+        ("line1\nline2", "=?base64?bGluZTEKbGluZTI=?="),
+        ("=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="),
+    ],
+)
+def test_values_are_encoded_as_the_spec_table_shows_and_decode_back(value: str, encoded: str) -> None:
+    assert encode_header_value(value) == encoded
+    assert decode_header_value(encoded) == value
+
+
+@pytest.mark.parametrize("raw", ["=?base64?!!!?=", "bad\x01value"])
+def test_broken_sentinels_and_control_characters_are_header_mismatch(raw: str) -> None:
+    with pytest.raises(MCPError) as caught:
+        decode_header_value(raw)
+    assert caught.value.code == -32020
+
+
+def test_only_properties_chains_carry_x_mcp_header() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "opts": {
+                "type": "object",
+                "properties": {"tenant": {"type": "string", "x-mcp-header": "Tenant"}},
+            },
+            "list": {"type": "array", "items": {"type": "string", "x-mcp-header": "Nope"}},
+        },
+    }
+    assert list(mirrored_parameters(schema)) == [("Region", ("region",)), ("Tenant", ("opts", "tenant"))]
+
+
+def headers(**extra: str) -> dict[str, str]:
+    return {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "run", **extra}
+
+
+def call(arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"name": "run", "arguments": arguments, "_meta": META}
+
+
+MIRRORED = [("Region", ("region",)), ("Count", ("count",))]
+
+
+def test_matching_headers_pass_and_numbers_compare_numerically() -> None:
+    check_request_headers(
+        headers(**{"mcp-param-region": "eu", "mcp-param-count": "42"}),
+        "tools/call",
+        call({"region": "eu", "count": 42.0}),
+        MIRRORED,
+    )
+    check_request_headers(headers(), "tools/call", call({"region": None}), MIRRORED)  # null: no header
+
+
+@pytest.mark.parametrize(
+    ("hdrs", "arguments"),
+    [
+        (headers(**{"mcp-protocol-version": "2025-11-25"}), {}),
+        (headers(**{"mcp-method": "tools/list"}), {}),
+        ({"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call"}, {}),  # no Mcp-Name
+        (headers(**{"mcp-name": "other"}), {}),
+        (headers(), {"region": "eu"}),  # the body has it, the header does not
+        (headers(**{"mcp-param-region": "us"}), {"region": "eu"}),
+    ],
+)
+def test_any_missing_or_different_header_is_header_mismatch(
+    hdrs: dict[str, str], arguments: dict[str, Any]
+) -> None:
+    with pytest.raises(MCPError) as caught:
+        check_request_headers(hdrs, "tools/call", call(arguments), MIRRORED)
+    assert caught.value.code == -32020
+
+
+def test_modern_errors_travel_with_their_http_status() -> None:
+    assert [status_for_error(c) for c in (-32601, -32602, -32020, -32021, -32022, -32603)] == [
+        404,
+        400,
+        400,
+        400,
+        400,
+        200,
+    ]
