@@ -14,6 +14,7 @@ import json
 from typing import Annotated, Any
 
 import anyio
+from conformance_modern import add_modern_tools
 
 from mcpkit import Context, Server, ToolError
 from mcpkit.content import audio, embedded_text, image, text
@@ -321,6 +322,9 @@ def test_prompt_with_image() -> list[JSON]:
         {"role": "user", "content": image(RED_PIXEL_PNG, "image/png")},
         {"role": "user", "content": text("Please analyze the image above.")},
     ]
+
+
+add_modern_tools(server)
 
 
 def main(argv: list[str] | None = None) -> None:
