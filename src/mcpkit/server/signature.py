@@ -5,7 +5,9 @@ parameters and type hints, builds a pydantic model for the arguments and a `Type
 value, and produces the `inputSchema` / `outputSchema` JSON Schemas. The resulting `Signature` then only
 runs the compiled validator (`bind`) or serializer (`structured`, `text`) per call.
 
-This is the only layer of mcpkit that touches pydantic.
+This is the only layer of mcpkit that touches pydantic, and it imports pydantic only when a function
+needs it: plain `str`/`int`/`float`/`bool` signatures are compiled by `plain_signature` (a server of such
+tools never loads pydantic unless an argument needs coercing or is wrong).
 """
 
 from __future__ import annotations
@@ -17,22 +19,22 @@ import json
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 
 import orjson
-import pydantic
-import typing_extensions
-from pydantic.errors import PydanticUserError
-from pydantic.fields import FieldInfo
-from pydantic.json_schema import GenerateJsonSchema
+
+from . import plain_signature as plain
+
+if TYPE_CHECKING:
+    import pydantic
+    from pydantic.json_schema import GenerateJsonSchema
 
 __all__ = ["ArgumentError", "Signature", "describe", "inspect_function"]
 
 _EMPTY: Any = inspect.Parameter.empty
 _NONE_TYPE = type(None)
 _UNION_ORIGINS = (typing.Union, types.UnionType)
-_ARGUMENTS_CONFIG = pydantic.ConfigDict(extra="ignore", arbitrary_types_allowed=False)
-_ANY_ADAPTER: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(Any)
+Binder = Callable[[Mapping[str, Any]], dict[str, Any]]
 
 
 class ArgumentError(ValueError):
@@ -48,11 +50,24 @@ class ArgumentError(ValueError):
         super().__init__("Invalid arguments: " + "; ".join(parts))
 
 
-class _NoFieldTitles(GenerateJsonSchema):
-    """Omits the titles pydantic derives from field names; titles given with `Field(title=...)` stay."""
+@functools.cache
+def _no_field_titles() -> type[GenerateJsonSchema]:
+    from pydantic.json_schema import GenerateJsonSchema
 
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False
+    class NoFieldTitles(GenerateJsonSchema):
+        """Omits the titles pydantic derives from field names; titles given with `Field(title=...)` stay."""
+
+        def field_title_should_be_set(self, schema: Any) -> bool:
+            return False
+
+    return NoFieldTitles
+
+
+@functools.cache
+def _any_adapter() -> pydantic.TypeAdapter[Any]:
+    import pydantic
+
+    return pydantic.TypeAdapter(Any)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,18 +79,12 @@ class Signature:
     wraps_output: bool
     context_param: str | None
     is_async: bool
-    _validate: Callable[[Any], Any] = dataclasses.field(repr=False, compare=False)
-    # (parameter name, attribute of the validated model) for every schema parameter.
-    _fields: tuple[tuple[str, str], ...] = dataclasses.field(repr=False, compare=False)
+    _bind: Binder = dataclasses.field(repr=False, compare=False)
     _dump: Callable[[Any], Any] = dataclasses.field(repr=False, compare=False)
 
     def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Validate `arguments` and return the keyword arguments to call the function with."""
-        try:
-            validated = self._validate({} if arguments is None else arguments)
-        except pydantic.ValidationError as exc:
-            raise ArgumentError(_error_entries(exc)) from exc
-        return {name: getattr(validated, attribute) for name, attribute in self._fields}
+        return self._bind({} if arguments is None else arguments)
 
     def structured(self, value: Any) -> Any:
         """The JSON-ready structured content for a return value."""
@@ -118,8 +127,7 @@ def inspect_function(
     owner = _name(target)
     hints = _type_hints(target, owner)
     context_param: str | None = None
-    fields: dict[str, Any] = {}
-    names: list[tuple[str, str]] = []
+    params: list[tuple[inspect.Parameter, Any]] = []
     for param in inspect.signature(fn).parameters.values():
         if param.name in preset:
             continue  # bound by functools.partial: configuration, not an argument
@@ -132,21 +140,48 @@ def inspect_function(
                 )
             context_param = param.name
             continue
-        attribute = f"p{len(names)}"
-        fields[attribute] = _field_definition(param, hint)
-        names.append((param.name, attribute))
-    model, input_schema = _argument_model(fields, names, owner)
-    output_schema, wraps_output, dump = _output(hints.get("return", _EMPTY), structured_output, owner)
+        params.append((param, hint))
+    returns = hints.get("return", _EMPTY)
+    if plain.is_plain(params, returns, structured_output):
+        input_schema = plain.plain_input_schema(params)
+        bind = plain.plain_binder(params, lambda: _pydantic_binder(params, owner)[0])
+        output_schema, wraps_output = plain.plain_output(returns, structured_output)
+        slow_dump = lambda: _output(returns, structured_output, owner)[2]  # noqa: E731
+        dump = plain.plain_dumper(returns, wraps_output, slow_dump)
+    else:
+        bind, input_schema = _pydantic_binder(params, owner)
+        output_schema, wraps_output, dump = _output(returns, structured_output, owner)
     return Signature(
         input_schema=input_schema,
         output_schema=output_schema,
         wraps_output=wraps_output,
         context_param=context_param,
         is_async=_is_async(target),
-        _validate=model.__pydantic_validator__.validate_python,
-        _fields=tuple(names),
+        _bind=bind,
         _dump=dump,
     )
+
+
+def _pydantic_binder(
+    params: list[tuple[inspect.Parameter, Any]], owner: str
+) -> tuple[Binder, dict[str, Any]]:
+    """A binder over a pydantic model of the parameters, and its input schema."""
+    import pydantic
+
+    # Model attributes get neutral names (see _field_definition); names maps them back.
+    names = [(param.name, f"p{i}") for i, (param, _) in enumerate(params)]
+    fields = {f"p{i}": _field_definition(param, hint) for i, (param, hint) in enumerate(params)}
+    model, input_schema = _argument_model(fields, names, owner)
+    validate = model.__pydantic_validator__.validate_python
+
+    def bind(arguments: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            validated = validate(arguments)
+        except pydantic.ValidationError as exc:
+            raise ArgumentError(_error_entries(exc)) from exc
+        return {name: getattr(validated, attribute) for name, attribute in names}
+
+    return bind, input_schema
 
 
 def _unwrap(fn: Callable[..., Any]) -> tuple[Any, frozenset[str]]:
@@ -209,6 +244,8 @@ def _field_definition(param: inspect.Parameter, hint: Any) -> tuple[Any, Any]:
     The model attribute itself gets a neutral name, so parameters called e.g. `json`, `schema` or
     `_private` neither clash with BaseModel nor trip pydantic's underscore rule.
     """
+    import pydantic
+
     default = ... if param.default is _EMPTY else param.default
     description = _plain_description(hint, default)
     if description is None:
@@ -222,6 +259,8 @@ def _plain_description(hint: Any, default: Any) -> str | None:
     """The last plain string in `Annotated` metadata, unless a `Field` already gives a description."""
     if get_origin(hint) is not Annotated:
         return None
+    from pydantic.fields import FieldInfo
+
     metadata = get_args(hint)[1:]
     strings = [item for item in metadata if isinstance(item, str)]
     explicit = any(
@@ -233,9 +272,13 @@ def _plain_description(hint: Any, default: Any) -> str | None:
 def _argument_model(
     fields: dict[str, Any], names: list[tuple[str, str]], owner: str
 ) -> tuple[type[pydantic.BaseModel], dict[str, Any]]:
+    import pydantic
+    from pydantic.errors import PydanticUserError
+
+    config = pydantic.ConfigDict(extra="ignore", arbitrary_types_allowed=False)
     try:
-        model = pydantic.create_model("Arguments", __config__=_ARGUMENTS_CONFIG, **fields)
-        raw = model.model_json_schema(schema_generator=_NoFieldTitles)
+        model = pydantic.create_model("Arguments", __config__=config, **fields)
+        raw = model.model_json_schema(schema_generator=_no_field_titles())
     except PydanticUserError as exc:
         raise TypeError(f"{owner}: cannot build the input schema: {exc}") from exc
     for name, attribute in names:
@@ -265,13 +308,16 @@ def _output(
         if structured_output:
             raise TypeError(f"{owner}: structured output forced, but {annotation!r} has no JSON Schema")
         # Nothing promises a shape here, so values pydantic cannot encode fall back to str().
-        return None, False, _dumper(adapter or _ANY_ADAPTER, fallback=str)
+        return None, False, _dumper(adapter or _any_adapter(), fallback=str)
     if _is_object_type(bare):
         return _inline_root_ref(schema), False, _dumper(adapter)
     return _wrap_result(schema), True, _dumper(adapter)
 
 
 def _adapter(annotation: Any) -> pydantic.TypeAdapter[Any] | None:
+    import pydantic
+    from pydantic.errors import PydanticUserError
+
     try:
         return pydantic.TypeAdapter(annotation)
     except PydanticUserError:
@@ -279,8 +325,10 @@ def _adapter(annotation: Any) -> pydantic.TypeAdapter[Any] | None:
 
 
 def _serialization_schema(adapter: pydantic.TypeAdapter[Any]) -> dict[str, Any] | None:
+    from pydantic.errors import PydanticUserError
+
     try:
-        return adapter.json_schema(mode="serialization", schema_generator=_NoFieldTitles)
+        return adapter.json_schema(mode="serialization", schema_generator=_no_field_titles())
     except PydanticUserError:
         return None
 
@@ -293,6 +341,9 @@ def _dumper(
 
 def _is_object_type(bare: Any) -> bool:
     """Whether values of this type serialize to a JSON object and can be the structured content as is."""
+    import pydantic
+    import typing_extensions
+
     origin = get_origin(bare) or bare
     if origin is dict:
         key_types = get_args(bare)
