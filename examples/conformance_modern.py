@@ -135,12 +135,14 @@ def add_modern_tools(server: Server) -> None:
     def test_trigger_tool_change() -> str:
         """Adds a tool, so list_changed goes out."""
         changes["tools"] += 1
-        server.add_tool(lambda: "added", name=f"test_added_tool_{changes['tools']}")
+        name = f"test_added_tool_{changes['tools']}"
+        server.add_tool(lambda: "added", name=name, description="Added by test_trigger_tool_change.")
         return "tool list changed"
 
     @server.tool()
     def test_trigger_prompt_change() -> str:
         """Adds a prompt, so list_changed goes out."""
         changes["prompts"] += 1
-        server.add_prompt(lambda: "added", name=f"test_added_prompt_{changes['prompts']}")
+        name = f"test_added_prompt_{changes['prompts']}"
+        server.add_prompt(lambda: "added", name=name, description="Added by test_trigger_prompt_change.")
         return "prompt list changed"

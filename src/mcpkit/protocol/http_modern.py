@@ -120,7 +120,8 @@ def check_request_headers(
     meta = params.get("_meta")
     body_version = meta.get(PROTOCOL_VERSION) if isinstance(meta, dict) else None
     header_version = headers.get("mcp-protocol-version")
-    if header_version is None or header_version != body_version:
+    # A body without its version is malformed _meta (-32602, found by the core), not a mismatch.
+    if body_version is not None and header_version != body_version:
         raise _mismatch(
             f"MCP-Protocol-Version header {header_version!r} does not match the body's {body_version!r}"
         )

@@ -31,7 +31,8 @@ from ..protocol.http_rules import (
     request_version,
 )
 from ..protocol.jsonrpc import Notification, Request, classify, decode, encode, error_message
-from ..protocol.versions import Feature, has
+from ..protocol.modern import is_modern_request
+from ..protocol.versions import SUPPORTED_VERSIONS, Feature, has, is_modern
 from .event_store import EventStore, InMemoryEventStore
 from .http_asgi import (
     JSON_HEADERS,
@@ -46,6 +47,7 @@ from .http_asgi import (
 )
 from .http_registry import SessionRegistry
 from .http_sessions import SessionStream, stateless_handshake
+from .http_stateless import answer_stateless, mirrored_for
 from .http_streams import prime, reply_json, resume, stream_standalone, write_sse
 
 __all__ = ["SessionStream", "StreamableHTTPApp", "serve_http"]
@@ -93,6 +95,7 @@ class StreamableHTTPApp:
             serve, self.event_store, max_sessions=max_sessions, idle_timeout=session_idle_timeout
         )
         self.sessions = self._registry.sessions
+        self._mirrored = mirrored_for(target)
 
     # ---- ASGI ----------------------------------------------------------------------------------
 
@@ -170,12 +173,17 @@ class StreamableHTTPApp:
             raise HTTPRefusal(406, "Not Acceptable: Accept must list application/json and text/event-stream")
         if media_type(headers.get("content-type", "")) != "application/json":
             raise HTTPRefusal(415, "Unsupported Media Type: Content-Type must be application/json")
-        header_version = request_version(headers.get("mcp-protocol-version"), None)
         body = await read_body(headers, receive, self.max_body, self.body_timeout)
         try:
             message = classify(decode(body))
         except MCPError as exc:
             raise HTTPRefusal(400, exc.message, exc.code) from None
+        if isinstance(message, Request) and _stateless_era(headers, message):
+            run, mirrored = self._registry.run, self._mirrored
+            json_only = self.json_response
+            await answer_stateless(run, mirrored, headers, message, body, receive, send, json_only=json_only)
+            return
+        header_version = request_version(headers.get("mcp-protocol-version"), None)
         is_init = isinstance(message, Request) and message.method == "initialize"
         if self.stateless:
             await self._post_stateless(message, body, header_version, is_init, receive, send)
@@ -269,6 +277,13 @@ class StreamableHTTPApp:
                 await resume(session, self.event_store, last_event_id, receive, send)
             else:
                 await stream_standalone(session, self._retry_for(version), receive, send)
+
+
+def _stateless_era(headers: dict[str, str], message: Request) -> bool:
+    """versioning "Backward Compatibility": the modern `_meta`, or a modern MCP-Protocol-Version,
+    selects the stateless era; everything else (initialize, a session) the handshake era."""
+    header = headers.get("mcp-protocol-version")
+    return is_modern_request(message.params) or (header in SUPPORTED_VERSIONS and is_modern(header))
 
 
 def serve_http(target: Any, *, host: str = "127.0.0.1", port: int = 8000, **app_options: Any) -> None:
