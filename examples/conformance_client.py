@@ -3,6 +3,8 @@
 The suite's harness runs `python conformance_client.py <server-url>` with MCP_CONFORMANCE_SCENARIO
 naming the scenario (and maybe MCP_CONFORMANCE_PROTOCOL_VERSION, MCP_CONFORMANCE_CONTEXT as JSON).
 Each scenario is a few calls through mcpkit's public client API; the mock server scores them.
+A handshake-era version pins initialize at it; 2026-07-28 (or none) lets the client probe with
+server/discover and fall back by the spec's rules.
 Exit status 0 when the scenario's calls went through, 1 (with the error on stderr) otherwise.
 """
 
@@ -14,12 +16,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import orjson
 
 from mcpkit.client.client import Client, connect_http
+from mcpkit.protocol.versions import is_modern
 
 JSON = dict[str, Any]
-HANDSHAKE_VERSION = "2025-11-25"
-Scenario = Callable[[Client], Awaitable[None]]
+Scenario = Callable[[Client, JSON], Awaitable[None]]
 
 
 def accept_with_defaults(params: JSON) -> JSON:
@@ -30,21 +33,37 @@ def accept_with_defaults(params: JSON) -> JSON:
     return {"action": "accept", "content": content}
 
 
-async def initialize(client: Client) -> None:
+async def initialize(client: Client, context: JSON) -> None:
     if "tools" in client.server_capabilities:
         await client.list_tools()
 
 
-async def tools_call(client: Client) -> None:
+async def tools_call(client: Client, context: JSON) -> None:
     tools = await client.list_all_tools()
     for tool in tools:
         if tool["name"] == "add_numbers":
             await client.call_tool("add_numbers", {"a": 5, "b": 3})
 
 
-async def call_every_tool(client: Client) -> None:
+async def call_every_tool(client: Client, context: JSON) -> None:
     for tool in await client.list_all_tools():
         await client.call_tool(tool["name"], {})
+
+
+async def call_named_tools(client: Client, context: JSON) -> None:
+    """The tool calls the scenario's context names, after listing (which teaches the headers)."""
+    await client.list_all_tools()
+    for call in context.get("toolCalls", []):
+        await client.call_tool(call["name"], call.get("arguments") or {})
+
+
+async def use_everything(client: Client, context: JSON) -> None:
+    """One request of each kind that carries Mcp-Method and Mcp-Name."""
+    await call_every_tool(client, context)
+    for resource in await client.list_all_resources():
+        await client.read_resource(resource["uri"])
+    for prompt in await client.list_all_prompts():
+        await client.get_prompt(prompt["name"])
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -52,17 +71,24 @@ SCENARIOS: dict[str, Scenario] = {
     "tools_call": tools_call,
     "elicitation-sep1034-client-defaults": call_every_tool,
     "sse-retry": call_every_tool,
+    "sep-2322-client-request-state": call_every_tool,
+    "http-standard-headers": use_everything,
+    "http-custom-headers": call_named_tools,
+    "http-invalid-tool-headers": call_every_tool,
 }
 
 
 async def run(url: str, scenario: str) -> None:
     steps = SCENARIOS.get(scenario, initialize)
+    context = orjson.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     options: JSON = {"name": "mcpkit-conformance-client", "elicitation": accept_with_defaults}
-    # The suite's client scenarios are handshake-era ones; naming the version makes the client
-    # initialize at once rather than probe first (the mock servers answer any method with `{}`).
-    options["protocol_version"] = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or HANDSHAKE_VERSION
+    version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION")
+    if version and not is_modern(version):
+        options["protocol_version"] = version  # pins the handshake era at the suite's version
+    else:
+        options["era"] = "auto"  # probe with server/discover; a mock's `{}` answer means legacy
     async with connect_http(url, **options) as client:
-        await steps(client)
+        await steps(client, context)
 
 
 def main() -> int:

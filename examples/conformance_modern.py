@@ -146,3 +146,21 @@ def add_modern_tools(server: Server) -> None:
         name = f"test_added_prompt_{changes['prompts']}"
         server.add_prompt(lambda: "added", name=name, description="Added by test_trigger_prompt_change.")
         return "prompt list changed"
+
+    def test_custom_headers(region: str, query: str = "") -> str:
+        return f"region={region} query={query}"
+
+    # 2026-07-28 transports "Custom Headers from Tool Parameters": `region` travels as Mcp-Param-Region too.
+    server.add_tool(
+        test_custom_headers,
+        name="test_custom_headers",
+        description="Mirrors its region argument into the Mcp-Param-Region header.",
+        input_schema={
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "query": {"type": "string"},
+            },
+            "required": ["region"],
+        },
+    )
