@@ -116,3 +116,19 @@ async def test_sdk_http_client_reads_resources_and_prompts(url: str) -> None:
     assert "mcpkit everything" in readme.contents[0].text  # type: ignore[union-attr]
     assert note.contents[0].text == "Note number 4"  # type: ignore[union-attr]
     assert prompt.messages[0].content.text == "Write a friendly greeting for Ann."  # type: ignore[union-attr]
+
+
+# ---- 2026-07-28 over HTTP: the SDK's high-level Client in auto mode, and pinned to the handshake era ----
+
+
+async def test_the_sdk_client_in_auto_mode_ends_modern_over_http_and_elicits_by_round_trip(url: str) -> None:
+    from mcp.client.client import Client as SDKClient
+
+    rec = Recorder()
+    for mode, version in (("auto", "2026-07-28"), ("legacy", "2025-11-25")):
+        async with SDKClient(url, mode=mode, elicitation_callback=rec.elicitation) as client:
+            assert client.protocol_version == version
+            booked = await client.call_tool("book_table", {"restaurant": "Chez HTTP"})
+            assert texts(booked) == ["Booked Chez HTTP for 4."], mode
+            assert texts(await client.call_tool("echo", {"text": "over http"})) == ["over http"]
+    assert len(rec.elicitations) == 2  # one per era, the same tool
