@@ -11,6 +11,7 @@ import asyncio
 import functools
 import os
 import signal
+import stat
 import subprocess
 import sys
 from collections import deque
@@ -31,7 +32,11 @@ _HIGH_WATER = 1 << 20
 
 
 class LineStream:
-    """A MessageStream of newline-delimited messages over any pair of read/write callables."""
+    """A MessageStream of newline-delimited messages over any pair of read/write callables.
+
+    `write_line`, when given, writes a message and its newline itself (sparing a copy of the message);
+    otherwise `write` gets the message with the newline appended.
+    """
 
     def __init__(
         self,
@@ -39,9 +44,11 @@ class LineStream:
         write: Callable[[bytes], Awaitable[None]],
         close: Callable[[], Awaitable[None]] | None = None,
         max_line: int = DEFAULT_MAX_LINE,
+        write_line: Callable[[bytes], Awaitable[None]] | None = None,
     ) -> None:
         self._read_chunk = read_chunk
         self._write = write
+        self._write_line = write_line
         self._close = close
         self._reader = LineReader(max_line)
         self._lines: deque[bytes | Oversized] = deque()
@@ -59,7 +66,10 @@ class LineStream:
         return self._lines.popleft()
 
     async def send(self, data: bytes, related: RequestId | None = None) -> None:
-        await self._write(data + b"\n")
+        if self._write_line is not None:
+            await self._write_line(data)
+        else:
+            await self._write(data + b"\n")
 
     async def aclose(self) -> None:
         if self._close is not None:
@@ -67,26 +77,51 @@ class LineStream:
 
 
 class _PipeWriter:
-    """Writes through the event loop's own pipe transport, coalescing writes made in one loop turn."""
+    """Writes through the event loop's own pipe transport.
+
+    The first message of a loop turn goes out at once (a lone reply waits for nothing); the ones that
+    follow in the same turn are joined into one write at the end of it (pipelined replies).
+    """
 
     def __init__(self, transport: asyncio.WriteTransport, protocol: _WriteProtocol) -> None:
         self._transport = transport
         self._protocol = protocol
         self._pending: list[bytes] = []
+        self._size = 0
+        self._batching = False
 
     async def write(self, data: bytes) -> None:
-        if self._transport.is_closing():
+        await self._put(data)
+
+    async def write_line(self, data: bytes) -> None:
+        await self._put(data, b"\n")
+
+    async def _put(self, *pieces: bytes) -> None:
+        transport = self._transport
+        if transport.is_closing():
             raise anyio.BrokenResourceError
-        if not self._pending:
+        if self._batching:
+            self._pending.extend(pieces)
+            self._size += len(pieces[0])
+        else:
+            self._batching = True
             asyncio.get_running_loop().call_soon(self._flush)
-        self._pending.append(data)
-        if self._transport.get_write_buffer_size() > _HIGH_WATER:
+            for piece in pieces:
+                transport.write(piece)
+        if transport.get_write_buffer_size() > _HIGH_WATER:
             await self._protocol.drained()
 
     def _flush(self) -> None:
-        data, self._pending = b"".join(self._pending), []
-        if not self._transport.is_closing():
-            self._transport.write(data)
+        self._batching = False
+        pending, self._pending = self._pending, []
+        if not pending or self._transport.is_closing():
+            return
+        if self._size > _CHUNK:  # large messages: a copy costs more than a few more syscalls
+            for piece in pending:
+                self._transport.write(piece)
+        else:
+            self._transport.write(b"".join(pending))
+        self._size = 0
 
 
 class _WriteProtocol(asyncio.Protocol):
@@ -114,25 +149,79 @@ class _WriteProtocol(asyncio.Protocol):
             await waiter
 
 
+class _ReadProtocol(asyncio.Protocol):
+    """Chunks as the loop reads them, handed to one reader; reading pauses while a backlog waits."""
+
+    def __init__(self) -> None:
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self._eof = False
+        self._waiter: asyncio.Future[None] | None = None
+        self._transport: asyncio.ReadTransport | None = None
+        self._paused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self._chunks.append(data)
+        self._size += len(data)
+        if self._size > _HIGH_WATER and self._transport is not None:
+            self._transport.pause_reading()
+            self._paused = True
+        self._wake()
+
+    def eof_received(self) -> bool | None:
+        self._eof = True
+        self._wake()
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.eof_received()
+
+    def _wake(self) -> None:
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def read_chunk(self) -> bytes:
+        while not self._chunks:
+            if self._eof:
+                return b""
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        chunk = self._chunks.popleft()
+        self._size -= len(chunk)
+        if self._paused and self._size <= _HIGH_WATER // 2 and self._transport is not None:
+            self._paused = False
+            self._transport.resume_reading()
+        return chunk
+
+
+def _pollable(fd: int) -> bool:
+    """Pipes, sockets and ttys; not regular files or /dev/null, which epoll refuses."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
+
+
 async def _loop_reader(fd: int) -> Callable[[], Awaitable[bytes]] | None:
-    """Read through the event loop itself (pipes, sockets and ttys; not regular files)."""
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=_CHUNK)
+    """Read through the event loop itself, or None where the loop cannot poll `fd`."""
+    if not _pollable(fd):
+        return None
+    protocol = _ReadProtocol()
     try:
-        await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", 0, closefd=False)
+        await asyncio.get_running_loop().connect_read_pipe(
+            lambda: protocol, os.fdopen(fd, "rb", 0, closefd=False)
         )
     except (ValueError, OSError):
         os.set_blocking(fd, True)
         return None
-
-    async def read_chunk() -> bytes:
-        return await reader.read(_CHUNK)
-
-    return read_chunk
+    return protocol.read_chunk
 
 
-async def _loop_writer(fd: int) -> Callable[[bytes], Awaitable[None]] | None:
+async def _loop_writer(fd: int) -> _PipeWriter | None:
+    if not _pollable(fd):
+        return None
     loop = asyncio.get_running_loop()
     try:
         transport, protocol = await loop.connect_write_pipe(
@@ -141,7 +230,7 @@ async def _loop_writer(fd: int) -> Callable[[bytes], Awaitable[None]] | None:
     except (ValueError, OSError):
         os.set_blocking(fd, True)
         return None
-    return _PipeWriter(transport, protocol).write
+    return _PipeWriter(transport, protocol)
 
 
 async def _thread_read(fd: int) -> bytes:
@@ -187,8 +276,11 @@ async def serve_stdio(target: Any, *, max_line: int = DEFAULT_MAX_LINE) -> None:
     out_fd = _protect_stdout()
     fast = _on_asyncio()
     read_chunk = (await _loop_reader(0) if fast else None) or functools.partial(_thread_read, 0)
-    write = (await _loop_writer(out_fd) if fast else None) or _thread_writer(out_fd)
-    stream = LineStream(read_chunk, write, max_line=max_line)
+    writer = await _loop_writer(out_fd) if fast else None
+    if writer is not None:
+        stream = LineStream(read_chunk, writer.write, max_line=max_line, write_line=writer.write_line)
+    else:
+        stream = LineStream(read_chunk, _thread_writer(out_fd), max_line=max_line)
     async with anyio.create_task_group() as tg:
         tg.start_soon(_cancel_on_sigterm, tg.cancel_scope)
         await serve(stream)
