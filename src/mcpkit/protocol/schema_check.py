@@ -1,7 +1,9 @@
 """Validating a value against a raw JSON Schema (draft 2020-12 unless the schema says otherwise).
 
 `$ref` is resolved only inside the schema itself: a retriever that refuses every URI means a schema
-from a peer can never make this process fetch anything over the network.
+from a peer can never make this process fetch anything over the network (2026-07-28 basic "`$ref`
+Resolution"). A schema deeper than MAX_DEPTH or with more than MAX_SUBSCHEMAS objects is refused before
+it is compiled ("Composition-Keyword Resource Use": bounds against a schema built to exhaust the validator).
 """
 
 from __future__ import annotations
@@ -10,7 +12,10 @@ from typing import Any
 
 import jsonschema_rs
 
-__all__ = ["SchemaError", "compile_schema", "schema_problems"]
+__all__ = ["MAX_DEPTH", "MAX_SUBSCHEMAS", "SchemaError", "compile_schema", "schema_problems"]
+
+MAX_DEPTH = 64
+MAX_SUBSCHEMAS = 10_000
 
 
 class SchemaError(ValueError):
@@ -21,8 +26,28 @@ def _refuse(uri: str) -> Any:
     raise ValueError(f"external $ref {uri!r} is not fetched")
 
 
-def compile_schema(schema: dict[str, Any]) -> Any:
-    """A compiled validator for `schema`; raise SchemaError if it is not a usable schema."""
+def _check_size(schema: Any, max_depth: int, max_nodes: int) -> None:
+    stack: list[tuple[Any, int]] = [(schema, 1)]
+    nodes = 0
+    while stack:
+        node, depth = stack.pop()
+        if depth > max_depth:
+            raise SchemaError(f"invalid JSON Schema: nested deeper than {max_depth} levels")
+        if isinstance(node, dict):
+            nodes += 1
+            if nodes > max_nodes:
+                raise SchemaError(f"invalid JSON Schema: more than {max_nodes} subschemas")
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+
+
+def compile_schema(
+    schema: dict[str, Any], *, max_depth: int = MAX_DEPTH, max_subschemas: int = MAX_SUBSCHEMAS
+) -> Any:
+    """A compiled validator for `schema`; raise SchemaError if it is not a usable schema (including an
+    unknown `$schema` dialect, or one past the size bounds)."""
+    _check_size(schema, max_depth, max_subschemas)
     try:
         return jsonschema_rs.validator_for(schema, retriever=_refuse)
     except (ValueError, jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError) as exc:
