@@ -13,7 +13,6 @@ from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
 from ..protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, LocalError, MCPError, RemoteError
-from ..protocol.modern import SUBSCRIPTION_ID
 from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..runtime.groups import single_error
@@ -21,9 +20,10 @@ from ..runtime.session import ProgressCallback, Session
 from ..runtime.stream import MessageStream
 from .era import Era, discover, remember, remembered
 from .handlers import check_elicitation_answer
+from .listening import Listening
 from .result_cache import CACHEABLE, ResultCache, cache_key
 from .round_trips import drive_round_trips
-from .subscription import Subscription, listen_filter
+from .subscription import Subscription
 
 __all__ = ["Client", "connect_http", "connect_stdio"]
 
@@ -37,7 +37,7 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-class Client:
+class Client(Listening):
     """A client connected to one server over `stream`; use as `async with Client(stream) as client`."""
 
     def __init__(
@@ -272,53 +272,6 @@ class Client:
             raise LocalError("2026-07-28 has no resources/subscribe: use `client.listen(uris=[...])`")
         await self.request("resources/subscribe", {"uri": uri})
 
-    @asynccontextmanager
-    async def listen(
-        self,
-        *,
-        tools: bool = False,
-        prompts: bool = False,
-        resources: bool = False,
-        uris: list[str] | None = None,
-    ) -> AsyncIterator[Subscription]:
-        """Change notifications as an async iterator of (method, params), in either era.
-
-        Stateless era: one subscriptions/listen request, cancelled on exit. Handshake era: the
-        session's own notifications, with resources/subscribe for `uris`.
-        """
-        subscription = Subscription(listen_filter(tools, prompts, resources, uris or []))
-        if not self.stateless:
-            for uri in uris or []:
-                await self.subscribe(uri)
-            subscription.acknowledge(subscription.requested)
-            self._subscriptions[id(subscription)] = subscription
-            try:
-                yield subscription
-            finally:
-                del self._subscriptions[id(subscription)]
-                subscription.close()
-            return
-        rid, message = self.session.connection.send_request(
-            "subscriptions/listen", {"notifications": subscription.requested}
-        )
-        self._subscriptions[rid] = subscription
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._hold, rid, message, subscription)
-                with anyio.fail_after(self.timeout):
-                    await subscription.ready.wait()
-                yield subscription
-                tg.cancel_scope.cancel()
-        finally:
-            del self._subscriptions[rid]
-            subscription.close()
-
-    async def _hold(self, rid: Any, message: JSON, subscription: Subscription) -> None:
-        try:
-            await self.session.send_built(rid, message)
-        finally:
-            subscription.close()  # the server ended it (graceful closure) or the stream went away
-
     async def unsubscribe(self, uri: str) -> None:
         await self.request("resources/unsubscribe", {"uri": uri})
 
@@ -383,25 +336,6 @@ class Client:
             self._output_validators.clear()
         if self._on_notification is not None:
             await _maybe_await(self._on_notification(note.method, note.params))
-
-    def _route_to_subscription(self, note: ev.NotificationReceived) -> bool:
-        """A notification tagged with a subscription id belongs to that listen() only."""
-        meta = note.params.get("_meta")
-        sid = meta.get(SUBSCRIPTION_ID) if isinstance(meta, dict) else None
-        if sid is None:
-            for sub in self._subscriptions.values():
-                sub.offer(note.method, note.params)  # handshake-era listeners see session notifications
-            return False
-        subscription = self._subscriptions.get(sid)
-        if subscription is not None:
-            if note.method == "notifications/subscriptions/acknowledged":
-                agreed = note.params.get("notifications")
-                subscription.acknowledge(agreed if isinstance(agreed, dict) else {})
-            else:
-                if note.method == "notifications/tools/list_changed":
-                    self._output_validators.clear()
-                subscription.offer(note.method, note.params)
-        return True
 
 
 @asynccontextmanager
