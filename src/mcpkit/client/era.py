@@ -1,10 +1,11 @@
 """Which era a server speaks: probe with server/discover, fall back to initialize by the spec's rules.
 
 Spec 2026-07-28 versioning "Backward Compatibility" and stdio/Streamable HTTP "Backward
-Compatibility": a DiscoverResult means modern; a recognized modern error (UnsupportedProtocolVersion
-with its `supported` list) means modern at another version; anything else, or silence, means
-legacy. The fallback is never keyed to one error code. The answer is a property of the server, so
-it is remembered for the life of the process under a key the caller chooses (command line or origin).
+Compatibility": a DiscoverResult (one with a `supportedVersions` list: mocks answer anything with
+`{}`) means modern; a recognized modern error (UnsupportedProtocolVersion with its `supported`
+list) means modern at another version; anything else, or silence, means legacy. The fallback is
+never keyed to one error code. The answer is a property of the server, so it is remembered for
+the life of the process under a key the caller chooses (command line or origin).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, Final
 from ..protocol.connection import Connection
 from ..protocol.errors import (
     HEADER_MISMATCH,
+    INVALID_PARAMS,
     MISSING_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
     LocalError,
@@ -87,7 +89,7 @@ async def discover(
             if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
                 offered = exc.data.get("supported") if isinstance(exc.data, dict) else None
                 other = _mutual(offered, versions)
-                if other is not None and other != version:
+                if other is not None:  # maybe the same one: a server may refuse it once (a retry is cheap)
                     version = other
                     continue
                 raise LocalError(
@@ -100,6 +102,15 @@ async def discover(
             if not probing:
                 raise
             return None
+        if not isinstance(result.get("supportedVersions"), list):
+            # A legacy server that answers any method with `{}` has not said it is modern.
+            if probing:
+                return None
+            raise RemoteError(
+                INVALID_PARAMS,
+                "the server's server/discover result has no supportedVersions list, so it is no "
+                "2026-07-28 server; connect with era='auto' or 'handshake'",
+            )
         return _agreement(connection, result, version, versions)
     raise LocalError("the server kept refusing the protocol version it advertised")
 

@@ -8,6 +8,8 @@ Redelivery"). A 404 to a request carrying the session id means the session is go
 the client replays its handshake for a new session and resends ("Session Management" 5).
 A 400/404/405 to the first initialize means a 2024-11-05 server: the client falls back to HTTP+SSE
 ("Backwards Compatibility"). Every failure of a request becomes a JSON-RPC error for it.
+A 2026-07-28 request (modern `_meta`) is one POST with its metadata headers and no session or
+resumption; its refusal's JSON-RPC error is its answer (`http_modern_traffic`).
 """
 
 from __future__ import annotations
@@ -26,13 +28,17 @@ from ..protocol.framing import Oversized
 from ..protocol.jsonrpc import RequestId
 from ..protocol.sse import SSEDecoder
 from ..runtime.groups import single_error
-from .http_failures import describe_error, describe_status, error_reply, is_response_to, read_head
+from .http_failures import describe_error, describe_status, error_reply, is_response_to, read_head, too_large
+from .http_handshake import initialize_version, new_session, renew_hint
+from .http_modern_traffic import ModernTraffic, error_answer
 from .legacy_sse_client import LegacyEndpointError, LegacySSEStream, connect_legacy, long_lived
 
 __all__ = ["HTTPClientStream", "open_http_stream"]
 
 _DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024
 _FALLBACK_STATUSES = (400, 404, 405)
+_ERROR_BODY = 64 * 1024  # a refusal's JSON-RPC error, read whole for its code and data
+_MODERN_ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 JSON = dict[str, Any]
 
 
@@ -71,6 +77,7 @@ class HTTPClientStream:
         self._handshake: list[bytes] = []  # initialize, notifications/initialized: replayed after a 404
         self._renewing = anyio.Lock()
         self._abandoned: set[Any] = set()  # cancelled requests, whose streams are not resumed
+        self.modern = ModernTraffic()
 
     async def receive(self) -> bytes | Oversized:
         try:
@@ -83,6 +90,8 @@ class HTTPClientStream:
             await self.legacy.send(data, related)
             return
         message = orjson.loads(data)
+        if self.modern.cancel(message):
+            return
         method = message.get("method")
         if method in ("initialize", "notifications/initialized") and len(self._handshake) < 2:
             self._handshake.append(data)
@@ -110,35 +119,55 @@ class HTTPClientStream:
     # ---- POST --------------------------------------------------------------------------------
 
     async def _post(self, data: bytes, message: JSON, renewed: bool = False) -> None:
+        modern = self.modern.headers(message)
+        if not modern:
+            await self._exchange(data, message, renewed)
+            return
+        # 2026-07-28: no session, no resumption; closing the stream is the cancellation ("Cancellation").
+        with self.modern.stream(message.get("id")):
+            await self._exchange(data, message, renewed, {**_MODERN_ACCEPT, **modern})
+
+    async def _exchange(
+        self, data: bytes, message: JSON, renewed: bool, modern: dict[str, str] | None = None
+    ) -> None:
         sent_with = self.session_id
         rid = message.get("id") if "method" in message else None
+        headers = modern or self._post_headers()
         decoder: SSEDecoder | None = None
         head = b""
         try:
-            async with self.http.stream("POST", self.url, content=data, headers=self._post_headers()) as r:
+            async with self.http.stream("POST", self.url, content=data, headers=headers) as r:
                 if r.status_code >= 400:
-                    head = await read_head(r)
+                    head = await read_head(r, _ERROR_BODY if modern else 500)
                 else:
-                    decoder = await self._accept(r, message, rid)
+                    decoder = await self._accept(r, message, rid, modern is None)
         except httpx.HTTPError as exc:
             self._fail(message, describe_error(exc, "POST", self.url))
             return
         except _TooLarge:
-            self._fail(message, _too_large(self.max_message))
+            self._fail(message, too_large(self.max_message))
             return
-        if r.status_code >= 400:
+        if r.status_code >= 400 and modern:  # a JSON-RPC error body is the answer, else a plain failure
+            answer = error_answer(message, head) or error_reply(message, describe_status(r, head[:500]))
+            if answer is not None:
+                await self._deliver(answer)
+        elif r.status_code >= 400:
             await self._refused(data, message, r, head, sent_with, renewed)
+        elif decoder is not None and modern:
+            self._fail(message, "the SSE stream closed before the response (2026-07-28 has no resuming)")
         elif decoder is not None:
             await self._resume(message, rid, decoder)
 
-    async def _accept(self, response: httpx.Response, message: JSON, rid: Any) -> SSEDecoder | None:
+    async def _accept(
+        self, response: httpx.Response, message: JSON, rid: Any, sessions: bool = True
+    ) -> SSEDecoder | None:
         """Read a successful answer; returns the stream's decoder when it ended before the response."""
         if response.status_code == 202 or rid is None:
             # Only a request has an answer; a body to a notification or response breaks "Sending
             # Messages to the Server" 5, and answering it back with an error could loop forever.
             return None
         session_id = response.headers.get("mcp-session-id")
-        if session_id:
+        if session_id and sessions:  # a 2026-07-28 exchange ignores any session id
             self.session_id = session_id
         initialize = message.get("method") == "initialize"
         if response.headers.get("content-type", "").startswith("text/event-stream"):
@@ -158,7 +187,7 @@ class HTTPClientStream:
         if body:
             if initialize:
                 self._learn_version(bytes(body))
-            await self._deliver(bytes(body))
+            await self._deliver(self.modern.screen(bytes(body)))
         return None
 
     async def _read_events(
@@ -180,6 +209,7 @@ class HTTPClientStream:
                 payload = event.data.encode()
                 if initialize:
                     self._learn_version(payload)
+                payload = self.modern.screen(payload)
                 await self._deliver(payload)
                 answered = answered or (rid is not None and is_response_to(payload, rid))
             if answered:
@@ -226,7 +256,7 @@ class HTTPClientStream:
         except httpx.TransportError:
             return None
         except _TooLarge:
-            self._fail(message, _too_large(self.max_message))
+            self._fail(message, too_large(self.max_message))
             return False
 
     async def _refused(
@@ -246,7 +276,7 @@ class HTTPClientStream:
                 await self._post(data, message, renewed=True)
             else:
                 ended = f"the server ended session {sent_with} (HTTP 404 Not Found)"
-                self._fail(message, f"{ended}; {_renew_hint(self)}")
+                self._fail(message, f"{ended}; {renew_hint(self.reconnect_on_404)}")
         else:
             self._fail(message, text)
 
@@ -266,28 +296,15 @@ class HTTPClientStream:
 
     async def _replay_handshake(self) -> bool:
         initialize, initialized = self._handshake
-        headers = self._post_headers()
-        headers.pop("Mcp-Session-Id", None)  # other POSTs keep the old id until the new one is known
-        async with self.http.stream("POST", self.url, content=initialize, headers=headers) as r:
-            session_id = r.headers.get("mcp-session-id")
-            if r.status_code != 200 or not session_id:
-                return False
-            if r.headers.get("content-type", "").startswith("text/event-stream"):
-                await self._first_event(r)  # the initialize result, which the Session already has
-            else:
-                await read_head(r, self.max_message)
+        headers = self._post_headers()  # other POSTs keep the old id until the new one is known
+        session_id = await new_session(self.http, self.url, headers, initialize, self.max_message)
+        if session_id is None:
+            return False
         self.session_id = session_id
         await self.http.post(self.url, content=initialized, headers=self._post_headers())
         if not self._listening:
             self._start_listening()
         return True
-
-    async def _first_event(self, response: httpx.Response) -> None:
-        decoder = SSEDecoder(self.max_message)
-        async for chunk in response.aiter_bytes():
-            with suppress(ValueError):
-                if decoder.feed(chunk):
-                    return
 
     async def _fall_back(self, data: bytes, message: JSON, why: str) -> None:
         try:
@@ -301,14 +318,8 @@ class HTTPClientStream:
     # ---- the GET stream ------------------------------------------------------------------------
 
     def _learn_version(self, payload: bytes) -> None:
-        if self.protocol_version is not None:
-            return
-        try:
-            result = orjson.loads(payload).get("result", {})
-        except (orjson.JSONDecodeError, AttributeError):
-            return
-        version = result.get("protocolVersion") if isinstance(result, dict) else None
-        if isinstance(version, str):
+        version = initialize_version(payload) if self.protocol_version is None else None
+        if version is not None:
             self.protocol_version = version
             if not self._listening:
                 self._start_listening()
@@ -362,16 +373,6 @@ class HTTPClientStream:
                 with suppress(httpx.HTTPError):
                     await self.http.delete(self.url, headers=self._headers("application/json"))
         self._in_send.close()
-
-
-def _too_large(limit: int) -> str:
-    return f"the response exceeds the {limit}-byte limit (max_message)"
-
-
-def _renew_hint(stream: HTTPClientStream) -> str:
-    if not stream.reconnect_on_404:
-        return "reconnect_on_404 is off, so the client did not start a new one"
-    return "starting a new session failed"
 
 
 @asynccontextmanager

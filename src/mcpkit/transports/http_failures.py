@@ -15,7 +15,14 @@ import orjson
 from ..protocol.errors import CONNECTION_CLOSED
 from ..protocol.jsonrpc import encode, error_message
 
-__all__ = ["describe_error", "describe_status", "error_reply", "is_response_to", "read_head"]
+__all__ = [
+    "describe_error",
+    "describe_status",
+    "error_reply",
+    "is_response_to",
+    "read_head",
+    "too_large",
+]
 
 _HEAD = 500
 
@@ -86,3 +93,7 @@ def is_response_to(payload: bytes, rid: Any) -> bool:
         and message.get("id") == rid
         and ("result" in message or "error" in message)
     )
+
+
+def too_large(limit: int) -> str:
+    return f"the response exceeds the {limit}-byte limit (max_message)"
