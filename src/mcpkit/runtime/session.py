@@ -45,6 +45,30 @@ NotificationHandler = Callable[["Session", ev.NotificationReceived], Coroutine[A
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 
 
+class Flag:
+    """A one-way event that costs a bool until something waits on it (a session holds two of them)."""
+
+    __slots__ = ("_event", "_set")
+
+    def __init__(self) -> None:
+        self._set = False
+        self._event: anyio.Event | None = None
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        self._set = True
+        if self._event is not None:
+            self._event.set()
+
+    async def wait(self) -> None:
+        if not self._set:
+            if self._event is None:
+                self._event = anyio.Event()
+            await self._event.wait()
+
+
 @dataclass(slots=True)
 class _Pending:
     on_progress: ProgressCallback | None
@@ -76,8 +100,9 @@ class Session:
         self._tasks: set[asyncio.Task[None]] = set()  # every live native handler task
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tg: TaskGroup | None = None
-        self.ready = anyio.Event()
-        self.closed = anyio.Event()
+        self.ready = Flag()
+        self.closed = Flag()
+        self._running = False
         self._tokens = itertools.count(1)
 
     @property
@@ -93,18 +118,41 @@ class Session:
             self._loop = asyncio.get_running_loop()
         except RuntimeError:
             self._loop = None
+        self._running = True
         try:
-            async with anyio.create_task_group() as tg:
-                self._tg = tg
+            if self._loop is not None:
                 try:
                     await self._read_loop()
                 finally:
-                    tg.cancel_scope.cancel()
                     await self._stop_tasks()
+            else:
+                async with anyio.create_task_group() as tg:
+                    self._tg = tg
+                    try:
+                        await self._read_loop()
+                    finally:
+                        tg.cancel_scope.cancel()
         finally:
+            self._running = False
             self._tg = None
             self._fail_pending()
             self.closed.set()
+
+    def _spawn(self, fn: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
+        """Run `fn(*args)` beside the reader: a native task on asyncio, else in the task group."""
+        if self._loop is not None:
+            self._tasks.add(self._loop.create_task(self._logged(fn, *args)))
+        else:
+            assert self._tg is not None
+            self._tg.start_soon(fn, *args)
+
+    async def _logged(self, fn: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
+        try:
+            await fn(*args)
+        except Exception:
+            log.exception("%s failed", getattr(fn, "__qualname__", fn))
+        finally:
+            self._tasks.discard(asyncio.current_task())
 
     async def _read_loop(self) -> None:
         receive, process = self.stream.receive, self.connection.receive_data
@@ -124,15 +172,13 @@ class Session:
                 await self._dispatch(event)
 
     async def _dispatch(self, event: ev.Event) -> None:
-        tg = self._tg
-        assert tg is not None
         if isinstance(event, ev.RequestReceived):
             if self._loop is not None:
                 task = self._loop.create_task(self._handle_native(event))
                 self._handlers[event.id] = task
                 self._tasks.add(task)
             else:
-                tg.start_soon(self._handle, event)
+                self._spawn(self._handle, event)
         elif isinstance(event, ev.ResponseReceived | ev.ErrorReceived):
             pending = self._pending.get(event.id)
             if pending is not None:
@@ -146,7 +192,7 @@ class Session:
             await self._write(message, None if "method" in message else message.get("id"))
         elif isinstance(event, ev.NotificationReceived):
             if self._on_notification is not None:
-                tg.start_soon(self._on_notification, self, event)
+                self._spawn(self._on_notification, self, event)
         elif isinstance(event, ev.CancelledByPeer):
             self._cancel_handler(event.id)
         elif isinstance(event, ev.ProgressReceived):
@@ -328,8 +374,8 @@ class Session:
 
     def notify_soon(self, method: str, params: JSON | None = None) -> None:
         """Send a notification from synchronous code; dropped if the session is not running or not ready."""
-        if self._tg is not None and self.ready.is_set():
-            self._tg.start_soon(self._notify_quietly, method, params)
+        if self._running and self.ready.is_set():
+            self._spawn(self._notify_quietly, method, params)
 
     async def _notify_quietly(self, method: str, params: JSON | None) -> None:
         try:
