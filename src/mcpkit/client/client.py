@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import shlex
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -116,7 +117,7 @@ class Client(Listening):
         await stack.aclose()
 
     async def _initialize(self) -> None:
-        era = remembered(self.era_key) or self.era
+        era = self.era if self.era is not Era.AUTO else remembered(self.era_key) or Era.AUTO
         if era is not Era.HANDSHAKE:
             probe = self.probe_timeout if era is Era.AUTO else self.timeout
             agreed = await discover(self.session, self.versions, probe, probing=era is Era.AUTO)
@@ -345,6 +346,8 @@ async def connect_stdio(command: list[str], **options: Any) -> AsyncIterator[Cli
 
     spawn_keys = {"env", "cwd", "stderr", "max_line", "shutdown_timeout"}
     spawn_options = {k: options.pop(k) for k in list(options) if k in spawn_keys}
+    # versioning "Backward Compatibility": the era is remembered for the server configuration
+    options.setdefault("era_key", "stdio:" + shlex.join(command))
     with single_error():
         async with spawn(command, **spawn_options) as stream, Client(stream, **options) as client:
             yield client
