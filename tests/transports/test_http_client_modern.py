@@ -13,9 +13,10 @@ import anyio
 import pytest
 from test_http_client import Exchange, FakeServer, serving
 
-from mcpkit import MCPError
+from mcpkit import Context, MCPError, Server
 from mcpkit.client.client import connect_http
 from mcpkit.protocol.modern import PROTOCOL_VERSION
+from mcpkit.transports.http_server import StreamableHTTPApp
 
 pytestmark = pytest.mark.anyio
 
@@ -217,3 +218,50 @@ async def test_a_refused_probe_without_a_modern_error_falls_back_to_initialize(
         assert not client.stateless and client.protocol == "2025-11-25"
         await client.ping()
     assert len(fake.requests("initialize")) == 1
+
+
+# ---- against mcpkit's own Streamable HTTP server, which checks the headers -------------------------
+
+
+def mcpkit_server() -> Server:
+    server = Server("mcpkit-http")
+    region = {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}
+
+    @server.tool(input_schema=region)
+    def regional(region: str = "") -> str:
+        return f"ran in {region}"
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+        answer = await ctx.elicit("name?", schema, key="who")
+        return f"hi {(answer.content or {}).get('name')}"
+
+    return server
+
+
+async def test_auto_mode_ends_modern_with_mcpkits_http_server_which_accepts_the_headers() -> None:
+    async def elicit(_params: JSON) -> JSON:
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    app = StreamableHTTPApp(mcpkit_server())
+    async with serving(app) as url, connect_http(url, era="auto", elicitation=elicit) as client:
+        assert client.stateless and client.protocol == MODERN
+        await client.list_tools()
+        ran = await client.call_tool("regional", {"region": " Zürich "})
+        assert ran["content"][0]["text"] == "ran in  Zürich "
+        assert (await client.call_tool("ask", {}))["content"][0]["text"] == "hi Ada"
+
+
+async def test_a_listen_stream_may_stay_quiet_longer_than_the_client_timeout() -> None:
+    server = mcpkit_server()
+    async with (
+        serving(StreamableHTTPApp(server)) as url,
+        connect_http(url, era="modern", timeout=0.5) as client,
+        client.listen(tools=True) as subscription,
+    ):
+        await anyio.sleep(1.0)  # twice the read timeout, with nothing to say
+        server.add_tool(lambda: "x", name="late")
+        with anyio.fail_after(5):
+            method, _params = await subscription.__anext__()
+    assert method == "notifications/tools/list_changed"

@@ -121,10 +121,8 @@ class HTTPClientStream:
     async def _post(self, data: bytes, message: JSON, renewed: bool = False) -> None:
         modern = self.modern.headers(message)
         if not modern:
-            await self._exchange(data, message, renewed)
-            return
-        # 2026-07-28: no session, no resumption; closing the stream is the cancellation ("Cancellation").
-        with self.modern.stream(message.get("id")):
+            return await self._exchange(data, message, renewed)
+        with self.modern.stream(message.get("id")):  # 2026-07-28: closing the stream cancels it
             await self._exchange(data, message, renewed, {**_MODERN_ACCEPT, **modern})
 
     async def _exchange(
@@ -133,10 +131,14 @@ class HTTPClientStream:
         sent_with = self.session_id
         rid = message.get("id") if "method" in message else None
         headers = modern or self._post_headers()
+        # A subscriptions/listen stream may stay quiet for as long as nothing changes.
+        quiet = long_lived(self.http) if message.get("method") == "subscriptions/listen" else None
         decoder: SSEDecoder | None = None
         head = b""
         try:
-            async with self.http.stream("POST", self.url, content=data, headers=headers) as r:
+            async with self.http.stream(
+                "POST", self.url, content=data, headers=headers, timeout=quiet or httpx.USE_CLIENT_DEFAULT
+            ) as r:
                 if r.status_code >= 400:
                     head = await read_head(r, _ERROR_BODY if modern else 500)
                 else:
