@@ -95,3 +95,11 @@ async def test_the_sdks_sse_server_refuses_the_streamable_post_that_triggers_the
     async with httpx.AsyncClient() as http:
         response = await http.post(sse_url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize"})
     assert response.status_code in (400, 404, 405)
+
+
+async def test_auto_mode_falls_back_from_the_probe_to_initialize_and_then_to_http_sse(sse_url: str) -> None:
+    async with connect_http(sse_url, timeout=10, era="auto") as client:
+        stream = client.stream
+        assert isinstance(stream, HTTPClientStream) and stream.legacy is not None
+        assert not client.stateless and client.server_info["name"] == "sdk-interop-server"
+        assert (await client.call_tool("echo", {"text": "probed"}))["content"][0]["text"] == "probed"
