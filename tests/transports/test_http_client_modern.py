@@ -265,3 +265,18 @@ async def test_a_listen_stream_may_stay_quiet_longer_than_the_client_timeout() -
         with anyio.fail_after(5):
             method, _params = await subscription.__anext__()
     assert method == "notifications/tools/list_changed"
+
+
+async def test_the_era_found_at_an_endpoint_is_remembered_so_the_next_connection_skips_the_probe() -> None:
+    async def empty(x: Exchange) -> bool:
+        if x.message.get("method") == "server/discover":
+            await x.json(200, {"jsonrpc": "2.0", "id": x.message["id"], "result": {}})
+            return True
+        return False
+
+    fake = FakeServer(empty)
+    async with serving(fake) as url:
+        for _ in range(2):
+            async with connect_http(url, era="auto") as client:
+                assert not client.stateless
+    assert len(fake.requests("server/discover")) == 1 and len(fake.requests("initialize")) == 2

@@ -371,6 +371,7 @@ async def connect_http(
 
     timeout = options.get("timeout") or 30.0
     stream_options = {k: options.pop(k) for k in list(options) if k in _HTTP_STREAM_OPTIONS}
+    options.setdefault("era_key", "http:" + url)  # the era found is remembered per endpoint
     with single_error():
         async with (
             open_http_stream(url, headers=headers, timeout=timeout, **stream_options) as stream,
