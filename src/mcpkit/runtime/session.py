@@ -156,6 +156,7 @@ class Session:
 
     async def _read_loop(self) -> None:
         receive, process = self.stream.receive, self.connection.receive_data
+        native, request = self._loop is not None, ev.RequestReceived
         while True:
             try:
                 data = await receive()
@@ -169,14 +170,15 @@ class Session:
                 await self._write(error_message(None, error))
                 continue
             for event in process(data):
-                await self._dispatch(event)
+                if native and type(event) is request:  # the hot path, without a coroutine call
+                    self._start(event)
+                else:
+                    await self._dispatch(event)
 
     async def _dispatch(self, event: ev.Event) -> None:
         if isinstance(event, ev.RequestReceived):
             if self._loop is not None:
-                task = self._loop.create_task(self._handle_native(event))
-                self._handlers[event.id] = task
-                self._tasks.add(task)
+                self._start(event)
             else:
                 self._spawn(self._handle, event)
         elif isinstance(event, ev.ResponseReceived | ev.ErrorReceived):
@@ -199,6 +201,12 @@ class Session:
             await self._progressed(event)
         elif isinstance(event, ev.Ready):
             self.ready.set()
+
+    def _start(self, event: ev.RequestReceived) -> None:
+        assert self._loop is not None
+        task = self._loop.create_task(self._handle_native(event))
+        self._handlers[event.id] = task
+        self._tasks.add(task)
 
     async def _handle_native(self, event: ev.RequestReceived) -> None:
         rid = event.id
