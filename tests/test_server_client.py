@@ -11,7 +11,14 @@ from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from mcpkit import CapabilityError, Context, MCPError, RemoteError, Server
-from mcpkit.testing import connect
+from mcpkit.testing import connect as connect_any_era
+
+
+def connect(server: Server, **options: Any) -> Any:
+    """This file is the handshake era end to end; tests/test_stateless_client.py is the 2026-07-28 one."""
+    options.setdefault("era", "handshake")
+    return connect_any_era(server, **options)
+
 
 pytestmark = pytest.mark.anyio
 requirement = pytest.mark.requirement

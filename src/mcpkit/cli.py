@@ -224,7 +224,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    from .protocol.errors import MCPError
+    from .protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
 
     try:
         if args.command == "serve":
@@ -245,6 +245,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         hint = ""
         if exc.message == "Connection closed":
             hint = " (the server exited or closed the connection; its own stderr, if any, is above)"
+        elif exc.code == MISSING_CLIENT_CAPABILITY and "sampling" in str(exc.data):
+            hint = " (pass --sampling CMD to answer sampling requests)"
         print(f"mcpkit: error {exc.code}: {exc.message}{hint}", file=sys.stderr)
         return PROTOCOL
     except OSError as exc:

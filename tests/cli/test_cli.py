@@ -129,8 +129,9 @@ def test_a_declined_terminal_form_is_declined() -> None:
 
 
 def test_sampling_is_refused_clearly_unless_a_sampling_command_is_given(tmp_path: Path) -> None:
+    # In the 2026-07-28 era (the CLI's auto mode ends there with mcpkit) this is -32021, a protocol error.
     refused = mcpkit("call", SERVER, "summarize", "topic=tides")
-    assert refused.returncode == 1 and "sampling" in refused.stdout
+    assert refused.returncode == 3 and "-32021" in refused.stderr and "--sampling CMD" in refused.stderr
     llm = tmp_path / "llm.py"
     llm.write_text(
         "import json, sys\nparams = json.load(sys.stdin)\n"

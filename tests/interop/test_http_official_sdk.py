@@ -69,7 +69,7 @@ def handlers() -> dict[str, Any]:
 
 
 async def test_initialize_list_and_call_over_http(sdk_url: str) -> None:
-    async with connect_http(sdk_url) as client:
+    async with connect_http(sdk_url, era="handshake") as client:
         assert client.protocol == "2025-11-25"
         assert client.server_info["name"] == "sdk-interop-server"
         names = {t["name"] for t in await client.list_all_tools()}
@@ -81,7 +81,7 @@ async def test_initialize_list_and_call_over_http(sdk_url: str) -> None:
 async def test_server_requests_during_a_call_are_answered_over_http(sdk_url: str) -> None:
     if sdk_url.endswith("#json"):
         pytest.skip("the SDK's JSON response mode has no channel for server-initiated requests")
-    async with connect_http(sdk_url, **handlers()) as client:
+    async with connect_http(sdk_url, era="handshake", **handlers()) as client:
         sampled = await client.call_tool("ask_llm", {"question": "q"})
         booked = await client.call_tool("book", {"restaurant": "r"})
         roots = await client.call_tool("roots", {})
@@ -95,7 +95,7 @@ async def test_progress_and_logs_arrive_over_http(sdk_url: str) -> None:
         pytest.skip("the SDK's JSON response mode sends no progress or log notifications for a call")
     logs: list[dict[str, Any]] = []
     progress: list[tuple[float, float | None, str | None]] = []
-    async with connect_http(sdk_url, on_log=logs.append) as client:
+    async with connect_http(sdk_url, era="handshake", on_log=logs.append) as client:
         await client.set_logging_level("debug")
         result = await client.call_tool("countdown", {"steps": 3}, on_progress=lambda *a: progress.append(a))
         await client.call_tool("chatty", {})

@@ -481,6 +481,9 @@ async def kit_client(recorder: KitRecorder | None = None) -> AsyncIterator[tuple
             roots=ROOTS,
             on_log=rec.on_log,
             timeout=TIMEOUT,
+            # The SDK server's tools ask the client mid-call, which only a session can carry; the
+            # stateless era against this server is tests/interop/test_sdk_both_eras.py.
+            era="handshake",
         ) as client:
             yield client, rec
 

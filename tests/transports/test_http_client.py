@@ -293,7 +293,7 @@ async def end_session(url: str, session_id: str) -> None:
 
 async def test_after_the_server_ends_the_session_the_next_call_starts_a_new_one_and_succeeds() -> None:
     app = StreamableHTTPApp(adder())
-    async with serving(app) as url, connect_http(url, timeout=5) as client:
+    async with serving(app) as url, connect_http(url, timeout=5, era="handshake") as client:
         assert (await client.call_tool("add", {"a": 1, "b": 2}))["content"][0]["text"] == "3"
         first = client.stream.session_id  # type: ignore[attr-defined]
         await end_session(url, first)
@@ -305,7 +305,10 @@ async def test_after_the_server_ends_the_session_the_next_call_starts_a_new_one_
 
 async def test_with_reconnect_on_404_off_an_ended_session_is_a_clear_error() -> None:
     app = StreamableHTTPApp(adder())
-    async with serving(app) as url, connect_http(url, timeout=5, reconnect_on_404=False) as client:
+    async with (
+        serving(app) as url,
+        connect_http(url, timeout=5, reconnect_on_404=False, era="handshake") as client,
+    ):
         await end_session(url, client.stream.session_id)  # type: ignore[attr-defined]
         with (
             anyio.fail_after(3),
@@ -316,7 +319,7 @@ async def test_with_reconnect_on_404_off_an_ended_session_is_a_clear_error() -> 
 
 async def test_concurrent_calls_that_all_meet_the_404_share_one_new_session() -> None:
     app = StreamableHTTPApp(adder())
-    async with serving(app) as url, connect_http(url, timeout=5) as client:
+    async with serving(app) as url, connect_http(url, timeout=5, era="handshake") as client:
         await end_session(url, client.stream.session_id)  # type: ignore[attr-defined]
         results: list[str] = []
 

@@ -31,7 +31,7 @@ __all__ = ["Client", "connect_http", "connect_stdio"]
 JSON = dict[str, Any]
 Handler = Callable[[JSON], Awaitable[JSON] | JSON]
 NotificationCallback = Callable[[str, JSON], Awaitable[None] | None]
-_DEFAULT_ERA = Era.HANDSHAKE
+_DEFAULT_ERA = Era.AUTO
 
 
 async def _maybe_await(value: Any) -> Any:

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from ..protocol.connection import Connection
 from ..protocol.errors import (
+    CONNECTION_CLOSED,
     HEADER_MISMATCH,
     INVALID_PARAMS,
     MISSING_CLIENT_CAPABILITY,
@@ -98,8 +99,8 @@ async def discover(
             if exc.code in MODERN_ERRORS or not probing:
                 raise
             return None
-        except MCPError:  # timed out or the connection failed: a silent legacy server
-            if not probing:
+        except MCPError as exc:  # timed out: a silent legacy server; a closed connection is no answer
+            if not probing or exc.code == CONNECTION_CLOSED:
                 raise
             return None
         if not isinstance(result.get("supportedVersions"), list):
