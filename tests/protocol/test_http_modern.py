@@ -7,13 +7,10 @@ from typing import Any
 import pytest
 
 from mcpkit.protocol.errors import MCPError
-from mcpkit.protocol.http_modern import (
-    check_request_headers,
-    decode_header_value,
-    encode_header_value,
-    mirrored_parameters,
-    status_for_error,
-)
+from mcpkit.protocol.http_header_values import decode_value as decode_header_value
+from mcpkit.protocol.http_header_values import encode_value as encode_header_value
+from mcpkit.protocol.http_modern import check_request_headers, status_for_error
+from mcpkit.protocol.http_request_headers import tool_headers
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
 
@@ -49,10 +46,18 @@ def test_only_properties_chains_carry_x_mcp_header() -> None:
                 "type": "object",
                 "properties": {"tenant": {"type": "string", "x-mcp-header": "Tenant"}},
             },
-            "list": {"type": "array", "items": {"type": "string", "x-mcp-header": "Nope"}},
         },
     }
-    assert list(mirrored_parameters(schema)) == [("Region", ("region",)), ("Tenant", ("opts", "tenant"))]
+    assert list(tool_headers({"inputSchema": schema})) == [
+        ("Region", ("region",)),
+        ("Tenant", ("opts", "tenant")),
+    ]
+    broken = {
+        "type": "object",
+        "properties": {"l": {"type": "array", "items": {"type": "string", "x-mcp-header": "N"}}},
+    }
+    with pytest.raises(ValueError):
+        tool_headers({"inputSchema": broken})
 
 
 def headers(**extra: str) -> dict[str, str]:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcpkit.protocol.http_modern import decode_header_value
+from mcpkit.protocol.http_header_values import decode_value as decode_header_value
 from mcpkit.protocol.http_request_headers import (
     encode_value,
     mirror_value,

@@ -9,12 +9,11 @@ of the same headers live in `http_modern`.
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from .http_modern import NAMED_METHODS
+from .http_header_values import NAMED_METHODS, encode_value, mirror_value, value_at
 from .modern import PROTOCOL_VERSION
 
 __all__ = ["ToolHeaders", "encode_value", "mirror_value", "request_headers", "screen_tools", "tool_headers"]
@@ -23,37 +22,10 @@ JSON = dict[str, Any]
 # (the `x-mcp-header` token, the chain of `properties` keys leading to the annotated property)
 ToolHeaders = tuple[tuple[str, tuple[str, ...]], ...]
 
-_PREFIX, _SUFFIX = "=?base64?", "?="
-# What the client sends plain: printable ASCII and inner spaces. Tabs and other control characters,
-# non-ASCII and edge spaces go as Base64 ("Value Encoding" names each of these).
-_PLAIN: Final = re.compile(r"([\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?)?")
 _TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 5.1 field-name token
 _PRIMITIVE: Final = frozenset({"string", "integer", "boolean"})
-_MAX_SAFE_INT: Final = 2**53 - 1
 # Keywords whose values are data, not schemas: an `x-mcp-header` key inside them annotates nothing.
 _DATA_KEYWORDS: Final = frozenset({"const", "enum", "default", "examples", "required"})
-
-
-def encode_value(value: str) -> str:
-    """`value` as a header carries it: as is when plain ASCII, else the Base64 sentinel of its UTF-8.
-
-    A plain value that looks like the sentinel is encoded too, so decoding is never ambiguous.
-    """
-    sentinel = value.startswith(_PREFIX) and value.endswith(_SUFFIX)
-    if _PLAIN.fullmatch(value) is not None and not sentinel:
-        return value
-    return f"{_PREFIX}{base64.b64encode(value.encode()).decode('ascii')}{_SUFFIX}"
-
-
-def mirror_value(value: object) -> str | None:
-    """The string an argument is mirrored as ("Type conversion"); None when absent, null or not primitive."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value) if abs(value) <= _MAX_SAFE_INT else None
-    if isinstance(value, float) and value.is_integer() and abs(value) <= _MAX_SAFE_INT:
-        return str(int(value))
-    return value if isinstance(value, str) else None
 
 
 def _positions(schema: object, path: tuple[str, ...] | None) -> Iterator[tuple[tuple[str, ...] | None, JSON]]:
@@ -118,15 +90,6 @@ def screen_tools(tools: list[Any]) -> tuple[list[Any], dict[str, ToolHeaders], l
     return kept, mirrored, dropped
 
 
-def _at(arguments: object, path: tuple[str, ...]) -> object:
-    node = arguments
-    for key in path:
-        if not isinstance(node, dict) or key not in node:
-            return None
-        node = node[key]
-    return node
-
-
 def request_headers(message: JSON, mirrored: Mapping[str, ToolHeaders]) -> dict[str, str]:
     """The metadata headers for one request POST; empty for a request of the handshake era.
 
@@ -146,7 +109,7 @@ def request_headers(message: JSON, mirrored: Mapping[str, ToolHeaders]) -> dict[
         headers["Mcp-Name"] = encode_value(name)
     if method == "tools/call" and isinstance(name, str):
         for token, path in mirrored.get(name, ()):
-            value = mirror_value(_at(params.get("arguments"), path))
+            value = mirror_value(value_at(params.get("arguments"), path))
             if value is not None:
                 headers[f"Mcp-Param-{token}"] = encode_value(value)
     return headers

@@ -17,7 +17,7 @@ from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
 from ..protocol.errors import MCPError
-from ..protocol.http_modern import mirrored_parameters
+from ..protocol.http_request_headers import tool_headers
 from ..protocol.modern import INPUT_REQUIRED_METHODS
 from ..protocol.versions import SUPPORTED_VERSIONS
 from ..runtime.session import Session
@@ -323,7 +323,7 @@ class Server:
     def mirrored_headers(self, tool: str) -> list[tuple[str, tuple[str, ...]]]:
         """The `x-mcp-header` parameters of `tool` (Streamable HTTP checks them against the body)."""
         found = self.tools.get(tool)
-        return list(mirrored_parameters(found.input_schema)) if found is not None else []
+        return list(tool_headers({"inputSchema": found.input_schema})) if found is not None else []
 
     def cache_hint_for(self, uri: str) -> CacheHint:
         resource = self.resources.get(uri)
