@@ -2,29 +2,19 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import sys
-import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from mcpkit.client.client import connect_http
+from peers import free_port, server_process
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio]
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module", params=["sse", "json"])
@@ -39,25 +29,9 @@ def sdk_url(request: pytest.FixtureRequest) -> Iterator[str]:
     ]
     if request.param == "json":
         command.append("--json")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(url, timeout=0.5)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("the SDK HTTP server did not start")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield url + ("#json" if request.param == "json" else "")
-    finally:
-        process.terminate()
-        process.wait(10)
+    with server_process(command, port, {"PYTHONPATH": str(ROOT / "src")}), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield f"http://127.0.0.1:{port}/mcp" + ("#json" if request.param == "json" else "")
 
 
 def handlers() -> dict[str, Any]:

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import sys
-import time
 import warnings
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 from test_official_sdk import Recorder
+
+from peers import free_port, server_process
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio]
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,29 +23,10 @@ warnings.filterwarnings("ignore", category=UserWarning)
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "examples" / "everything.py"), "--http", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    address = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(address, timeout=0.5)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        yield address
-    finally:
-        process.terminate()
-        process.wait(10)
+    port = free_port()
+    command = [sys.executable, str(ROOT / "examples" / "everything.py"), "--http", "--port", str(port)]
+    with server_process(command, port, {"PYTHONPATH": str(ROOT / "src")}):
+        yield f"http://127.0.0.1:{port}/mcp"
 
 
 @asynccontextmanager

@@ -7,22 +7,18 @@ Mcp-Name and Mcp-Param-* against the body. era="auto" must end modern there; "ha
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import sys
-import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from mcpkit import MCPError
 from mcpkit.client import era
 from mcpkit.client.client import connect_http
+from peers import free_port, server_process
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio, pytest.mark.filterwarnings("ignore::UserWarning")]
 HERE = Path(__file__).resolve().parent
@@ -33,12 +29,6 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module", params=["sse", "json"])
 def sdk(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
     """(the SDK server's URL, its mode: "sse" or "json")."""
@@ -46,25 +36,12 @@ def sdk(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
     command = [sys.executable, str(HERE / "sdk_header_server.py"), "--port", str(port)]
     if request.param == "json":
         command.append("--json")
-    env = {**os.environ, "PYTHONPATH": str(HERE.parents[1] / "src")}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(url, timeout=0.5)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("the SDK HTTP server did not start")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield url, request.param
-    finally:
-        process.terminate()
-        process.wait(10)
+    with (
+        server_process(command, port, {"PYTHONPATH": str(HERE.parents[1] / "src")}),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore")
+        yield f"http://127.0.0.1:{port}/mcp", request.param
 
 
 async def accept_ok(_params: dict[str, Any]) -> dict[str, Any]:

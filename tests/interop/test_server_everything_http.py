@@ -8,11 +8,7 @@ store; one process serves the module, each test opens its own session. Server-in
 from __future__ import annotations
 
 import base64
-import os
 import shutil
-import socket
-import subprocess
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -22,15 +18,9 @@ import pytest
 from test_server_everything import SAMPLED, SERVER, elicit, sample
 
 from mcpkit.client.client import Client, connect_http
+from peers import free_port, server_process
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="module")
@@ -38,33 +28,8 @@ def everything_url() -> Iterator[str]:
     if not SERVER.is_file() or shutil.which("node") is None:
         pytest.skip(f"server-everything is not installed at {SERVER} (scripts/setup installs it)")
     port = free_port()
-    env = {**os.environ, "PORT": str(port)}
-    process = subprocess.Popen(
-        ["node", str(SERVER), "streamableHttp"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"server-everything exited with {process.returncode} before listening")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("server-everything did not listen within 20 s")
-                time.sleep(0.1)
+    with server_process(["node", str(SERVER), "streamableHttp"], port, {"PORT": str(port)}):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @asynccontextmanager

@@ -7,16 +7,14 @@ test_http_client_errors.py) over a real uvicorn, so every byte crosses a socket.
 from __future__ import annotations
 
 import json
-import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
 import httpx
 import pytest
-import uvicorn
 
+import peers
 from mcpkit import MCPError, Server
 from mcpkit.client.client import connect_http
 from mcpkit.transports.http_server import StreamableHTTPApp
@@ -125,30 +123,8 @@ class FakeServer:
         return [x for x in self.seen if x.message.get("method") == method]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@asynccontextmanager
-async def serving(app: Any, path: str = "/mcp") -> AsyncIterator[str]:
-    """`app` on a real uvicorn at a free 127.0.0.1 port; yields the URL of `path`."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, lifespan="auto", log_level="critical", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, [sock])
-        with anyio.fail_after(5):
-            while not server.started:
-                await anyio.sleep(0.01)
-        try:
-            yield f"http://127.0.0.1:{port}{path}"
-        finally:
-            server.should_exit = True
-            server.force_exit = True
+def serving(app: Any, path: str = "/mcp") -> Any:
+    return peers.serving(app, path, lifespan="auto")
 
 
 # ---- a stream that drops before its response is resumed --------------------------------------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -11,8 +10,8 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-import uvicorn
 
+import peers
 from mcpkit import Context, Server
 from mcpkit.protocol.sse import SSEDecoder
 from mcpkit.transports.http_server import StreamableHTTPApp
@@ -50,24 +49,9 @@ def make_server() -> Server:
     return server
 
 
-@asynccontextmanager
-async def running(app: StreamableHTTPApp) -> AsyncIterator[str]:
+def running(app: StreamableHTTPApp) -> Any:
     """A real uvicorn (with lifespan) on a free 127.0.0.1 port; yields the endpoint URL."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, [sock])
-        with anyio.fail_after(5):
-            while not server.started:
-                await anyio.sleep(0.01)
-        try:
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            server.should_exit = True
-            server.force_exit = True
+    return peers.serving(app)
 
 
 def rpc(rid: int | str, method: str, params: dict[str, Any] | None = None) -> bytes:
