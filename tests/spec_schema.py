@@ -32,6 +32,26 @@ _MODERN = {
 }
 
 
+# method -> result type in the handshake-era schemas (2025-11-25), where a response's result is generic
+_HANDSHAKE_RESULTS = {
+    "initialize": "InitializeResult",
+    "ping": "EmptyResult",
+    "tools/list": "ListToolsResult",
+    "tools/call": "CallToolResult",
+    "resources/list": "ListResourcesResult",
+    "resources/templates/list": "ListResourceTemplatesResult",
+    "resources/read": "ReadResourceResult",
+    "resources/subscribe": "EmptyResult",
+    "prompts/list": "ListPromptsResult",
+    "prompts/get": "GetPromptResult",
+    "completion/complete": "CompleteResult",
+    "logging/setLevel": "EmptyResult",
+    "sampling/createMessage": "CreateMessageResult",
+    "elicitation/create": "ElicitResult",
+    "roots/list": "ListRootsResult",
+}
+
+
 def available(version: str) -> bool:
     return (SPEC / version / "schema.json").is_file()
 
@@ -100,9 +120,25 @@ class CheckedStream:
 
     async def send(self, data: bytes, related: RequestId | None = None) -> None:
         message = orjson.loads(data)
-        self.failures += problems(self.version, modern_type(message, self.methods, self.server), message)
+        if self.version == "2026-07-28":
+            self.failures += problems(self.version, modern_type(message, self.methods, self.server), message)
+        else:
+            self.failures += self._handshake_problems(message)
         self.checked += 1
         await self.inner.send(data, related)
+
+    def _handshake_problems(self, message: JSON) -> list[str]:
+        """The whole message as a JSON-RPC message of the version, and a result as its method's type."""
+        found = problems(self.version, "JSONRPCMessage", message)
+        if "method" in message:
+            union = ("Server" if self.server else "Client") + (
+                "Notification" if "id" not in message else "Request"
+            )
+            return found + problems(self.version, union, message)
+        result_type = _HANDSHAKE_RESULTS.get(self.methods.get(message.get("id"), ""))
+        if result_type is not None and "result" in message:
+            found += problems(self.version, result_type, message["result"])
+        return found
 
     async def aclose(self) -> None:
         await self.inner.aclose()

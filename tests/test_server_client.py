@@ -11,7 +11,10 @@ from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from mcpkit import CapabilityError, Context, MCPError, RemoteError, Server
+from mcpkit.client.client import Client
+from mcpkit.runtime.stream import memory_pair
 from mcpkit.testing import connect as connect_any_era
+from spec_schema import CheckedStream, available
 
 
 def connect(server: Server, **options: Any) -> Any:
@@ -527,3 +530,29 @@ async def test_content_blocks_from_a_structured_tool_keep_their_structured_conte
         result = await client.call_tool("blocks")
     assert result["content"] == [{"type": "text", "text": "hi"}]
     assert result["structuredContent"] == {"result": [{"type": "text", "text": "hi"}]}
+
+
+@pytest.mark.skipif(not available("2025-11-25"), reason="needs ../shared/spec beside the checkout")
+async def test_every_message_both_sides_send_satisfies_the_2025_11_25_schema() -> None:
+    server = make_server()
+    client_end, server_end = memory_pair()
+    client_side = CheckedStream(client_end, "2025-11-25", server=False)
+    server_side = CheckedStream(server_end, "2025-11-25")
+
+    async def elicit(_params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve, server_side)
+        async with Client(client_side, era="handshake", elicitation=elicit, roots=[]) as client:
+            await client.ping()
+            await client.list_all_tools()
+            await client.list_all_resources()
+            await client.list_all_prompts()
+            for tool in await client.list_all_tools():
+                if not tool.get("inputSchema", {}).get("required"):
+                    await client.call_tool(tool["name"], {})
+        await client_end.aclose()
+        tg.cancel_scope.cancel()
+    assert client_side.checked >= 6 and server_side.checked >= 6
+    assert client_side.failures == [] and server_side.failures == []
