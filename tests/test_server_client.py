@@ -549,9 +549,11 @@ async def test_every_message_both_sides_send_satisfies_the_2025_11_25_schema() -
             await client.list_all_tools()
             await client.list_all_resources()
             await client.list_all_prompts()
-            for tool in await client.list_all_tools():
-                if not tool.get("inputSchema", {}).get("required"):
-                    await client.call_tool(tool["name"], {})
+            await client.call_tool("add", {"a": 1})
+            await client.call_tool("ticking", {"steps": 2, "pause": 0}, on_progress=lambda p, t, m: None)
+            await client.call_tool("ask_user")
+            await client.call_tool("roots")
+            await client.call_tool("add", {"a": "not a number"})  # an isError result
         await client_end.aclose()
         tg.cancel_scope.cancel()
     assert client_side.checked >= 6 and server_side.checked >= 6
