@@ -235,3 +235,22 @@ async def test_every_message_both_sides_send_satisfies_the_2026_schema() -> None
         tg.cancel_scope.cancel()
     assert client_side.checked >= 6 and server_side.checked >= 6
     assert client_side.failures == [] and server_side.failures == []
+
+
+async def test_structured_content_may_be_any_json_value_in_2026_and_only_an_object_before() -> None:
+    server = Server("shapes")
+
+    def numbers() -> list[int]:
+        return [1, 2, 3]
+
+    server.add_tool(numbers, output_schema={"type": "array", "items": {"type": "integer"}})
+    async with connect(server, era="modern") as client:
+        [tool] = await client.list_all_tools()
+        result = await client.call_tool("numbers")
+    assert tool["outputSchema"]["type"] == "array" and result["structuredContent"] == [1, 2, 3]
+    async with connect(server, era="handshake") as client:
+        [tool] = await client.list_all_tools()
+        result = await client.call_tool("numbers")
+    # 2025-11-25: outputSchema and structuredContent are objects, so an array travels as text only.
+    assert "outputSchema" not in tool and "structuredContent" not in result
+    assert result["content"] == [text("[1,2,3]")]

@@ -42,6 +42,7 @@ class Feature(enum.Enum):
     # The stateless era (2026-07-28): no initialize, `_meta` on every request, input-required
     # results instead of server-to-client requests, resultType and cache hints on results.
     STATELESS = "per-request _meta instead of the initialize handshake"
+    ANY_STRUCTURED_CONTENT = "structuredContent any JSON value, outputSchema any 2020-12 schema"
     RESOURCE_NOT_FOUND_CODE = "resource not found is -32002 (later -32602)"
     ELICITATION_COMPLETE = "notifications/elicitation/complete and elicitationId"
 
@@ -80,6 +81,7 @@ _FIRST_VERSION: Final[dict[Feature, str]] = {
     Feature.SSE_PRIMING: V2025_11_25,
     Feature.ELICITATION_COMPLETE: V2025_11_25,
     Feature.STATELESS: V2026_07_28,
+    Feature.ANY_STRUCTURED_CONTENT: V2026_07_28,
 }
 # Batching existed only in 2025-03-26; 2025-06-18 removed it.
 # 2026-07-28 removed resumable streams, the -32002 code and the elicitation completion notice.

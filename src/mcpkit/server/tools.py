@@ -87,7 +87,10 @@ class Tool:
         tool_name = name or getattr(fn, "__name__", None) or type(fn).__name__
         doc = description if description is not None else describe(fn)
         if input_schema is None:
-            sig = inspect_function(fn, context_type=context_type, structured_output=structured_output)
+            # An explicit outputSchema (any 2020-12 schema, not only an object) is the contract: the
+            # value is checked against it and sent as is, not wrapped the way an inferred one is.
+            structured = False if output_schema is not None else structured_output
+            sig = inspect_function(fn, context_type=context_type, structured_output=structured)
             return cls(
                 tool_name,
                 fn,
@@ -97,6 +100,7 @@ class Tool:
                 sig,
                 sig.context_param,
                 sig.is_async,
+                _output_validator=compile_schema(output_schema) if output_schema else None,
                 **extra,
             )
         # A raw-schema tool gets the arguments as keywords; it may take **kwargs.
@@ -124,7 +128,7 @@ class Tool:
         out: JSON = {"name": self.name, "inputSchema": self.input_schema}
         if self.description is not None:
             out["description"] = self.description
-        if self.output_schema is not None and has(version, Feature.STRUCTURED_OUTPUT):
+        if self.output_schema is not None and _structured_in(version, self.output_schema.get("type")):
             out["outputSchema"] = self.output_schema
         if self.annotations and has(version, Feature.TOOL_ANNOTATIONS):
             out["annotations"] = self.annotations
@@ -187,10 +191,17 @@ class Tool:
                     f"Tool {self.name!r} returned output that breaks its outputSchema: {problems[0]}"
                 )
             result = {"content": [text(orjson.dumps(value).decode())]}
-            if structured_ok:
+            if _structured_in(version, "object" if isinstance(value, dict) else None):
                 result["structuredContent"] = value
             return result
         return {"content": to_content(value)}
+
+
+def _structured_in(version: str, schema_type: object) -> bool:
+    """Whether `version` carries structured output of this shape: before 2026-07-28 only an object."""
+    if not has(version, Feature.STRUCTURED_OUTPUT):
+        return False
+    return schema_type == "object" or has(version, Feature.ANY_STRUCTURED_CONTENT)
 
 
 def error_result(message: str) -> JSON:
