@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import jsonschema_rs
-
 __all__ = ["MAX_DEPTH", "MAX_SUBSCHEMAS", "SchemaError", "compile_schema", "schema_problems"]
 
 MAX_DEPTH = 64
@@ -48,6 +46,9 @@ def compile_schema(
     """A compiled validator for `schema`; raise SchemaError if it is not a usable schema (including an
     unknown `$schema` dialect, or one past the size bounds)."""
     _check_size(schema, max_depth, max_subschemas)
+    # Imported here: its ~8 MiB native library is loaded only by a process that compiles a raw schema.
+    import jsonschema_rs
+
     try:
         return jsonschema_rs.validator_for(schema, retriever=_refuse)
     except (ValueError, jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError) as exc:
