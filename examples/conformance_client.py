@@ -21,6 +21,8 @@ import orjson
 from mcpkit.client.client import Client, connect_http
 from mcpkit.protocol.versions import is_modern
 
+from conformance_auth import oauth_client  # noqa: E402  (beside this file)
+
 JSON = dict[str, Any]
 Scenario = Callable[[Client, JSON], Awaitable[None]]
 
@@ -78,10 +80,19 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
+async def list_and_call(client: Client, context: JSON) -> None:
+    """An authorized session's work: list the tools, call the first (a step-up may happen there)."""
+    tools = await client.list_all_tools()
+    if tools:
+        await client.call_tool(tools[0]["name"], {})
+
+
 async def run(url: str, scenario: str) -> None:
-    steps = SCENARIOS.get(scenario, initialize)
+    steps = SCENARIOS.get(scenario, list_and_call if scenario.startswith("auth/") else initialize)
     context = orjson.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     options: JSON = {"name": "mcpkit-conformance-client", "elicitation": accept_with_defaults}
+    if scenario.startswith("auth/"):
+        options["auth"] = oauth_client(url, scenario, context)
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION")
     if version and not is_modern(version):
         options["protocol_version"] = version  # pins the handshake era at the suite's version

@@ -354,7 +354,7 @@ async def connect_stdio(command: list[str], **options: Any) -> AsyncIterator[Cli
 
 
 _HTTP_STREAM_OPTIONS = frozenset(
-    {"max_message", "reconnect_attempts", "reconnect_on_404", "retry_ms", "legacy_fallback"}
+    {"max_message", "reconnect_attempts", "reconnect_on_404", "retry_ms", "legacy_fallback", "auth"}
 )
 
 
@@ -364,8 +364,9 @@ async def connect_http(
 ) -> AsyncIterator[Client]:
     """Connect a Client to a Streamable HTTP server at `url` (or a 2024-11-05 HTTP+SSE one).
 
-    Transport options (see `open_http_stream`): max_message, reconnect_attempts,
-    reconnect_on_404, retry_ms, legacy_fallback; the rest go to `Client`.
+    Transport options (see `open_http_stream`): auth (an httpx.Auth such as
+    mcpkit.client.oauth.OAuthClient), max_message, reconnect_attempts, reconnect_on_404, retry_ms,
+    legacy_fallback; the rest go to `Client`.
     """
     from ..transports.http_client import open_http_stream
 

@@ -379,15 +379,17 @@ class HTTPClientStream:
 
 @asynccontextmanager
 async def open_http_stream(
-    url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0, **options: Any
+    url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0,
+    auth: httpx.Auth | None = None, **options: Any,
 ) -> AsyncIterator[HTTPClientStream]:
     """A Streamable HTTP MessageStream to `url` (falling back to HTTP+SSE); the session is DELETEd on exit.
 
+    `auth` authorizes every request (e.g. mcpkit.client.oauth.OAuthClient).
     Options: max_message, reconnect_attempts, reconnect_on_404, retry_ms, legacy_fallback.
     """
     with single_error():
         async with (
-            httpx.AsyncClient(headers=headers, timeout=timeout) as http,
+            httpx.AsyncClient(headers=headers, timeout=timeout, auth=auth) as http,
             anyio.create_task_group() as tg,
         ):
             stream = HTTPClientStream(url, http, tg, **options)
