@@ -25,7 +25,9 @@ async def follow_once(url: str) -> str:
         response = await http.get(url)
     location = response.headers.get("Location")
     if response.status_code not in (301, 302, 303, 307, 308) or not location:
-        raise OAuthError("authorization_failed", f"HTTP {response.status_code} from the authorization endpoint")
+        raise OAuthError(
+            "authorization_failed", f"HTTP {response.status_code} from the authorization endpoint"
+        )
     return location
 
 
@@ -53,7 +55,9 @@ def id_jag_source(context: JSON) -> Any:
 
 
 def oauth_client(url: str, scenario: str, context: JSON) -> OAuthClient:
-    metadata = ClientMetadata(client_name="mcpkit-conformance-client", redirect_uris=["http://localhost:3030/callback"])
+    metadata = ClientMetadata(
+        client_name="mcpkit-conformance-client", redirect_uris=["http://localhost:3030/callback"]
+    )
     common: JSON = {"client_metadata": metadata, "user_agent": follow_once}
     client_id = context.get("client_id")
     if "idp_id_token" in context:

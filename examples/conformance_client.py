@@ -17,11 +17,10 @@ from typing import Any
 
 import anyio
 import orjson
+from conformance_auth import oauth_client
 
 from mcpkit.client.client import Client, connect_http
 from mcpkit.protocol.versions import is_modern
-
-from conformance_auth import oauth_client  # noqa: E402  (beside this file)
 
 JSON = dict[str, Any]
 Scenario = Callable[[Client, JSON], Awaitable[None]]
