@@ -1,0 +1,122 @@
+"""OAuthClient against a real authorization server and protected MCP endpoint (tests/client/oauth_peer.py)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import httpx
+import pytest
+from oauth_peer import AuthorizedMCP, Settings
+
+import peers
+from mcpkit.client.client import connect_http
+from mcpkit.client.oauth import ClientCredentials, OAuthClient, OAuthError
+
+pytestmark = pytest.mark.anyio
+
+
+async def follow_once(url: str) -> str:
+    async with httpx.AsyncClient(follow_redirects=False) as http:
+        return (await http.get(url)).headers["location"]
+
+
+def serving(app: AuthorizedMCP) -> Any:
+    return peers.serving(app, "/mcp", lifespan="off")
+
+
+async def use(url: str, auth: OAuthClient, *, call: bool = True) -> None:
+    async with connect_http(url, auth=auth, timeout=10) as client:
+        await client.list_tools()
+        if call:
+            result = await client.call_tool("echo", {"text": "hi"})
+            assert result["content"][0]["text"] == "hi"
+
+
+async def test_a_401_leads_through_discovery_registration_and_a_pkce_code_flow_to_a_working_session() -> None:
+    app = AuthorizedMCP(Settings(challenge_scope="read write"))
+    async with serving(app) as url:
+        await use(url, OAuthClient(url, user_agent=follow_once))
+    [registration] = app.seen["register"]
+    assert registration["redirect_uris"] and registration["application_type"] == "native"
+    [request] = app.seen["authorize"]
+    assert request["code_challenge_method"] == "S256" and request["resource"] == f"{app.base}/mcp"
+    assert request["client_id"] == "dcr-1" and request["scope"] == "read write"
+    [token] = app.seen["token"]
+    assert token["grant_type"] == "authorization_code" and token["resource"] == f"{app.base}/mcp"
+    assert token["code_verifier"]
+
+
+async def test_a_pre_registered_client_does_not_register_and_authenticates_with_basic() -> None:
+    app = AuthorizedMCP(Settings(challenge_scope="read write"))
+    client = ClientCredentials("pre-registered", "s3cret")
+    async with serving(app) as url:
+        await use(url, OAuthClient(url, user_agent=follow_once, client=client))
+    assert app.seen["register"] == []
+    expected = "Basic " + base64.b64encode(b"pre-registered:s3cret").decode()
+    assert [t["authorization"] for t in app.seen["token"]] == [expected]
+
+
+async def test_without_a_scope_in_the_challenge_the_resources_scopes_supported_are_requested() -> None:
+    app = AuthorizedMCP(Settings(challenge_scope=None))
+    async with serving(app) as url:
+        await use(url, OAuthClient(url, user_agent=follow_once))
+    assert app.seen["authorize"][0]["scope"] == "read write"
+
+
+async def test_offline_access_is_requested_only_where_the_server_lists_it() -> None:
+    listed = AuthorizedMCP(
+        Settings(challenge_scope="read write", scopes_supported=["read", "write", "offline_access"])
+    )
+    async with serving(listed) as url:
+        await use(url, OAuthClient(url, user_agent=follow_once))
+    assert listed.seen["authorize"][0]["scope"] == "read write offline_access"
+    unlisted = AuthorizedMCP(Settings(challenge_scope="read write"))
+    async with serving(unlisted) as url:
+        await use(url, OAuthClient(url, user_agent=follow_once, scope="read write offline_access"))
+    assert unlisted.seen["authorize"][0]["scope"] == "read write"
+
+
+async def test_an_expired_access_token_is_refreshed_instead_of_authorizing_again() -> None:
+    app = AuthorizedMCP(Settings(challenge_scope="read write", expires_in=1))  # inside the 30 s leeway
+    async with serving(app) as url:
+        await use(url, OAuthClient(url, user_agent=follow_once))
+    grants = [t["grant_type"] for t in app.seen["token"]]
+    assert grants[0] == "authorization_code" and "refresh_token" in grants[1:]
+    assert len(app.seen["authorize"]) == 1
+
+
+async def test_insufficient_scope_steps_up_to_the_scopes_the_403_names() -> None:
+    app = AuthorizedMCP(Settings(challenge_scope="read"))
+    async with serving(app) as url:
+        await use(url, OAuthClient(url, user_agent=follow_once))
+    assert [a.get("scope") for a in app.seen["authorize"]] == ["read", "read write"]
+    assert [d["status"] for d in app.seen["denied"]][-1] == 403
+
+
+async def test_a_step_up_that_cannot_succeed_stops_after_a_bounded_number_of_authorizations() -> None:
+    app = AuthorizedMCP(Settings(challenge_scope="read", never_enough_scope=True))
+    async with serving(app) as url:
+        with pytest.raises(Exception):  # noqa: B017 (the transport's error for the final 403)
+            await use(url, OAuthClient(url, user_agent=follow_once), call=False)
+    assert 1 <= len(app.seen["authorize"]) <= 3
+
+
+async def test_an_authorization_response_from_another_issuer_is_refused_before_the_token_request() -> None:
+    app = AuthorizedMCP(Settings(iss_in_redirect="https://evil.example"))
+    async with serving(app) as url:
+        with pytest.raises(Exception) as caught:
+            await use(url, OAuthClient(url, user_agent=follow_once), call=False)
+    assert "invalid_issuer" in str(caught.value) or isinstance(caught.value, OAuthError)
+    assert app.seen["token"] == []
+
+
+async def test_the_client_credentials_grant_authenticates_the_client_and_needs_no_user() -> None:
+    app = AuthorizedMCP(Settings(challenge_scope="read write"))
+    client = ClientCredentials("pre-registered", "s3cret")
+    async with serving(app) as url:
+        await use(url, OAuthClient(url, grant="client_credentials", client=client))
+    assert app.seen["authorize"] == []
+    [token] = app.seen["token"]
+    assert token["grant_type"] == "client_credentials" and token["scope"] == "read write"
+    assert token["authorization"].startswith("Basic ")
