@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -79,14 +80,31 @@ async def read_body(headers: dict[str, str], receive: Receive, max_body: int, ti
 async def until_disconnect(receive: Receive) -> AsyncIterator[anyio.Event]:
     """Run the body until it finishes or the client goes away; the event says which."""
     gone = anyio.Event()
+    failed: list[BaseException] = []
 
     async def watch(scope: anyio.CancelScope) -> None:
-        while (await receive())["type"] != "http.disconnect":
-            pass
+        try:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+        except Exception as exc:  # re-raised in the request's task, as a task group would
+            failed.append(exc)
         gone.set()
         scope.cancel()
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(watch, tg.cancel_scope)
-        yield gone
-        tg.cancel_scope.cancel()
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio: a task group hosts the watcher
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch, tg.cancel_scope)
+            yield gone
+            tg.cancel_scope.cancel()
+    else:
+        # A bare task and one cancel scope: a task group per request cost more than the request.
+        with anyio.CancelScope() as scope:
+            watcher = loop.create_task(watch(scope))
+            try:
+                yield gone
+            finally:
+                watcher.cancel()
+    if failed:
+        raise failed[0]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
+from time import monotonic
 
 import anyio
 
@@ -85,7 +86,7 @@ class SessionRegistry:
         period = max(0.01, min(self.idle_timeout / 4, 30.0))
         while True:
             await anyio.sleep(period)
-            deadline = anyio.current_time() - self.idle_timeout
+            deadline = monotonic() - self.idle_timeout
             for sid, session in list(self.sessions.items()):
                 if session.active == 0 and session.last_seen < deadline:
                     self.end(sid)

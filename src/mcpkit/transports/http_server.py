@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Iterable
+from time import monotonic
 from typing import Any
 
 import anyio
@@ -218,7 +219,7 @@ class StreamableHTTPApp:
         version: str,
         include_session: bool = False,
     ) -> None:
-        session.last_seen = anyio.current_time()
+        session.last_seen = monotonic()
         if not isinstance(message, Request):
             if isinstance(message, Notification) and message.method == "notifications/cancelled":
                 rid = message.params.get("requestId", "")

@@ -14,10 +14,8 @@ import secrets
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
+from time import monotonic
 from typing import NamedTuple
-
-import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..protocol.framing import Oversized
 from ..protocol.http_rules import (
@@ -28,6 +26,7 @@ from ..protocol.http_rules import (
     response_id,
 )
 from ..protocol.jsonrpc import RequestId, encode
+from ..runtime.mailbox import Mailbox
 from .event_store import EventStore
 
 __all__ = ["STANDALONE", "Item", "Route", "SessionStream", "stateless_handshake"]
@@ -49,42 +48,42 @@ class Item(NamedTuple):
 class Route:
     """One SSE stream (a POST's, or the standalone one) and the HTTP response now writing it, if any."""
 
+    __slots__ = ("_conn", "done", "prime_retry_ms", "stream_id")
+
     def __init__(self, stream_id: str | None, prime_retry_ms: int | None = None) -> None:
         self.stream_id = stream_id  # None: not stored (a JSON-mode answer, a stateless handshake)
         self.prime_retry_ms = prime_retry_ms  # from 2025-11-25 a stream opens with an id-only event
         self.done = False
-        self._conn: MemoryObjectSendStream[Item] | None = None
-        self._receiver: MemoryObjectReceiveStream[Item] | None = None
+        self._conn: Mailbox[Item] | None = None
 
     @property
     def attached(self) -> bool:
         return self._conn is not None
 
-    def attach(self) -> MemoryObjectReceiveStream[Item]:
+    def attach(self) -> Mailbox[Item]:
         """A new response takes this stream over; one it replaces ends."""
         if self._conn is not None:
             self._conn.close()
-        self._conn, self._receiver = anyio.create_memory_object_stream[Item](_BUFFER)
+        self._conn = Mailbox[Item](_BUFFER)
         if self.done:
             self._conn.close()
-        return self._receiver
+        return self._conn
 
-    def detach(self, receiver: MemoryObjectReceiveStream[Item]) -> None:
-        receiver.close()
-        if self._conn is not None and self._receiver is receiver:
-            self._conn.close()
-            self._conn = self._receiver = None
+    def detach(self, receiver: Mailbox[Item]) -> None:
+        receiver.discard()
+        if self._conn is receiver:
+            self._conn = None
 
     async def offer(self, item: Item) -> bool:
         """Hand `item` to the attached response; False if none took it."""
-        if self._conn is None:
+        conn = self._conn
+        if conn is None:
             return False
-        try:
-            await self._conn.send(item)
+        if await conn.put(item):
             return True
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._conn = self._receiver = None
-            return False
+        if self._conn is conn:
+            self._conn = None
+        return False
 
     def finish(self) -> None:
         """No more messages: the response went out, the request was cancelled, or the session ended."""
@@ -99,12 +98,12 @@ class SessionStream:
     def __init__(self, session_id: str | None, store: EventStore | None = None) -> None:
         self.session_id = session_id
         self.store = store if session_id is not None else None
-        self._in_send, self._in_receive = anyio.create_memory_object_stream[bytes](16)
+        self._inbox = Mailbox[bytes](16)
         self.routes: dict[RequestId, Route] = {}  # unanswered requests with a stream
         self.streams: dict[str, Route] = {}  # the same routes by stream id, for resuming
         self.standalone = Route(STANDALONE)
         self.backlog: deque[Item] = deque(maxlen=_BACKLOG)
-        self.last_seen = anyio.current_time()
+        self.last_seen = monotonic()
         self.active = 0  # POSTs in flight and open GET streams; a session with any is never idle
         self.version: str | None = None  # negotiated, once the initialize response went out
         self.init_id: RequestId | None = None
@@ -120,7 +119,7 @@ class SessionStream:
             yield
         finally:
             self.active -= 1
-            self.last_seen = anyio.current_time()
+            self.last_seen = monotonic()
 
     def open_route(self, rid: RequestId, stored: bool, prime_retry_ms: int | None) -> Route:
         route = Route(f"p{next(self._stream_ids)}" if stored else None, prime_retry_ms)
@@ -145,10 +144,7 @@ class SessionStream:
         return await self.store.store(self.session_id, stream_id, data)
 
     async def receive(self) -> bytes | Oversized:
-        try:
-            return await self._in_receive.receive()
-        except (anyio.ClosedResourceError, anyio.EndOfStream):
-            raise anyio.EndOfStream from None
+        return await self._inbox.get()
 
     async def send(self, data: bytes, related: RequestId | None = None) -> None:
         route = self.routes.get(related) if related is not None else None
@@ -174,14 +170,12 @@ class SessionStream:
 
     async def push(self, data: bytes) -> None:
         """Hand an inbound message to `serve`; raises HTTPRefusal 404 once the session has ended."""
-        try:
-            await self._in_send.send(data)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            raise HTTPRefusal(404, "Session not found", SESSION_NOT_FOUND) from None
+        if not await self._inbox.put(data):
+            raise HTTPRefusal(404, "Session not found", SESSION_NOT_FOUND)
 
     def close(self) -> None:
         self.closed = True
-        self._in_send.close()
+        self._inbox.close()
         for route in [*self.routes.values(), self.standalone]:
             route.finish()
 

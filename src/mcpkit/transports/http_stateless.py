@@ -60,10 +60,10 @@ async def answer_stateless(
         tg.start_soon(run, session)
         await session.push(body)
         async with until_disconnect(receive) as gone:
-            first = await receiver.receive()
+            first = await receiver.get()
             if first.final or json_only:
                 while not first.final:  # JSON has no room for notifications; they are dropped
-                    first = await receiver.receive()
+                    first = await receiver.get()
                 await respond(send, _status(first.data), first.data, JSON_HEADERS)
             else:
                 await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
@@ -74,7 +74,7 @@ async def answer_stateless(
                     )
                     if item.final:
                         break
-                    item = await receiver.receive()
+                    item = await receiver.get()
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         session.close()  # the request is over (or the client left): serve() ends, cancelling what is left
         if gone.is_set():

@@ -4,12 +4,11 @@ handed to `serve`, so no message can slip past it."""
 
 from __future__ import annotations
 
-from anyio.streams.memory import MemoryObjectReceiveStream
-
 from ..protocol.errors import INTERNAL_ERROR
 from ..protocol.http_rules import HTTPRefusal, parse_event_id
 from ..protocol.jsonrpc import RequestId, encode, error_message
 from ..protocol.sse import encode_event
+from ..runtime.mailbox import Mailbox
 from .event_store import EventStore, Replay, UnknownEventId
 from .http_asgi import JSON_HEADERS, SSE_HEADERS, Receive, Send, respond, until_disconnect
 from .http_sessions import STANDALONE, Item, Route, SessionStream
@@ -37,7 +36,7 @@ def take_backlog(session: SessionStream) -> bytes:
 
 async def write_sse(
     route: Route,
-    receiver: MemoryObjectReceiveStream[Item],
+    receiver: Mailbox[Item],
     receive: Receive,
     send: Send,
     *,
@@ -71,7 +70,7 @@ async def write_sse(
 
 async def reply_json(
     session: SessionStream,
-    receiver: MemoryObjectReceiveStream[Item],
+    receiver: Mailbox[Item],
     rid: RequestId,
     receive: Receive,
     send: Send,
@@ -86,7 +85,7 @@ async def reply_json(
                 response = item.data
                 break
             await session.send_standalone(item.data)
-    receiver.close()
+    receiver.discard()
     if gone.is_set():
         return
     if response is None:

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""The Streamable HTTP apps' own per-request cost, without a socket or uvicorn: ASGI calls in process.
+
+PYTHONPATH=src python benchmarks/profile_http.py KIND [--calls N] [--profile]
+
+KIND is one of servers/http_app.py's kinds. Prints µs per sequential tools/call; `--profile` runs the
+calls under cProfile and prints the top functions by own time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import pstats
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "servers"))
+from http_app import make_app
+
+PROTOCOL = "2025-06-18"
+
+
+async def _post(app: Any, body: dict[str, Any], sid: str | None) -> tuple[int, dict[bytes, bytes], bytes]:
+    raw = orjson.dumps(body)
+    headers = [
+        (b"host", b"127.0.0.1:8000"),
+        (b"content-type", b"application/json"),
+        (b"accept", b"application/json, text/event-stream"),
+        (b"content-length", str(len(raw)).encode()),
+    ]
+    if sid is not None:
+        headers += [(b"mcp-session-id", sid.encode()), (b"mcp-protocol-version", PROTOCOL.encode())]
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+    done = asyncio.Event()
+    sent = False
+    status, out_headers, chunks = 0, {}, []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": raw, "more_body": False}
+        await done.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+            out_headers.update(dict(message.get("headers", [])))
+        else:
+            chunks.append(message.get("body", b""))
+
+    await app(scope, receive, send)
+    done.set()
+    return status, out_headers, b"".join(chunks)
+
+
+async def _lifespan(app: Any, started: asyncio.Event, stop: asyncio.Event) -> None:
+    queue = [{"type": "lifespan.startup"}]
+
+    async def receive() -> dict[str, Any]:
+        if queue:
+            return queue.pop()
+        await stop.wait()
+        return {"type": "lifespan.shutdown"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "lifespan.startup.complete":
+            started.set()
+
+    await app({"type": "lifespan"}, receive, send)
+
+
+async def run(kind: str, calls: int, profile: bool) -> None:
+    app, lifespan = make_app(kind)
+    started, stop = asyncio.Event(), asyncio.Event()
+    life = asyncio.create_task(_lifespan(app, started, stop)) if lifespan == "on" else None
+    if life is None:
+        started.set()
+    await started.wait()
+    init = {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "p", "version": "0"}}
+    first = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}
+    _, headers, _ = await _post(app, first, sid=None)
+    sid = headers.get(b"mcp-session-id", b"").decode() or None
+    await _post(app, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+    params = {"name": "add", "arguments": {"a": 1, "b": 2}}
+    profiler = cProfile.Profile() if profile else None
+    if profiler is not None:
+        profiler.enable()
+    t0 = time.perf_counter()
+    for i in range(1, calls + 1):
+        call = {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params}
+        status, _, body = await _post(app, call, sid)
+        if status != 200 or b'"result":3' not in body:
+            raise SystemExit(f"bad answer {status} {body!r}")
+    elapsed = time.perf_counter() - t0
+    if profiler is not None:
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
+    print(f"{kind}: {1e6 * elapsed / calls:.1f} µs per tools/call ({calls} calls)")
+    stop.set()
+    if life is not None:
+        await life
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("kind")
+    p.add_argument("--calls", type=int, default=5000)
+    p.add_argument("--profile", action="store_true")
+    args = p.parse_args()
+    asyncio.run(run(args.kind, args.calls, args.profile))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""A bounded one-reader queue with no checkpoints on its fast path (what the HTTP server hands messages on).
+
+anyio's memory object streams yield to the event loop on every send and receive (a full loop turn each)
+and build a waiter event per wait; a message crossing a Streamable HTTP POST met four of them. A Mailbox
+puts and gets without yielding while it has room or items, and allocates an event only to wait.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Generic, TypeVar
+
+import anyio
+
+__all__ = ["Mailbox"]
+
+T = TypeVar("T")
+
+
+class Mailbox(Generic[T]):
+    """Items in order from any number of writers to one reader.
+
+    `close()` ends it from the writers' side: the reader gets what is left, then the end. `discard()`
+    ends it from the reader's side: later puts return False and buffered items are dropped.
+    """
+
+    __slots__ = ("_items", "_limit", "_readable", "_writable", "closed", "discarded")
+
+    def __init__(self, limit: int) -> None:
+        self._items: deque[T] = deque()
+        self._limit = limit
+        self._readable: anyio.Event | None = None
+        self._writable: anyio.Event | None = None
+        self.closed = False
+        self.discarded = False
+
+    async def put(self, item: T) -> bool:
+        """Add `item`, waiting while the mailbox is full; False if it was closed or discarded."""
+        while len(self._items) >= self._limit and not (self.closed or self.discarded):
+            if self._writable is None:
+                self._writable = anyio.Event()
+            await self._writable.wait()
+        if self.closed or self.discarded:
+            return False
+        self._items.append(item)
+        self._wake_reader()
+        return True
+
+    async def get(self) -> T:
+        """The next item; raise anyio.EndOfStream once the mailbox is closed (or discarded) and empty."""
+        while not self._items:
+            if self.closed or self.discarded:
+                raise anyio.EndOfStream
+            if self._readable is None:
+                self._readable = anyio.Event()
+            await self._readable.wait()
+        item = self._items.popleft()
+        if self._writable is not None:
+            self._writable.set()
+            self._writable = None
+        return item
+
+    def close(self) -> None:
+        self.closed = True
+        self._wake_reader()
+        self._wake_writers()
+
+    def discard(self) -> None:
+        self.discarded = True
+        self._items.clear()
+        self._wake_reader()
+        self._wake_writers()
+
+    def _wake_reader(self) -> None:
+        if self._readable is not None:
+            self._readable.set()
+            self._readable = None
+
+    def _wake_writers(self) -> None:
+        if self._writable is not None:
+            self._writable.set()
+            self._writable = None
+
+    def __aiter__(self) -> Mailbox[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        try:
+            return await self.get()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
