@@ -41,6 +41,8 @@ class Settings:
     iss_in_redirect: str | None = None  # sent as `iss` when set
     never_enough_scope: bool = False  # every authorized call gets 403 insufficient_scope
     clients: dict[str, str | None] = field(default_factory=lambda: {"pre-registered": "s3cret"})
+    cimd: bool = False  # advertise client_id_metadata_document_supported (https client ids are public)
+    legacy: bool = False  # a 2025-03-26 server: no metadata at all, endpoints /authorize /token /register
 
 
 class AuthorizedMCP:
@@ -63,16 +65,15 @@ class AuthorizedMCP:
             self.base = f"http://{host}:{port}"
         path, body = scope["path"], await _body(receive)
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
-        routes = {
-            "/.well-known/oauth-protected-resource/mcp": self.resource_metadata,
-            "/.well-known/oauth-authorization-server/as": self.server_metadata,
-            "/as/register": self.register,
-            "/as/token": self.token,
-        }
+        at = "" if self.settings.legacy else "/as"
+        routes = {f"{at}/register": self.register, f"{at}/token": self.token}
+        if not self.settings.legacy:
+            routes["/.well-known/oauth-protected-resource/mcp"] = self.resource_metadata
+            routes["/.well-known/oauth-authorization-server/as"] = self.server_metadata
         if path in routes:
             status, reply, extra = routes[path](body, headers)
             await _send(send, status, json.dumps(reply).encode(), extra)
-        elif path == "/as/authorize":
+        elif path == f"{at}/authorize":
             query = {k: v[0] for k, v in parse_qs(scope["query_string"].decode()).items()}
             await _send(send, 302, b"", [("location", self.authorize(query))])
         elif path == "/mcp":
@@ -101,6 +102,7 @@ class AuthorizedMCP:
                 "code_challenge_methods_supported": ["S256"],
                 "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"],
                 "scopes_supported": self.settings.scopes_supported,
+                "client_id_metadata_document_supported": self.settings.cimd,
             },
             [],
         )
@@ -150,7 +152,8 @@ class AuthorizedMCP:
             return client_id if self.settings.clients.get(client_id) == secret else None
         client_id = form.get("client_id", "")
         known = client_id in self.settings.clients and self.settings.clients[client_id] is None
-        return client_id if known else None
+        by_document = self.settings.cimd and client_id.startswith("https://")
+        return client_id if known or by_document else None
 
     def _issue(self, scopes: set[str]) -> JSON:
         access = "at-" + secrets.token_urlsafe(8)
@@ -169,6 +172,8 @@ class AuthorizedMCP:
         self, scope: JSON, body: bytes, headers: dict[str, str], receive: Any, send: Any
     ) -> None:
         metadata = f"{self.base}/.well-known/oauth-protected-resource/mcp"
+        if self.settings.legacy:
+            metadata = f"{self.base}/nowhere"
         token = headers.get("authorization", "").removeprefix("Bearer ")
         granted = self.tokens.get(token)
         method = json.loads(body).get("method") if body else None

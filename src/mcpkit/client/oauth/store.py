@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 
@@ -41,7 +41,6 @@ class ClientCredentials:
     token_endpoint_auth_method: str | None = None
     private_key_pem: str | None = None
     signing_algorithm: str = "RS256"
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class TokenStore(Protocol):
