@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The Streamable HTTP apps' own per-request cost, without a socket or uvicorn: ASGI calls in process.
 
-PYTHONPATH=src python benchmarks/profile_http.py KIND [--calls N] [--profile]
+PYTHONPATH=src python benchmarks/profile_http.py KIND [--calls N] [--profile] [--idle N]
 
 KIND is one of servers/http_app.py's kinds. Prints µs per sequential tools/call; `--profile` runs the
-calls under cProfile and prints the top functions by own time.
+calls under cProfile and prints the top functions by own time; `--idle N` opens N more sessions and
+prints the Python heap each one keeps (tracemalloc), and the largest allocation sites.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import cProfile
 import pstats
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -78,18 +80,38 @@ async def _lifespan(app: Any, started: asyncio.Event, stop: asyncio.Event) -> No
     await app({"type": "lifespan"}, receive, send)
 
 
-async def run(kind: str, calls: int, profile: bool) -> None:
+async def _open_session(app: Any) -> str | None:
+    init = {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "p", "version": "0"}}
+    first = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}
+    _, headers, _ = await _post(app, first, sid=None)
+    sid = headers.get(b"mcp-session-id", b"").decode() or None
+    await _post(app, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+    return sid
+
+
+async def _idle(app: Any, n: int) -> None:
+    await asyncio.sleep(0.05)
+    tracemalloc.start(8)
+    before = tracemalloc.take_snapshot()
+    sessions = [await _open_session(app) for _ in range(n)]
+    await asyncio.sleep(0.05)
+    after = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    stats = after.compare_to(before, "lineno")
+    total = sum(stat.size_diff for stat in stats)
+    print(f"{len(sessions)} idle sessions: {total / n / 1024:.2f} KiB each (Python heap, tracemalloc)")
+    for stat in stats[:12]:
+        print(f"  {stat.size_diff / n:8.0f} B  {stat.traceback[0]}")
+
+
+async def run(kind: str, calls: int, profile: bool, idle: int) -> None:
     app, lifespan = make_app(kind)
     started, stop = asyncio.Event(), asyncio.Event()
     life = asyncio.create_task(_lifespan(app, started, stop)) if lifespan == "on" else None
     if life is None:
         started.set()
     await started.wait()
-    init = {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "p", "version": "0"}}
-    first = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}
-    _, headers, _ = await _post(app, first, sid=None)
-    sid = headers.get(b"mcp-session-id", b"").decode() or None
-    await _post(app, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+    sid = await _open_session(app)
     params = {"name": "add", "arguments": {"a": 1, "b": 2}}
     profiler = cProfile.Profile() if profile else None
     if profiler is not None:
@@ -105,6 +127,8 @@ async def run(kind: str, calls: int, profile: bool) -> None:
         profiler.disable()
         pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
     print(f"{kind}: {1e6 * elapsed / calls:.1f} µs per tools/call ({calls} calls)")
+    if idle:
+        await _idle(app, idle)
     stop.set()
     if life is not None:
         await life
@@ -115,8 +139,9 @@ def main() -> None:
     p.add_argument("kind")
     p.add_argument("--calls", type=int, default=5000)
     p.add_argument("--profile", action="store_true")
+    p.add_argument("--idle", type=int, default=0)
     args = p.parse_args()
-    asyncio.run(run(args.kind, args.calls, args.profile))
+    asyncio.run(run(args.kind, args.calls, args.profile, args.idle))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ puts and gets without yielding while it has room or items, and allocates an even
 
 from __future__ import annotations
 
-from collections import deque
+import asyncio
 from typing import Generic, TypeVar
 
 import anyio
@@ -27,10 +27,10 @@ class Mailbox(Generic[T]):
     __slots__ = ("_items", "_limit", "_readable", "_writable", "closed", "discarded")
 
     def __init__(self, limit: int) -> None:
-        self._items: deque[T] = deque()
+        self._items: list[T] = []  # short; an empty deque is a 760-byte block, an empty list 56 bytes
         self._limit = limit
-        self._readable: anyio.Event | None = None
-        self._writable: anyio.Event | None = None
+        self._readable: _Waiter | None = None
+        self._writable: anyio.Event | None = None  # shared by every waiting writer (a rare wait)
         self.closed = False
         self.discarded = False
 
@@ -51,13 +51,10 @@ class Mailbox(Generic[T]):
         while not self._items:
             if self.closed or self.discarded:
                 raise anyio.EndOfStream
-            if self._readable is None:
-                self._readable = anyio.Event()
-            await self._readable.wait()
-        item = self._items.popleft()
-        if self._writable is not None:
-            self._writable.set()
-            self._writable = None
+            waiter = self._readable = _waiter()
+            await waiter.wait()
+        item = self._items.pop(0)
+        self._wake_writers()
         return item
 
     def close(self) -> None:
@@ -89,3 +86,30 @@ class Mailbox(Generic[T]):
             return await self.get()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
+
+
+class _Future:
+    """The reader's one-shot wake-up on asyncio: a bare loop future (an anyio.Event is three objects and a
+    deque, and a wait through it two more coroutine frames)."""
+
+    __slots__ = ("_future",)
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._future = loop.create_future()
+
+    def set(self) -> None:
+        if not self._future.done():
+            self._future.set_result(None)
+
+    async def wait(self) -> None:
+        await self._future  # one reader only: its cancellation cancels nobody else's wait
+
+
+_Waiter = _Future | anyio.Event
+
+
+def _waiter() -> _Waiter:
+    try:
+        return _Future(asyncio.get_running_loop())
+    except RuntimeError:  # not asyncio
+        return anyio.Event()

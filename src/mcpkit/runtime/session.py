@@ -157,6 +157,7 @@ class Session:
     async def _read_loop(self) -> None:
         receive, process = self.stream.receive, self.connection.receive_data
         native, request = self._loop is not None, ev.RequestReceived
+        event: ev.Event | None = None
         while True:
             try:
                 data = await receive()
@@ -174,6 +175,8 @@ class Session:
                     self._start(event)
                 else:
                     await self._dispatch(event)
+            del data
+            event = None  # an idle session's reader keeps no message alive while it waits
 
     async def _dispatch(self, event: ev.Event) -> None:
         if isinstance(event, ev.RequestReceived):

@@ -95,6 +95,23 @@ class Route:
 class SessionStream:
     """The MessageStream of one session (or of one stateless POST, when `session_id` is None)."""
 
+    __slots__ = (
+        "_inbox",
+        "_local_ids",
+        "_stream_ids",
+        "active",
+        "backlog",
+        "closed",
+        "init_id",
+        "last_seen",
+        "routes",
+        "session_id",
+        "standalone",
+        "store",
+        "streams",
+        "version",
+    )
+
     def __init__(self, session_id: str | None, store: EventStore | None = None) -> None:
         self.session_id = session_id
         self.store = store if session_id is not None else None
@@ -102,7 +119,7 @@ class SessionStream:
         self.routes: dict[RequestId, Route] = {}  # unanswered requests with a stream
         self.streams: dict[str, Route] = {}  # the same routes by stream id, for resuming
         self.standalone = Route(STANDALONE)
-        self.backlog: deque[Item] = deque(maxlen=_BACKLOG)
+        self.backlog: deque[Item] | None = None  # made on first use: an empty deque is ~600 bytes
         self.last_seen = monotonic()
         self.active = 0  # POSTs in flight and open GET streams; a session with any is never idle
         self.version: str | None = None  # negotiated, once the initialize response went out
@@ -166,6 +183,8 @@ class SessionStream:
     async def send_standalone(self, data: bytes) -> None:
         item = Item(await self.record(STANDALONE, data), data)
         if not await self.standalone.offer(item):
+            if self.backlog is None:
+                self.backlog = deque(maxlen=_BACKLOG)
             self.backlog.append(item)
 
     async def push(self, data: bytes) -> None:

@@ -29,9 +29,8 @@ async def prime(session: SessionStream, route: Route) -> bytes:
 
 def take_backlog(session: SessionStream) -> bytes:
     """The standalone events that waited for a GET stream, as SSE."""
-    events = b"".join(encode_event(item.data, event_id=item.event_id) for item in session.backlog)
-    session.backlog.clear()
-    return events
+    backlog, session.backlog = session.backlog or (), None
+    return b"".join(encode_event(item.data, event_id=item.event_id) for item in backlog)
 
 
 async def write_sse(
@@ -135,7 +134,7 @@ async def resume(
         except UnknownEventId as exc:
             raise HTTPRefusal(400, f"Bad Request: {exc}") from None
         if route is session.standalone:
-            session.backlog.clear()  # all stored, so in the replay where the client has not seen them
+            session.backlog = None  # all stored, so in the replay where the client has not seen them
         await write_sse(route, receiver, receive, send, replay=replay)
     finally:
         route.detach(receiver)
