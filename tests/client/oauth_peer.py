@@ -42,6 +42,7 @@ class Settings:
     never_enough_scope: bool = False  # every authorized call gets 403 insufficient_scope
     clients: dict[str, str | None] = field(default_factory=lambda: {"pre-registered": "s3cret"})
     cimd: bool = False  # advertise client_id_metadata_document_supported (https client ids are public)
+    pkce: bool = True  # list S256 in code_challenge_methods_supported
     legacy: bool = False  # a 2025-03-26 server: no metadata at all, endpoints /authorize /token /register
 
 
@@ -99,7 +100,7 @@ class AuthorizedMCP:
                 "token_endpoint": f"{issuer}/token",
                 "registration_endpoint": f"{issuer}/register",
                 "response_types_supported": ["code"],
-                "code_challenge_methods_supported": ["S256"],
+                **({"code_challenge_methods_supported": ["S256"]} if self.settings.pkce else {}),
                 "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"],
                 "scopes_supported": self.settings.scopes_supported,
                 "client_id_metadata_document_supported": self.settings.cimd,

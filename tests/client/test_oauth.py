@@ -13,6 +13,8 @@ import peers
 from mcpkit.client.client import connect_http
 from mcpkit.client.oauth import ClientCredentials, OAuthClient, OAuthError
 
+requirement = pytest.mark.requirement
+
 pytestmark = pytest.mark.anyio
 
 
@@ -33,6 +35,8 @@ async def use(url: str, auth: OAuthClient, *, call: bool = True) -> None:
             assert result["content"][0]["text"] == "hi"
 
 
+@requirement("auth-prm-discovery")
+@requirement("auth-resource-parameter")
 async def test_a_401_leads_through_discovery_registration_and_a_pkce_code_flow_to_a_working_session() -> None:
     app = AuthorizedMCP(Settings(challenge_scope="read write"))
     async with serving(app) as url:
@@ -57,6 +61,7 @@ async def test_a_pre_registered_client_does_not_register_and_authenticates_with_
     assert [t["authorization"] for t in app.seen["token"]] == [expected]
 
 
+@requirement("auth-scope-selection")
 async def test_without_a_scope_in_the_challenge_the_resources_scopes_supported_are_requested() -> None:
     app = AuthorizedMCP(Settings(challenge_scope=None))
     async with serving(app) as url:
@@ -86,6 +91,7 @@ async def test_an_expired_access_token_is_refreshed_instead_of_authorizing_again
     assert len(app.seen["authorize"]) == 1
 
 
+@requirement("auth-step-up")
 async def test_insufficient_scope_steps_up_to_the_scopes_the_403_names() -> None:
     app = AuthorizedMCP(Settings(challenge_scope="read"))
     async with serving(app) as url:
@@ -94,6 +100,7 @@ async def test_insufficient_scope_steps_up_to_the_scopes_the_403_names() -> None
     assert [d["status"] for d in app.seen["denied"]][-1] == 403
 
 
+@requirement("auth-step-up")
 async def test_a_step_up_that_cannot_succeed_stops_after_a_bounded_number_of_authorizations() -> None:
     app = AuthorizedMCP(Settings(challenge_scope="read", never_enough_scope=True))
     async with serving(app) as url:
@@ -109,6 +116,16 @@ async def test_an_authorization_response_from_another_issuer_is_refused_before_t
             await use(url, OAuthClient(url, user_agent=follow_once), call=False)
     assert "invalid_issuer" in str(caught.value) or isinstance(caught.value, OAuthError)
     assert app.seen["token"] == []
+
+
+@requirement("auth-pkce-s256")
+async def test_a_server_whose_metadata_does_not_list_s256_pkce_is_refused_before_authorization() -> None:
+    app = AuthorizedMCP(Settings(pkce=False))
+    async with serving(app) as url:
+        with pytest.raises(Exception) as caught:
+            await use(url, OAuthClient(url, user_agent=follow_once), call=False)
+    assert "pkce_unsupported" in str(caught.value)
+    assert app.seen["authorize"] == [] and app.seen["token"] == []
 
 
 async def test_the_client_credentials_grant_authenticates_the_client_and_needs_no_user() -> None:

@@ -16,6 +16,8 @@ from mcpkit.client.client import connect_http
 from mcpkit.client.oauth import ClientCredentials, InMemoryTokenStore, OAuthClient, ServerMetadata
 from mcpkit.client.oauth.token import authenticate
 
+requirement = pytest.mark.requirement
+
 pytestmark = pytest.mark.anyio
 DOCUMENT = "https://client.example/metadata.json"
 
@@ -47,6 +49,7 @@ async def test_where_the_server_does_not_support_metadata_documents_the_client_r
     assert app.seen["authorize"][0]["client_id"] == "dcr-1"
 
 
+@requirement("auth-token-per-issuer")
 async def test_pre_registered_credentials_for_another_issuer_are_not_shown_to_this_one() -> None:
     app = AuthorizedMCP(Settings(challenge_scope="read write"))
     client = ClientCredentials("pre-registered", "s3cret")
@@ -55,6 +58,7 @@ async def test_pre_registered_credentials_for_another_issuer_are_not_shown_to_th
     assert all(t["authorization"] is None for t in app.seen["token"])
 
 
+@requirement("auth-token-per-issuer")
 async def test_tokens_and_clients_are_stored_under_the_issuer_that_gave_them() -> None:
     store = InMemoryTokenStore()
     app = AuthorizedMCP(Settings(challenge_scope="read write"))

@@ -17,6 +17,7 @@ from mcpkit.client.oauth.urls import (
     resource_metadata_urls,
 )
 
+requirement = pytest.mark.requirement
 AS = ServerMetadata("https://as.example/tenant", "https://as.example/authorize", "https://as.example/token")
 
 
@@ -32,6 +33,7 @@ def test_a_challenge_of_another_scheme_or_none_has_no_parameters() -> None:
     assert parse_challenge("bearer scope=read").scope == "read"
 
 
+@requirement("auth-prm-discovery")
 def test_resource_metadata_is_looked_for_with_the_path_then_at_the_root() -> None:
     assert resource_metadata_urls("https://mcp.example/a/mcp") == [
         "https://mcp.example/.well-known/oauth-protected-resource/a/mcp",
@@ -42,6 +44,7 @@ def test_resource_metadata_is_looked_for_with_the_path_then_at_the_root() -> Non
     ]
 
 
+@requirement("auth-as-metadata-order")
 def test_authorization_server_metadata_urls_follow_the_specs_order() -> None:
     assert authorization_server_metadata_urls("https://as.example/tenant1") == [
         "https://as.example/.well-known/oauth-authorization-server/tenant1",
@@ -81,6 +84,7 @@ def test_an_error_response_becomes_an_oauth_error_with_its_code() -> None:
         code_from_redirect("http://localhost/cb?error=access_denied&state=s", "s", AS)
 
 
+@requirement("auth-pkce-s256")
 def test_the_pkce_challenge_is_the_s256_of_the_verifier() -> None:
     import hashlib
 

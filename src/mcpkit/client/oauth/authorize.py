@@ -71,6 +71,10 @@ async def authorization_code_grant(
     scope: str | None,
 ) -> Tokens:
     """Run one authorization: the user agent's round trip, then the code for tokens."""
+    # "Authorization Code Protection": PKCE support is read from the metadata, and its absence is a
+    # refusal; only the 2025-03-26 default endpoints (no metadata at all) go ahead on trust.
+    if not metadata.raw.get("legacy_defaults") and not metadata.pkce_s256:
+        raise OAuthError("pkce_unsupported", f"{metadata.issuer} does not list S256 PKCE support")
     verifier, challenge = pkce_pair()
     state = secrets.token_urlsafe(24)
     url = authorization_url(metadata, client.client_id, redirect_uri, challenge, state, resource, scope)

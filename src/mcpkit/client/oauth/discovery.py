@@ -47,6 +47,10 @@ class ServerMetadata:
         return self.raw.get("client_id_metadata_document_supported") is True
 
     @property
+    def pkce_s256(self) -> bool:
+        return self.supports("code_challenge_methods_supported", "S256")
+
+    @property
     def iss_parameter_supported(self) -> bool:
         return self.raw.get("authorization_response_iss_parameter_supported") is True
 
