@@ -3,7 +3,7 @@
 Paths: /.well-known/oauth-protected-resource/mcp (RFC 9728), /.well-known/oauth-authorization-server/as
 (RFC 8414, issuer <base>/as), /as/authorize (approves at once), /as/token, /as/register, and /mcp (a
 mcpkit server behind a Bearer check: every call needs `read`, tools/call also `write`). What clients
-sent is kept in `seen` for the tests to inspect.
+sent is kept in `seen` for the tests to inspect; `settings.issuer_path` moves the authorization server.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class Settings:
     clients: dict[str, str | None] = field(default_factory=lambda: {"pre-registered": "s3cret"})
     cimd: bool = False  # advertise client_id_metadata_document_supported (https client ids are public)
     pkce: bool = True  # list S256 in code_challenge_methods_supported
+    issuer_path: str = "/as"  # where the one authorization server lives; a test may move it
     legacy: bool = False  # a 2025-03-26 server: no metadata at all, endpoints /authorize /token /register
 
 
@@ -66,11 +67,11 @@ class AuthorizedMCP:
             self.base = f"http://{host}:{port}"
         path, body = scope["path"], await _body(receive)
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
-        at = "" if self.settings.legacy else "/as"
+        at = "" if self.settings.legacy else self.settings.issuer_path
         routes = {f"{at}/register": self.register, f"{at}/token": self.token}
         if not self.settings.legacy:
             routes["/.well-known/oauth-protected-resource/mcp"] = self.resource_metadata
-            routes["/.well-known/oauth-authorization-server/as"] = self.server_metadata
+            routes[f"/.well-known/oauth-authorization-server{at}"] = self.server_metadata
         if path in routes:
             status, reply, extra = routes[path](body, headers)
             await _send(send, status, json.dumps(reply).encode(), extra)
@@ -85,13 +86,16 @@ class AuthorizedMCP:
     # ---- metadata and registration --------------------------------------------------------------
 
     def resource_metadata(self, body: bytes, headers: dict[str, str]) -> tuple[int, JSON, list[Any]]:
-        prm: JSON = {"resource": f"{self.base}/mcp", "authorization_servers": [f"{self.base}/as"]}
+        prm: JSON = {
+            "resource": f"{self.base}/mcp",
+            "authorization_servers": [f"{self.base}{self.settings.issuer_path}"],
+        }
         if self.settings.scopes_supported:
             prm["scopes_supported"] = [s for s in self.settings.scopes_supported if s != "offline_access"]
         return 200, prm, []
 
     def server_metadata(self, body: bytes, headers: dict[str, str]) -> tuple[int, JSON, list[Any]]:
-        issuer = f"{self.base}/as"
+        issuer = f"{self.base}{self.settings.issuer_path}"
         return (
             200,
             {
@@ -110,7 +114,7 @@ class AuthorizedMCP:
 
     def register(self, body: bytes, headers: dict[str, str]) -> tuple[int, JSON, list[Any]]:
         request = json.loads(body)
-        self.seen["register"].append(request)
+        self.seen["register"].append({**request, "at": self.settings.issuer_path})
         client_id = f"dcr-{len(self.settings.clients)}"
         self.settings.clients[client_id] = None
         return 201, {**request, "client_id": client_id, "token_endpoint_auth_method": "none"}, []
@@ -118,7 +122,7 @@ class AuthorizedMCP:
     # ---- authorization and tokens ---------------------------------------------------------------
 
     def authorize(self, query: JSON) -> str:
-        self.seen["authorize"].append(query)
+        self.seen["authorize"].append({**query, "at": self.settings.issuer_path})
         code = secrets.token_urlsafe(8)
         self.codes[code] = query
         reply = {"code": code, "state": query.get("state", "")}

@@ -94,3 +94,19 @@ def test_private_key_jwt_sends_an_assertion_signed_for_the_authorization_server(
         form["client_assertion"], key.public_key(), algorithms=["ES256"], audience="https://as.example"
     )
     assert claims["iss"] == claims["sub"] == "svc" and claims["exp"] > claims["iat"]
+
+
+@requirement("auth-token-per-issuer")
+async def test_when_the_resource_moves_to_another_authorization_server_the_client_registers_there_anew() -> (
+    None
+):
+    app = AuthorizedMCP(Settings(challenge_scope="read write"))
+    async with peers.serving(app, "/mcp", lifespan="off") as url:
+        auth = OAuthClient(url, user_agent=follow_once)
+        async with connect_http(url, auth=auth, timeout=10) as client:
+            await client.call_tool("echo", {"text": "hi"})
+            app.settings.issuer_path = "/as2"
+            app.tokens.clear()  # the old server's tokens are no longer accepted
+            await client.call_tool("echo", {"text": "again"})
+    assert [r["at"] for r in app.seen["register"]] == ["/as", "/as2"]
+    assert [(a["at"], a["client_id"]) for a in app.seen["authorize"]] == [("/as", "dcr-1"), ("/as2", "dcr-2")]
