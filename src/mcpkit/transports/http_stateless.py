@@ -68,14 +68,12 @@ async def answer_stateless(
             else:
                 await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
                 item = first
-                while True:
-                    await send(
-                        {"type": "http.response.body", "body": encode_event(item.data), "more_body": True}
-                    )
+                while True:  # the response's event also ends the body
+                    event = encode_event(item.data)
+                    await send({"type": "http.response.body", "body": event, "more_body": not item.final})
                     if item.final:
                         break
                     item = await receiver.get()
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
         session.close()  # the request is over (or the client left): serve() ends, cancelling what is left
         if gone.is_set():
             tg.cancel_scope.cancel()

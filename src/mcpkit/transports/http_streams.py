@@ -45,6 +45,7 @@ async def write_sse(
 ) -> None:
     """Start an SSE response: `first`, then the replayed events, then each live message until the one that
     ends the stream, the stream's end, or the client's disconnect. Detaches `receiver` in every case."""
+    ended = False  # the event that ends the stream also ends the body: one write, not two
     try:
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS + (extra or [])})
         async with until_disconnect(receive):
@@ -59,12 +60,14 @@ async def write_sse(
                 if item.event_id in replayed:
                     continue
                 event = encode_event(item.data, event_id=item.event_id)
-                await send({"type": "http.response.body", "body": event, "more_body": True})
-                if item.final:
+                ended = item.final
+                await send({"type": "http.response.body", "body": event, "more_body": not ended})
+                if ended:
                     break
     finally:
         route.detach(receiver)
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
+    if not ended:
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def reply_json(
