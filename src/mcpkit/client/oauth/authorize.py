@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
@@ -87,4 +88,4 @@ async def authorization_code_grant(
         "resource": resource,
     }
     tokens = await request_token(http, metadata, client, form)
-    return tokens if tokens.scope or not scope else Tokens(**{**tokens.__dict__, "scope": scope})
+    return tokens if tokens.scope or not scope else replace(tokens, scope=scope)

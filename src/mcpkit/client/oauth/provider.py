@@ -8,7 +8,7 @@ of times. Tokens and client identities are kept per authorization server issuer.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import anyio
 import httpx
@@ -111,8 +111,11 @@ class OAuthClient(httpx.Auth):
         if self.issuer is None:
             return None
         tokens = await self.store.get_tokens(self.issuer)
-        if tokens is not None and tokens.expired() and self._target is not None:
-            async with self._lock:
+        if tokens is None or not tokens.expired() or self._target is None:
+            return tokens
+        async with self._lock:  # one refresh for requests that found the token expired together
+            tokens = await self.store.get_tokens(self._target.metadata.issuer)
+            if tokens is not None and tokens.expired():
                 tokens = await self._refresh(self._target, tokens)
         return tokens
 
@@ -132,13 +135,7 @@ class OAuthClient(httpx.Auth):
                 await self.store.set_tokens(target.metadata.issuer, None)
                 return None
         if fresh.refresh_token is None:  # OAuth 2.1 §4.3.3: the old refresh token may stay valid
-            fresh = Tokens(
-                **{
-                    **fresh.__dict__,
-                    "refresh_token": tokens.refresh_token,
-                    "scope": fresh.scope or tokens.scope,
-                }
-            )
+            fresh = replace(fresh, refresh_token=tokens.refresh_token, scope=fresh.scope or tokens.scope)
         await self.store.set_tokens(target.metadata.issuer, fresh)
         return fresh
 
