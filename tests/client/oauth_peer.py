@@ -43,6 +43,8 @@ class Settings:
     clients: dict[str, str | None] = field(default_factory=lambda: {"pre-registered": "s3cret"})
     cimd: bool = False  # advertise client_id_metadata_document_supported (https client ids are public)
     pkce: bool = True  # list S256 in code_challenge_methods_supported
+    prm_resource: str | None = None  # a resource identifier other than <base>/mcp
+    metadata_issuer: str | None = None  # an issuer in the metadata other than the one it was fetched for
     issuer_path: str = "/as"  # where the one authorization server lives; a test may move it
     legacy: bool = False  # a 2025-03-26 server: no metadata at all, endpoints /authorize /token /register
 
@@ -87,7 +89,7 @@ class AuthorizedMCP:
 
     def resource_metadata(self, body: bytes, headers: dict[str, str]) -> tuple[int, JSON, list[Any]]:
         prm: JSON = {
-            "resource": f"{self.base}/mcp",
+            "resource": self.settings.prm_resource or f"{self.base}/mcp",
             "authorization_servers": [f"{self.base}{self.settings.issuer_path}"],
         }
         if self.settings.scopes_supported:
@@ -99,7 +101,7 @@ class AuthorizedMCP:
         return (
             200,
             {
-                "issuer": issuer,
+                "issuer": self.settings.metadata_issuer or issuer,
                 "authorization_endpoint": f"{issuer}/authorize",
                 "token_endpoint": f"{issuer}/token",
                 "registration_endpoint": f"{issuer}/register",

@@ -128,6 +128,22 @@ async def test_a_server_whose_metadata_does_not_list_s256_pkce_is_refused_before
     assert app.seen["authorize"] == [] and app.seen["token"] == []
 
 
+async def test_resource_metadata_naming_another_resource_is_refused_before_authorization() -> None:
+    app = AuthorizedMCP(Settings(prm_resource="https://evil.example/mcp"))
+    async with serving(app) as url:
+        with pytest.raises(Exception) as caught:
+            await use(url, OAuthClient(url, user_agent=follow_once), call=False)
+    assert "invalid_resource" in str(caught.value) and app.seen["authorize"] == []
+
+
+async def test_metadata_whose_issuer_is_not_the_one_asked_for_is_refused() -> None:
+    app = AuthorizedMCP(Settings(metadata_issuer="https://evil.example"))
+    async with serving(app) as url:
+        with pytest.raises(Exception) as caught:
+            await use(url, OAuthClient(url, user_agent=follow_once), call=False)
+    assert "invalid_metadata" in str(caught.value) and app.seen["register"] == []
+
+
 async def test_the_client_credentials_grant_authenticates_the_client_and_needs_no_user() -> None:
     app = AuthorizedMCP(Settings(challenge_scope="read write"))
     client = ClientCredentials("pre-registered", "s3cret")
