@@ -50,12 +50,15 @@ async def test_where_the_server_does_not_support_metadata_documents_the_client_r
 
 
 @requirement("auth-token-per-issuer")
-async def test_pre_registered_credentials_for_another_issuer_are_not_shown_to_this_one() -> None:
+async def test_pre_registered_credentials_for_another_issuer_are_refused_and_never_sent() -> None:
     app = AuthorizedMCP(Settings(challenge_scope="read write"))
     client = ClientCredentials("pre-registered", "s3cret")
-    await use(app, client=client, client_issuer="https://another-issuer.example")
-    assert len(app.seen["register"]) == 1
-    assert all(t["authorization"] is None for t in app.seen["token"])
+    async with peers.serving(app, "/mcp", lifespan="off") as url:
+        auth = OAuthClient(url, user_agent=follow_once, client=client, client_issuer="https://as.example")
+        with pytest.raises(Exception, match="issuer_mismatch"):
+            async with connect_http(url, auth=auth, timeout=10) as session:
+                await session.list_tools()
+    assert app.seen["register"] == [] and app.seen["authorize"] == [] and app.seen["token"] == []
 
 
 @requirement("auth-token-per-issuer")

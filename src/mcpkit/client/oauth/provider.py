@@ -46,7 +46,8 @@ class OAuthClient(httpx.Auth):
     """Authorization for one MCP server URL; pass it as `connect_http(url, auth=...)`.
 
     grant: "authorization_code" (needs `user_agent`), "client_credentials", or "jwt_bearer" (needs
-    `assertion`). client: pre-registered credentials, used only at `client_issuer` when that is given.
+    `assertion`). client: pre-registered credentials, used only at `client_issuer` (or, when that is
+    not given, the first issuer they are used at); any other server is an OAuthError "issuer_mismatch".
     client_metadata_url: this client's metadata document URL, used where the server supports it.
     """
 
@@ -197,7 +198,15 @@ class OAuthClient(httpx.Auth):
         stored = await self.store.get_client(metadata.issuer)
         if stored is not None:
             return stored
-        if self.client is not None and self.client_issuer in (None, metadata.issuer):
+        if self.client is not None:
+            # "Authorization Server Binding": pre-registered credentials belong to one issuer (the
+            # first they are used at, unless given); another server gets an error, not the secret.
+            self.client_issuer = self.client_issuer or metadata.issuer
+            if self.client_issuer != metadata.issuer:
+                raise OAuthError(
+                    "issuer_mismatch",
+                    f"pre-registered credentials are for {self.client_issuer}, not {metadata.issuer}",
+                )
             client = self.client
         elif self.client_metadata_url and metadata.cimd_supported:
             client = metadata_document_client(self.client_metadata_url)
