@@ -8,6 +8,7 @@ is unique within the session, and `stream` names the SSE stream it was sent on (
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Final
 
 import orjson
@@ -53,8 +54,13 @@ def media_type(value: str) -> str:
 
 def accepts(headers: dict[str, str], *types: str) -> bool:
     """Whether the Accept header lists every one of `types` (or */*)."""
-    offered = {media_type(part) for part in headers.get("accept", "").split(",")}
+    offered = _offered(headers.get("accept", ""))
     return "*/*" in offered or all(t in offered for t in types)
+
+
+@lru_cache(maxsize=64)  # a client sends the same Accept on every request
+def _offered(accept: str) -> frozenset[str]:
+    return frozenset(media_type(part) for part in accept.split(","))
 
 
 def allowed(value: str, allowed_values: tuple[str, ...]) -> bool:
