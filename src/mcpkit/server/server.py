@@ -32,7 +32,6 @@ from .resources import Resource, ResourceTemplate, not_found
 from .round_trip import InputRequired, RoundTrip
 from .subscriptions import Listener
 from .tools import Tool, tool_annotations
-from .uri_template import UriTemplate
 
 __all__ = ["Server"]
 
@@ -184,6 +183,8 @@ class Server:
             "size": size,
             "cache": cache,
         }
+        from .uri_template import UriTemplate  # ~5 ms to import: only once a resource is registered
+
         if fn is not None and UriTemplate.is_template(uri):
             self.templates[uri] = ResourceTemplate.compile(uri, fn, Context, **described)
             self._changed("resourceTemplates")
