@@ -326,3 +326,11 @@ async def test_the_same_elicit_tool_works_in_the_handshake_era_too() -> None:
     async with connect(build(), elicitation=answer) as client:
         result = await client.call_tool("greet")
     assert result["content"] == [text("Hello, Grace!")]
+
+
+async def test_the_server_can_be_configured_not_to_name_itself_in_results() -> None:
+    server = build()
+    server.identify = False
+    async with raw_client(server) as raw:
+        result = (await raw.call("tools/list"))["result"]
+    assert result["resultType"] == "complete" and META + "serverInfo" not in result.get("_meta", {})

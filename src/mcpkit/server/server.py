@@ -69,11 +69,15 @@ class Server:
         state_key: bytes | None = None,
         state_ttl: float = 600.0,
         versions: tuple[str, ...] = SUPPORTED_VERSIONS,
+        identify: bool = True,
     ) -> None:
         """`cache`: the hint on stateless list and discover results (per resource: `cache=` there).
         `state_key`: the HMAC key sealing requestState; give every replica the same one.
-        `versions`: the protocol versions served (both eras by default)."""
+        `versions`: the protocol versions served (both eras by default).
+        `identify`: name the server in every stateless result's `_meta` (2026-07-28: SHOULD, unless
+        configured not to)."""
         self.versions = versions
+        self.identify = identify
         self.info: JSON = {"name": name, "version": version}
         if title:
             self.info["title"] = title
@@ -273,13 +277,15 @@ class Server:
     # ---- serving -----------------------------------------------------------------------------
 
     def connection(self) -> Connection:
-        return Connection(
+        connection = Connection(
             Role.SERVER,
             info=self.info,
             capabilities=self.capabilities(),
             instructions=self.instructions,
             versions=self.versions,
         )
+        connection.server_info_in_results = self.identify
+        return connection
 
     async def serve(self, stream: MessageStream) -> None:
         """Serve one peer over `stream` until it closes."""
