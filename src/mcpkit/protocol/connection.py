@@ -72,7 +72,7 @@ class Connection:
 
     # ---- inbound ---------------------------------------------------------------------------
 
-    def receive_data(self, data: bytes | str) -> list[ev.Event]:
+    def receive_data(self, data: bytes | bytearray | str) -> list[ev.Event]:
         """Decode one framed message and receive it; undecodable input becomes an error reply."""
         try:
             obj = rpc.decode(data, self.max_depth)

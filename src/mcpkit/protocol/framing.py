@@ -20,15 +20,19 @@ class Oversized:
 
 
 class LineReader:
-    """Split a byte stream into lines of at most `max_line` bytes."""
+    """Split a byte stream into lines of at most `max_line` bytes.
+
+    A line that arrived in one chunk is a slice of it; one gathered over several chunks is the
+    bytearray it was gathered in, handed over rather than copied (a 1 MiB line costs 1 MiB, not 2).
+    """
 
     def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
         self.max_line = max_line
         self._buffer = bytearray()
         self._discarding = False
 
-    def feed(self, data: bytes) -> list[bytes | Oversized]:
-        out: list[bytes | Oversized] = []
+    def feed(self, data: bytes) -> list[bytes | bytearray | Oversized]:
+        out: list[bytes | bytearray | Oversized] = []
         buffer = self._buffer
         start = 0
         while True:
@@ -40,19 +44,21 @@ class LineReader:
             elif len(buffer) + end - start > self.max_line:
                 out.append(Oversized(self.max_line))
             else:
+                line: bytes | bytearray
                 if buffer:
-                    buffer += data[start:end]
-                    line = bytes(buffer)
-                    buffer.clear()
+                    buffer += memoryview(data)[start:end]
+                    line, buffer = buffer, bytearray()
+                    self._buffer = buffer
                 else:
                     line = data[start:end]
-                line = line.rstrip(b"\r")
-                if line.strip():
+                if line.endswith(b"\r"):  # rstrip and strip would copy a bytearray even when unchanged
+                    line = line.rstrip(b"\r")
+                if line and not line.isspace():
                     out.append(line)
             buffer.clear()
             start = end + 1
         if not self._discarding:
-            buffer += data[start:]
+            buffer += memoryview(data)[start:]
             if len(buffer) > self.max_line:
                 buffer.clear()
                 self._discarding = True

@@ -78,7 +78,7 @@ def encode(message: JSON) -> bytes:
     return orjson.dumps(message)
 
 
-def decode(data: bytes | str, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+def decode(data: bytes | bytearray | str, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
     """Parse one JSON text. Invalid JSON, invalid UTF-8 and over-deep nesting are -32700."""
     try:
         value = orjson.loads(data)

@@ -19,12 +19,15 @@ __all__ = ["MemoryStream", "MessageStream", "Oversized", "memory_pair"]
 class MessageStream(Protocol):
     """A duplex stream of framed messages: one JSON-RPC message per item, as bytes.
 
+    A received message may be a bytearray (stdio hands over the buffer a long line was gathered in
+    rather than copy it); it is only ever parsed, never kept or hashed.
+
     `receive` raises `anyio.EndOfStream` when the peer is gone, and returns `Oversized` for a
     message the transport refused to hold whole. `related` on `send` names the inbound request a
     message belongs to (its response, or what its handler sends), for transports that route by it.
     """
 
-    async def receive(self) -> bytes | Oversized: ...
+    async def receive(self) -> bytes | bytearray | Oversized: ...
 
     async def send(self, data: bytes, related: RequestId | None = None) -> None: ...
 

@@ -51,10 +51,10 @@ class LineStream:
         self._write_line = write_line
         self._close = close
         self._reader = LineReader(max_line)
-        self._lines: deque[bytes | Oversized] = deque()
+        self._lines: deque[bytes | bytearray | Oversized] = deque()
         self._eof = False
 
-    async def receive(self) -> bytes | Oversized:
+    async def receive(self) -> bytes | bytearray | Oversized:
         while not self._lines:
             if self._eof:
                 raise anyio.EndOfStream
