@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import json
 from typing import Any
 
 import anyio
 import pytest
 
+from conftest import requirement
 from mcpkit.client.client import Client
 from mcpkit.client.era import forget
 from mcpkit.client.result_cache import ResultCache
@@ -89,6 +91,7 @@ async def test_a_pinned_modern_client_discovers_and_calls_statelessly() -> None:
     assert {t["name"] for t in tools} >= {"greet", "everything"}
 
 
+@requirement("modern-probe-fallback")
 async def test_auto_mode_ends_modern_with_a_dual_era_server_and_handshake_with_a_legacy_one() -> None:
     forget()
     async with connect(build(), era="auto") as client:
@@ -254,3 +257,72 @@ async def test_structured_content_may_be_any_json_value_in_2026_and_only_an_obje
     # 2025-11-25: outputSchema and structuredContent are objects, so an array travels as text only.
     assert "outputSchema" not in tool and "structuredContent" not in result
     assert result["content"] == [text("[1,2,3]")]
+
+
+class Recording:
+    """A client end that keeps what the client sends."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.sent = inner, []
+
+    async def receive(self) -> Any:
+        return await self.inner.receive()
+
+    async def send(self, data: bytes, related: Any = None) -> None:
+        self.sent.append(json.loads(data))
+        await self.inner.send(data, related)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@requirement("modern-retry-echo-state")
+async def test_a_retry_has_a_new_id_and_echoes_the_state_exactly_and_only_when_given() -> None:
+    server = build()
+
+    client_end, server_end = memory_pair()
+    recording = Recording(client_end)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve, server_end)
+        async with Client(recording, era="modern", elicitation=elicit) as client:
+            await client.call_tool("greet")
+        await client_end.aclose()
+        tg.cancel_scope.cancel()
+    calls = [m for m in recording.sent if m.get("method") == "tools/call"]
+    assert len(calls) == 2 and calls[0]["id"] != calls[1]["id"]
+    assert "requestState" not in calls[0]["params"] and calls[1]["params"]["requestState"]
+    assert calls[1]["params"]["inputResponses"]
+
+
+async def test_no_request_state_is_sent_back_when_the_server_gave_none() -> None:
+    from mcpkit.client.round_trips import drive_round_trips
+
+    sent: list[JSON] = []
+    replies = iter(
+        [{"resultType": "input_required", "inputRequests": {"k": {"method": "roots/list"}}}, {"content": []}]
+    )
+
+    async def send(params: JSON) -> JSON:
+        sent.append(params)
+        return next(replies)
+
+    async def answer(method: str, params: JSON) -> JSON:
+        return {"roots": []}
+
+    first = await send({"name": "t", "requestState": "stale"})
+    result = await drive_round_trips(send, answer, {"name": "t", "requestState": "stale"}, first, 3)
+    assert result == {"content": []}
+    assert sent[1] == {
+        "name": "t",
+        "inputResponses": {"k": {"roots": []}},
+    }  # no requestState invented or kept
+
+
+@requirement("modern-result-type")
+def test_an_absent_result_type_is_complete_and_an_unknown_one_is_invalid() -> None:
+    from mcpkit.protocol.modern import result_type
+
+    assert result_type({"content": []}) == "complete"
+    assert result_type({"resultType": "input_required"}) == "input_required"
+    with pytest.raises(MCPError):
+        result_type({"resultType": "maybe_later"})

@@ -352,3 +352,21 @@ def test_feature_table_gates_each_feature_by_the_version_that_has_it() -> None:
     assert not has("2025-06-18", Feature.ICONS) and has("2025-11-25", Feature.ICONS)
     assert not has("2025-06-18", Feature.SAMPLING_TOOLS) and has("2025-11-25", Feature.SAMPLING_TOOLS)
     assert has("2025-03-26", Feature.JSONRPC_BATCH) and not has("2025-06-18", Feature.JSONRPC_BATCH)
+
+
+@requirement("modern-input-required-methods")
+def test_only_three_methods_may_answer_input_required() -> None:
+    server = Connection(Role.SERVER, info={"name": "s", "version": "1"}, capabilities=SERVER_CAPS)
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    for rid, method in ((1, "tools/list"), (2, "tools/call")):
+        server.receive(
+            {"jsonrpc": "2.0", "id": rid, "method": method, "params": {"_meta": meta, "name": "x"}}
+        )
+    asked = {"resultType": "input_required", "requestState": "s"}
+    refused = server.respond(1, asked)
+    allowed = server.respond(2, asked)
+    assert refused is not None and refused["error"]["code"] == -32603
+    assert allowed is not None and allowed["result"]["resultType"] == "input_required"

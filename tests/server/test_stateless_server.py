@@ -10,6 +10,7 @@ import anyio
 import orjson
 import pytest
 
+from conftest import requirement
 from mcpkit.content import text
 from mcpkit.runtime.stream import MemoryStream, memory_pair
 from mcpkit.server.caching import CacheHint
@@ -136,6 +137,7 @@ async def test_discover_names_versions_capabilities_identity_and_cache_hints() -
     assert (result["ttlMs"], result["cacheScope"]) == (60_000, "public")
 
 
+@requirement("modern-result-type")
 async def test_every_result_carries_result_type_and_cacheable_ones_carry_hints() -> None:
     async with raw_client(build()) as raw:
         tools = (await raw.call("tools/list"))["result"]
@@ -157,6 +159,7 @@ async def test_every_result_carries_result_type_and_cacheable_ones_carry_hints()
         ({"_meta": {META + "clientCapabilities": {}, META + "protocolVersion": 7}}, -32602),
     ],
 )
+@requirement("modern-meta-required")
 async def test_a_request_missing_required_meta_is_invalid_params(params: JSON, code: int) -> None:
     async with raw_client(build()) as raw:
         await raw.send({"id": 1, "method": "tools/list", "params": params})
@@ -171,6 +174,7 @@ async def test_client_info_is_optional() -> None:
     assert reply["result"]["resultType"] == "complete"
 
 
+@requirement("modern-unsupported-version")
 async def test_an_unknown_version_is_unsupported_protocol_version_with_both_lists() -> None:
     async with raw_client(build()) as raw:
         reply = await raw.call("tools/list", protocolVersion="1900-01-01")
@@ -238,6 +242,7 @@ async def test_a_retry_without_the_answer_is_asked_again_not_failed() -> None:
 
 
 @pytest.mark.parametrize("mangle", ["flip", "other-request", "garbage"])
+@requirement("modern-request-state-integrity")
 async def test_tampered_or_misplaced_request_state_is_rejected(mangle: str) -> None:
     async with raw_client(build()) as raw:
         caps = {"elicitation": {}}
@@ -277,6 +282,7 @@ async def test_state_sealed_by_one_replica_opens_on_another_with_the_same_key() 
         Server("c").state_sealer.open(token, "binding")
 
 
+@requirement("modern-missing-capability")
 async def test_an_undeclared_client_capability_is_missing_required_client_capability() -> None:
     async with raw_client(build()) as raw:
         reply = await raw.call("tools/call", {"name": "needs_sampling"})
@@ -284,6 +290,7 @@ async def test_an_undeclared_client_capability_is_missing_required_client_capabi
     assert reply["error"]["data"] == {"requiredCapabilities": {"sampling": {}}}
 
 
+@requirement("modern-no-log-without-level")
 async def test_logs_only_reach_a_request_that_set_a_log_level() -> None:
     async with raw_client(build()) as raw:
         await raw.call("tools/call", {"name": "chatty"})
@@ -293,6 +300,7 @@ async def test_logs_only_reach_a_request_that_set_a_log_level() -> None:
     assert note["method"] == "notifications/message" and note["params"]["data"] == "working"
 
 
+@requirement("modern-listen-ack-first")
 async def test_listen_acknowledges_first_then_delivers_only_what_was_asked_tagged() -> None:
     server = build()
     async with raw_client(server) as raw:

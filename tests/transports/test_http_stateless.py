@@ -10,6 +10,7 @@ import httpx
 import pytest
 from test_http_server import running
 
+from conftest import requirement
 from mcpkit import Context, Server
 from mcpkit.protocol.sse import SSEDecoder
 from mcpkit.transports.http_server import StreamableHTTPApp
@@ -99,6 +100,7 @@ async def test_discover_and_a_call_need_no_session_and_mint_none() -> None:
         ({"mcp-param-region": "us"}, -32020, 400),  # x-mcp-header value differs
     ],
 )
+@requirement("modern-header-mismatch")
 async def test_headers_that_do_not_match_the_body_are_400_header_mismatch(
     headers: dict[str, str], code: int, status: int
 ) -> None:

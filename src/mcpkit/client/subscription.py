@@ -12,16 +12,11 @@ from typing import Any
 
 import anyio
 
+from ..protocol.subscription_filter import SubscriptionFilter
+
 __all__ = ["Subscription", "listen_filter"]
 
 JSON = dict[str, Any]
-
-_BY_FLAG = {
-    "toolsListChanged": "notifications/tools/list_changed",
-    "promptsListChanged": "notifications/prompts/list_changed",
-    "resourcesListChanged": "notifications/resources/list_changed",
-}
-
 
 def listen_filter(tools: bool, prompts: bool, resources: bool, uris: list[str]) -> JSON:
     flags = {"toolsListChanged": tools, "promptsListChanged": prompts, "resourcesListChanged": resources}
@@ -39,8 +34,7 @@ class Subscription:
         self.requested = requested
         self.acknowledged: JSON | None = None
         self.ready = anyio.Event()
-        self._methods = frozenset(m for flag, m in _BY_FLAG.items() if requested.get(flag))
-        self._uris = frozenset(requested.get("resourceSubscriptions", ()))
+        self._wanted = SubscriptionFilter.of(requested)
         self._send, self._receive = anyio.create_memory_object_stream[tuple[str, JSON]](buffer)
 
     def acknowledge(self, agreed: JSON) -> None:
@@ -49,10 +43,7 @@ class Subscription:
 
     def offer(self, method: str, params: JSON) -> None:
         """Queue a notification if it is one this subscription asked for (dropped if the reader lags)."""
-        wanted = method in self._methods or (
-            method == "notifications/resources/updated" and params.get("uri") in self._uris
-        )
-        if wanted:
+        if self._wanted.wants(method, params):
             with suppress(anyio.WouldBlock, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 self._send.send_nowait((method, params))
 

@@ -8,7 +8,7 @@ error text is built from the failed lookup, so every refusal names the rule that
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from .errors import METHOD_NOT_FOUND, CapabilityError, LocalError, RemoteError
@@ -54,11 +54,11 @@ class Rule:
 
 
 def _handshake_only(rule: Rule) -> Rule:
-    return Rule(rule.sender, rule.capability, rule.owner, rule.notification, rule.before_ready, True, False)
+    return replace(rule, modern=False)
 
 
 def _modern_only(rule: Rule) -> Rule:
-    return Rule(rule.sender, rule.capability, rule.owner, rule.notification, rule.before_ready, False, True)
+    return replace(rule, handshake=False)
 
 
 C, S = Role.CLIENT, Role.SERVER

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..protocol.errors import INVALID_PARAMS, MCPError
-from .request_state import StateSealer
+from .request_state import StateSealer, request_binding
 
 __all__ = ["InputRequired", "RoundTrip"]
 
@@ -37,26 +37,34 @@ class InputRequired(Exception):
 class RoundTrip:
     """The answers one attempt of a request can draw on: sealed earlier ones plus this retry's."""
 
-    def __init__(self, answers: dict[str, JSON]) -> None:
+    def __init__(self, answers: dict[str, JSON], method: str, params: JSON) -> None:
         self.answers = answers
+        self._method, self._params = method, params
         self._counts: dict[str, int] = {}
         self._used: set[str] = set()
 
     @classmethod
-    def from_params(cls, params: JSON, sealer: StateSealer, binding: str) -> RoundTrip:
-        """Open the requestState (if any) and merge in `inputResponses`; -32602 for malformed ones."""
-        answers: dict[str, JSON] = {}
+    def from_params(cls, params: JSON, sealer: StateSealer, method: str) -> RoundTrip:
+        """Open the requestState (if any) and merge in `inputResponses`; -32602 for malformed ones.
+
+        The request's binding digest is computed only when state is opened or sealed, so a call
+        that never asks the client costs nothing here.
+        """
+        trip = cls({}, method, params)
         if "requestState" in params:
-            earlier = sealer.open(params["requestState"], binding).get("answers")
+            earlier = sealer.open(params["requestState"], trip.binding()).get("answers")
             if isinstance(earlier, dict):
-                answers.update(earlier)
+                trip.answers.update(earlier)
         responses = params.get("inputResponses")
         if responses is not None:
             if not isinstance(responses, dict):
                 raise MCPError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
             # A value that is not a result object is ignored: that ask is simply asked again.
-            answers.update((k, v) for k, v in responses.items() if isinstance(v, dict))
-        return cls(answers)
+            trip.answers.update((k, v) for k, v in responses.items() if isinstance(v, dict))
+        return trip
+
+    def binding(self) -> str:
+        return request_binding(self._method, self._params)
 
     def key_for(self, method: str, key: str | None) -> str:
         """The key of the next ask: the caller's, or one counted per kind (stable across rounds)."""
@@ -75,8 +83,7 @@ class RoundTrip:
             raise InputRequired(missing, {k: self.answers[k] for k in sorted(self._used)})
         return {k: self.answers[k] for k in requests}
 
-    @staticmethod
-    def result(need: InputRequired, sealer: StateSealer, binding: str) -> JSON:
+    def result(self, need: InputRequired, sealer: StateSealer) -> JSON:
         """The InputRequiredResult; only answers this request asked for are carried forward."""
-        state = sealer.seal({"answers": need.answers}, binding)
+        state = sealer.seal({"answers": need.answers}, self.binding())
         return {"resultType": "input_required", "inputRequests": need.requests, "requestState": state}

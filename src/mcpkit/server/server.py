@@ -27,7 +27,7 @@ from .completion import Completions
 from .context import Context
 from .handlers import HANDLERS
 from .prompts import Prompt
-from .request_state import StateSealer, request_binding
+from .request_state import StateSealer
 from .resources import Resource, ResourceTemplate, not_found
 from .round_trip import InputRequired, RoundTrip
 from .subscriptions import Listener
@@ -313,18 +313,17 @@ class Server:
         if handler is None:  # declared in the table but this server offers no handler for it
             raise MCPError(-32601, f"Method not found: {request.method!r}")
         params, meta = request.params, request.params.get("_meta")
-        trip = binding = None
+        trip = None
         if request.negotiated is not None and request.method in INPUT_REQUIRED_METHODS:
-            binding = request_binding(request.method, params)
-            trip = RoundTrip.from_params(params, self.state_sealer, binding)
+            trip = RoundTrip.from_params(params, self.state_sealer, request.method)
         ctx = Context(
             self, session, request.id, meta if isinstance(meta, dict) else None, request.negotiated, trip
         )
         try:
             result: JSON = await handler(self, ctx, params)
         except InputRequired as need:
-            assert binding is not None  # only a round trip raises it
-            return RoundTrip.result(need, self.state_sealer, binding)
+            assert trip is not None  # only a round trip raises it
+            return trip.result(need, self.state_sealer)
         return result
 
     def mirrored_headers(self, tool: str) -> list[tuple[str, tuple[str, ...]]]:

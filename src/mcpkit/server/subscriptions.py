@@ -17,6 +17,7 @@ import anyio
 from ..protocol.errors import INVALID_PARAMS, MCPError
 from ..protocol.jsonrpc import RequestId
 from ..protocol.modern import SUBSCRIPTION_ID
+from ..protocol.subscription_filter import FLAGS, SubscriptionFilter
 from .context import Context
 
 if TYPE_CHECKING:  # the memory streams are imported when the first listener is made (~2 ms at start)
@@ -30,29 +31,19 @@ log = logging.getLogger("mcpkit")
 
 JSON = dict[str, Any]
 
-# filter field -> (notification, the server capability path that offers it)
-_FLAGS = {
-    "toolsListChanged": ("notifications/tools/list_changed", ("tools", "listChanged")),
-    "promptsListChanged": ("notifications/prompts/list_changed", ("prompts", "listChanged")),
-    "resourcesListChanged": ("notifications/resources/list_changed", ("resources", "listChanged")),
-}
 _QUEUE = 256  # notifications buffered per listener before newer ones are dropped
 
 
 @dataclass(eq=False)
 class Listener:
     subscription_id: RequestId
-    methods: frozenset[str]
-    uris: frozenset[str]
+    wanted: SubscriptionFilter
     send: MemoryObjectSendStream[tuple[str, JSON | None]]
     receive: MemoryObjectReceiveStream[tuple[str, JSON | None]] = field(repr=False)
 
     def offer(self, method: str, params: JSON | None = None) -> None:
         """Queue a notification if this subscription asked for it; never blocks the caller."""
-        wanted = method in self.methods or (
-            method == "notifications/resources/updated" and (params or {}).get("uri") in self.uris
-        )
-        if not wanted:
+        if not self.wanted.wants(method, params):
             return
         try:
             self.send.send_nowait((method, params))
@@ -67,7 +58,7 @@ def agreed_filter(requested: object, server_caps: JSON) -> JSON:
     if not isinstance(requested, dict):
         raise MCPError(INVALID_PARAMS, "Invalid params: subscriptions/listen needs a notifications object")
     agreed: JSON = {}
-    for flag, (_method, path) in _FLAGS.items():
+    for flag, (_method, path) in FLAGS.items():
         section = server_caps.get(path[0])
         if requested.get(flag) is True and isinstance(section, dict) and section.get(path[1]):
             agreed[flag] = True
@@ -85,8 +76,7 @@ async def listen(server: Server, ctx: Context, params: JSON) -> JSON:
     send, receive = anyio.create_memory_object_stream[tuple[str, JSON | None]](_QUEUE)
     listener = Listener(
         rid,
-        frozenset(_FLAGS[f][0] for f in agreed if f in _FLAGS),
-        frozenset(agreed.get("resourceSubscriptions", ())),
+        SubscriptionFilter.of(agreed),
         send,
         receive,
     )

@@ -80,6 +80,8 @@ async def answer_stateless(
 
 
 def _status(response: bytes) -> int:
+    if b'"error"' not in response:
+        return 200  # a result: no need to parse it again
     error = orjson.loads(response).get("error")
     code = error.get("code") if isinstance(error, dict) else None
     return status_for_error(code) if isinstance(code, int) else 200

@@ -1,0 +1,43 @@
+"""The subscriptions/listen filter (2026-07-28 patterns "Subscriptions"), for both ends. No I/O.
+
+Each boolean field opts in to one list_changed notification; `resourceSubscriptions` names the URIs
+whose notifications/resources/updated the stream carries. The server MUST NOT send anything else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+__all__ = ["FLAGS", "SubscriptionFilter"]
+
+JSON = dict[str, Any]
+
+# filter field -> (the notification it opts in to, the server capability path that offers it)
+FLAGS: Final = {
+    "toolsListChanged": ("notifications/tools/list_changed", ("tools", "listChanged")),
+    "promptsListChanged": ("notifications/prompts/list_changed", ("prompts", "listChanged")),
+    "resourcesListChanged": ("notifications/resources/list_changed", ("resources", "listChanged")),
+}
+_UPDATED: Final = "notifications/resources/updated"
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionFilter:
+    methods: frozenset[str]
+    uris: frozenset[str]
+
+    @classmethod
+    def of(cls, notifications: JSON) -> SubscriptionFilter:
+        """The filter a `notifications` object (a request's, or an acknowledgment's) describes."""
+        methods = frozenset(FLAGS[f][0] for f, on in notifications.items() if f in FLAGS and on is True)
+        uris = notifications.get("resourceSubscriptions")
+        return cls(
+            methods,
+            frozenset(u for u in uris if isinstance(u, str)) if isinstance(uris, list) else frozenset(),
+        )
+
+    def wants(self, method: str, params: JSON | None) -> bool:
+        if method == _UPDATED:
+            return (params or {}).get("uri") in self.uris
+        return method in self.methods
