@@ -342,3 +342,16 @@ async def test_the_server_can_be_configured_not_to_name_itself_in_results() -> N
     async with raw_client(server) as raw:
         result = (await raw.call("tools/list"))["result"]
     assert result["resultType"] == "complete" and META + "serverInfo" not in result.get("_meta", {})
+
+
+async def test_a_tool_reading_a_missing_resource_never_emits_32002_in_2026() -> None:
+    # basic "Error Codes": implementations of 2026-07-28 MUST NOT emit -32002, whoever raises it.
+    server = build()
+
+    @server.tool()
+    async def peek(ctx: Context) -> str:
+        return str(await ctx.read_resource("test://missing"))
+
+    async with raw_client(server) as raw:
+        reply = await raw.call("tools/call", {"name": "peek"})
+    assert reply["error"]["code"] == -32602 and reply["error"]["data"] == {"uri": "test://missing"}

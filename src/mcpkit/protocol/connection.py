@@ -15,12 +15,21 @@ from . import capabilities as caps
 from . import events as ev
 from . import jsonrpc as rpc
 from .capabilities import Owner, Role
-from .errors import INTERNAL_ERROR, INVALID_REQUEST, CapabilityError, LocalError, RemoteError, to_wire_error
+from .errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    RESOURCE_NOT_FOUND,
+    CapabilityError,
+    LocalError,
+    RemoteError,
+    to_wire_error,
+)
 from .jsonrpc import ErrorResponse, InvalidMessage, Notification, Request, RequestId, Response
 from .lifecycle import Negotiated, Phase, accept_initialize, check_initialize_result, initialize_params
 from .modern import SUBSCRIPTION_ID, finish_result, is_modern_request, read_request_meta, request_meta
 from .utilities import cancel_params, log_params, progress_params, read_level, read_progress
-from .versions import LATEST, SUPPORTED_VERSIONS, is_modern
+from .versions import LATEST, SUPPORTED_VERSIONS, Feature, has, is_modern
 
 __all__ = ["Connection"]
 
@@ -321,7 +330,17 @@ class Connection:
         state = self._inbound.pop(rid, None)
         if state is None or state.cancelled:
             return None
-        return rpc.error_message(rid, to_wire_error(exc))
+        error = to_wire_error(exc)
+        # 2026-07-28 basic "Error Codes": -32002 MUST NOT be emitted; resource not found is -32602.
+        # Changed here, whoever raised it (a resources/read, or a tool reading a resource).
+        version = state.negotiated.version if state.negotiated is not None else None
+        if (
+            error["code"] == RESOURCE_NOT_FOUND
+            and version
+            and not has(version, Feature.RESOURCE_NOT_FOUND_CODE)
+        ):
+            error = {**error, "code": INVALID_PARAMS}
+        return rpc.error_message(rid, error)
 
     def cancel(self, rid: RequestId, reason: str | None = None) -> JSON | None:
         """Stop waiting for our request `rid`; the notification to send, or None if it already finished."""

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
-from ..protocol.versions import Feature, has, is_modern
+from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.versions import is_modern
 from .context import Context
 from .pagination import page
 from .resources import not_found
@@ -71,15 +71,8 @@ async def read(s: Server, ctx: Context, params: JSON) -> JSON:
     uri = params.get("uri")
     if not isinstance(uri, str):
         raise MCPError(INVALID_PARAMS, "Invalid params: resources/read needs a string uri")
-    version = ctx.negotiated.version
-    try:
-        result: JSON = {"contents": await s.read_resource(uri, ctx)}
-    except MCPError as exc:
-        # 2026-07-28 resources "Error Handling": not found is -32602 (it was -32002 before).
-        if exc.code != RESOURCE_NOT_FOUND or has(version, Feature.RESOURCE_NOT_FOUND_CODE):
-            raise
-        raise MCPError(INVALID_PARAMS, exc.message, exc.data) from None
-    if is_modern(version):
+    result: JSON = {"contents": await s.read_resource(uri, ctx)}
+    if is_modern(ctx.negotiated.version):
         result.update(s.cache_hint_for(uri).fields())
     return result
 
