@@ -25,11 +25,12 @@ import orjson
 from anyio.abc import TaskGroup
 
 from ..protocol.framing import Oversized
+from ..protocol.http_rules import negotiated_version
 from ..protocol.jsonrpc import RequestId
 from ..protocol.sse import SSEDecoder
 from ..runtime.groups import single_error
 from .http_failures import describe_error, describe_status, error_reply, is_response_to, read_head, too_large
-from .http_handshake import initialize_version, new_session, renew_hint
+from .http_handshake import new_session, renew_hint
 from .http_modern_traffic import ModernTraffic, error_answer
 from .legacy_sse_client import LegacyEndpointError, LegacySSEStream, connect_legacy, long_lived
 
@@ -320,7 +321,7 @@ class HTTPClientStream:
     # ---- the GET stream ------------------------------------------------------------------------
 
     def _learn_version(self, payload: bytes) -> None:
-        version = initialize_version(payload) if self.protocol_version is None else None
+        version = negotiated_version(payload) if self.protocol_version is None else None
         if version is not None:
             self.protocol_version = version
             if not self._listening:

@@ -10,23 +10,11 @@ from __future__ import annotations
 from contextlib import suppress
 
 import httpx
-import orjson
 
 from ..protocol.sse import SSEDecoder
 from .http_failures import read_head
 
-__all__ = ["initialize_version", "new_session", "renew_hint"]
-
-
-def initialize_version(payload: bytes) -> str | None:
-    """The protocolVersion an initialize result names, if `payload` is one."""
-    try:
-        message = orjson.loads(payload)
-    except orjson.JSONDecodeError:
-        return None
-    result = message.get("result") if isinstance(message, dict) else None
-    version = result.get("protocolVersion") if isinstance(result, dict) else None
-    return version if isinstance(version, str) else None
+__all__ = ["new_session", "renew_hint"]
 
 
 def renew_hint(reconnect_on_404: bool) -> str:
