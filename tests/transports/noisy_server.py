@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import anyio
 
-from mcpkit import Server
+from mcpkit import Context, Server
 
 server = Server("noisy")
 
@@ -25,6 +26,15 @@ async def nap(seconds: float) -> str:
     return "rested"
 
 
+@server.tool()
+async def count_roots(ctx: Context) -> str:
+    try:
+        return str(len(await ctx.list_roots()))
+    except Exception as exc:
+        return f"failed: {exc}"
+
+
 if __name__ == "__main__":
     max_line = int(sys.argv[1]) if len(sys.argv) > 1 else None
-    server.run(max_line=max_line)
+    grace = os.environ.get("NOISY_EOF_GRACE")
+    server.run(max_line=max_line, eof_grace=float(grace) if grace else None)

@@ -30,8 +30,10 @@ INIT = {
 class Peer:
     """A raw line-level peer of a server process."""
 
-    def __init__(self, *args: str, initialize: bool = True) -> None:
+    def __init__(self, *args: str, initialize: bool = True, eof_grace: float | None = None) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+        if eof_grace is not None:
+            env["NOISY_EOF_GRACE"] = str(eof_grace)
         self.process = subprocess.Popen(
             [sys.executable, NOISY, *args],
             stdin=subprocess.PIPE,
@@ -196,18 +198,53 @@ def test_a_cancelled_call_gets_no_response_and_later_calls_are_answered(peer: Pe
     peer.still_serves(8)  # the next line is the answer to 8, not to 7
 
 
-def test_eof_on_stdin_cancels_in_flight_work_and_exits_promptly(peer: Peer) -> None:
-    peer.write_json(
-        {
-            "jsonrpc": "2.0",
-            "id": 7,
-            "method": "tools/call",
-            "params": {"name": "nap", "arguments": {"seconds": 60}},
-        }
-    )
+def _call(rid: int, name: str, **arguments: Any) -> dict[str, Any]:
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+
+
+def test_requests_read_before_eof_on_stdin_are_still_answered() -> None:
+    # transports "stdio", shutdown: the client closes stdin and waits for the server to exit
+    peer = Peer()
+    for rid in (1, 2, 3):
+        peer.write_json(_call(rid, "nap", seconds=0.2 * rid))
+    peer.write_json(_call(4, "shout", text="last"))
+    assert peer.process.stdin is not None
+    peer.process.stdin.close()
+    assert peer.process.stdout is not None
+    replies = [orjson.loads(line) for line in peer.process.stdout]
+    assert sorted(r["id"] for r in replies) == [1, 2, 3, 4]
+    texts = {r["id"]: r["result"]["content"][0]["text"] for r in replies}
+    assert texts == {1: "rested", 2: "rested", 3: "rested", 4: "LAST"}
+    assert peer.process.wait(10) == 0
+
+
+def test_a_request_to_the_client_after_eof_fails_at_once_instead_of_waiting() -> None:
+    peer = Peer(initialize=False)
+    init = {**INIT, "params": {**INIT["params"], "capabilities": {"roots": {}}}}  # type: ignore[dict-item]
+    assert peer.ask(init)["result"]["protocolVersion"] == "2025-11-25"
+    peer.write_json({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    peer.write_json(_call(5, "count_roots"))
+    assert peer.read()["method"] == "roots/list"  # the server asks; the client leaves without answering
+    started = time.monotonic()
+    assert peer.process.stdin is not None
+    peer.process.stdin.close()
+    assert peer.process.stdout is not None
+    reply = orjson.loads(peer.process.stdout.readline())
+    assert reply["id"] == 5 and reply["result"]["content"][0]["text"].startswith("failed: Connection closed")
+    assert peer.process.wait(10) == 0
+    assert time.monotonic() - started < 3  # not the default 5 s grace
+
+
+def test_eof_on_stdin_cancels_work_still_running_after_the_grace_and_exits() -> None:
+    peer = Peer(eof_grace=0.5)
+    peer.write_json(_call(7, "nap", seconds=60))
     started = time.monotonic()
     assert peer.close() == 0
-    assert time.monotonic() - started < 5
+    elapsed = time.monotonic() - started
+    assert 0.5 <= elapsed < 5
+    assert peer.process.stdout is not None
+    assert peer.process.stdout.read() == b""  # the cancelled request is not answered
 
 
 def test_sigterm_exits_cleanly(peer: Peer) -> None:

@@ -102,6 +102,8 @@ class Session:
         self._tg: TaskGroup | None = None
         self.ready = Flag()
         self.closed = Flag()
+        self._input_ended = False  # the peer sends nothing more; what it sent may still be answered
+        self._idle: anyio.Event | None = None  # set when the last handler ends, once waited on
         self._running = False
         self._tokens = itertools.count(1)
 
@@ -113,7 +115,11 @@ class Session:
         return n
 
     async def run(self) -> None:
-        """Read until the peer goes away; then cancel in-flight handlers and fail pending requests."""
+        """Read until the peer goes away; then cancel in-flight handlers and fail pending requests.
+
+        A stream with an `eof_grace` (stdio, whose EOF closes only the peer's input) first lets the
+        requests already read finish, for up to that many seconds, so their responses are not lost.
+        """
         try:
             self._loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -123,6 +129,7 @@ class Session:
             if self._loop is not None:
                 try:
                     await self._read_loop()
+                    await self._drain()
                 finally:
                     await self._stop_tasks()
             else:
@@ -130,6 +137,7 @@ class Session:
                     self._tg = tg
                     try:
                         await self._read_loop()
+                        await self._drain()
                     finally:
                         tg.cancel_scope.cancel()
         finally:
@@ -137,6 +145,21 @@ class Session:
             self._tg = None
             self._fail_pending()
             self.closed.set()
+
+    async def _drain(self) -> None:
+        grace: float = getattr(self.stream, "eof_grace", 0.0)
+        if grace <= 0:
+            return
+        self._input_ended = True
+        self._fail_pending()  # no response can arrive any more: handlers waiting on one go on at once
+        if self._loop is not None:
+            tasks = [task for task in self._tasks if not task.done()]
+            if tasks:
+                await asyncio.wait(tasks, timeout=grace)
+        elif self._handlers:
+            self._idle = anyio.Event()
+            with anyio.move_on_after(grace):
+                await self._idle.wait()
 
     def _spawn(self, fn: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
         """Run `fn(*args)` beside the reader: a native task on asyncio, else in the task group."""
@@ -231,6 +254,8 @@ class Session:
                 message = await self._answer(event)
             finally:
                 del self._handlers[rid]
+                if self._idle is not None and not self._handlers:
+                    self._idle.set()
         if scope.cancelled_caught:
             self._cancelled(rid)
         elif message is not None:
@@ -316,7 +341,7 @@ class Session:
         On timeout (reset by each progress notification, never past `max_timeout`) or when the
         caller is cancelled, the peer is sent notifications/cancelled.
         """
-        if self.closed.is_set():
+        if self.closed.is_set() or self._input_ended:
             raise MCPError(CONNECTION_CLOSED, "Connection closed")
         if on_progress is not None:
             params = dict(params or {})

@@ -357,11 +357,16 @@ class Server:
                 return contents
         raise not_found(uri)
 
-    def run(self, *, max_line: int | None = None) -> None:
-        """Serve over stdio until stdin closes or SIGTERM (what `python server.py` should call)."""
+    def run(self, *, max_line: int | None = None, eof_grace: float | None = None) -> None:
+        """Serve over stdio until stdin closes or SIGTERM (what `python server.py` should call).
+
+        After stdin closes, requests already read get `eof_grace` seconds (default 5) to be answered.
+        """
         from ..transports.stdio import serve_stdio
 
-        options = {"max_line": max_line} if max_line is not None else {}
+        options: dict[str, Any] = {"max_line": max_line} if max_line is not None else {}
+        if eof_grace is not None:
+            options["eof_grace"] = eof_grace
         anyio.run(functools.partial(serve_stdio, self.serve, **options))
         # A sync tool still running on a worker thread cannot be interrupted; the interpreter would
         # wait for it at exit, so once serving is over the process leaves without waiting.

@@ -29,13 +29,15 @@ __all__ = ["LineStream", "serve_stdio", "spawn"]
 
 _CHUNK = 1 << 16
 _HIGH_WATER = 1 << 20
+DEFAULT_EOF_GRACE = 5.0
 
 
 class LineStream:
     """A MessageStream of newline-delimited messages over any pair of read/write callables.
 
     `write_line`, when given, writes a message and its newline itself (sparing a copy of the message);
-    otherwise `write` gets the message with the newline appended.
+    otherwise `write` gets the message with the newline appended. `eof_grace` is how long a Session
+    lets requests it has read finish once the input ends (the output may still be open).
     """
 
     def __init__(
@@ -45,7 +47,9 @@ class LineStream:
         close: Callable[[], Awaitable[None]] | None = None,
         max_line: int = DEFAULT_MAX_LINE,
         write_line: Callable[[bytes], Awaitable[None]] | None = None,
+        eof_grace: float = 0.0,
     ) -> None:
+        self.eof_grace = eof_grace
         self._read_chunk = read_chunk
         self._write = write
         self._write_line = write_line
@@ -267,8 +271,13 @@ def _protect_stdout() -> int:
     return protocol_fd
 
 
-async def serve_stdio(target: Any, *, max_line: int = DEFAULT_MAX_LINE) -> None:
+async def serve_stdio(
+    target: Any, *, max_line: int = DEFAULT_MAX_LINE, eof_grace: float = DEFAULT_EOF_GRACE
+) -> None:
     """Serve on stdin/stdout until stdin reaches EOF or SIGTERM arrives.
+
+    Spec: transports "stdio", shutdown: the client closes the server's stdin first and waits for it to
+    exit, so requests read before the EOF are still answered (for up to `eof_grace` seconds).
 
     `target` is anything with an async `serve(stream)` method (a Server), or that coroutine function itself.
     """
@@ -278,9 +287,11 @@ async def serve_stdio(target: Any, *, max_line: int = DEFAULT_MAX_LINE) -> None:
     read_chunk = (await _loop_reader(0) if fast else None) or functools.partial(_thread_read, 0)
     writer = await _loop_writer(out_fd) if fast else None
     if writer is not None:
-        stream = LineStream(read_chunk, writer.write, max_line=max_line, write_line=writer.write_line)
+        stream = LineStream(
+            read_chunk, writer.write, max_line=max_line, write_line=writer.write_line, eof_grace=eof_grace
+        )
     else:
-        stream = LineStream(read_chunk, _thread_writer(out_fd), max_line=max_line)
+        stream = LineStream(read_chunk, _thread_writer(out_fd), max_line=max_line, eof_grace=eof_grace)
     async with anyio.create_task_group() as tg:
         tg.start_soon(_cancel_on_sigterm, tg.cancel_scope)
         await serve(stream)
