@@ -19,7 +19,7 @@ import anyio
 import orjson
 from conformance_auth import oauth_client
 
-from mcpkit.client.client import Client, connect_http
+from mcpkit.client import Client, connect_http
 from mcpkit.protocol.versions import is_modern
 
 JSON = dict[str, Any]

@@ -342,7 +342,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=3001)
     args = parser.parse_args(argv)
-    from mcpkit.transports.http_server import serve_http
+    from mcpkit.transports import serve_http
 
     serve_http(server, host="127.0.0.1", port=args.port)
 

@@ -197,7 +197,7 @@ def review_code(code: str) -> list[dict[str, object]]:
 
 def main(argv: list[str]) -> None:
     if "--http" in argv:
-        from mcpkit.transports.http_server import serve_http
+        from mcpkit.transports import serve_http
 
         port = int(argv[argv.index("--port") + 1]) if "--port" in argv else 8000
         serve_http(server, host="127.0.0.1", port=port)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import mcpkit
 
@@ -15,10 +18,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "mcpkit"
 ALLOWED = {
     "protocol": set(),
     "runtime": {"protocol"},
-    "transports": {"protocol", "runtime"},
-    "server": {"protocol", "runtime", "content", "transports"},
-    "client": {"protocol", "runtime", "transports"},
+    "transports": {"protocol", "runtime", "_lazy"},
+    "server": {"protocol", "runtime", "content", "transports", "_lazy"},
+    "client": {"protocol", "runtime", "transports", "_lazy"},
     "content": set(),
+    "_lazy": set(),
 }
 NEVER_IN_CORE = {"asyncio", "anyio", "httpx", "starlette", "uvicorn", "trio", "threading", "socket", "time"}
 
@@ -98,7 +102,7 @@ def test_importing_the_package_loads_nothing_else() -> None:
         "print(sorted(m for m in sys.modules if m.startswith('mcpkit') or m in ('anyio','pydantic','httpx')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['mcpkit']"
+    assert out.strip() == "['mcpkit', 'mcpkit._lazy']"
 
 
 def test_a_stdio_server_never_imports_the_http_stack_or_the_client() -> None:
@@ -108,3 +112,30 @@ def test_a_stdio_server_never_imports_the_http_stack_or_the_client() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("package", "names"),
+    [
+        ("mcpkit.client", ["Client", "connect_http", "connect_stdio"]),
+        ("mcpkit.server", ["CacheHint", "Context", "Elicited", "Server", "ToolError"]),
+        (
+            "mcpkit.transports",
+            ["EventStore", "InMemoryEventStore", "StreamableHTTPApp", "serve_http", "serve_stdio", "spawn"],
+        ),
+    ],
+)
+def test_each_public_subpackage_exports_a_short_explicit_all(package: str, names: list[str]) -> None:
+    module = importlib.import_module(package)
+    assert sorted(module.__all__) == names
+    for name in names:
+        assert getattr(module, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        module.nope  # noqa: B018
+
+
+def test_importing_a_subpackage_loads_none_of_its_modules() -> None:
+    code = "import sys, mcpkit.client, mcpkit.server, mcpkit.transports; print(sorted(sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    loaded = [m for m in out.strip("[]\n").replace("'", "").split(", ") if m.startswith("mcpkit")]
+    assert sorted(loaded) == ["mcpkit", "mcpkit._lazy", "mcpkit.client", "mcpkit.server", "mcpkit.transports"]

@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     server = build_server(args.db)
     if args.http:
-        from mcpkit.transports.http_server import serve_http
+        from mcpkit.transports import serve_http
 
         url = f"http://{args.host}:{args.port}/mcp"
         print(f"commerce server on {url} (database {Path(args.db).resolve()})", file=sys.stderr)

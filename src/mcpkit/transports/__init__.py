@@ -1,0 +1,25 @@
+"""Transports: stdio (serve and spawn) and Streamable HTTP (an ASGI app and an httpx client stream)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+__all__ = ["EventStore", "InMemoryEventStore", "StreamableHTTPApp", "serve_http", "serve_stdio", "spawn"]
+
+_EXPORTS = {
+    "EventStore": "mcpkit.transports.event_store",
+    "InMemoryEventStore": "mcpkit.transports.event_store",
+    "StreamableHTTPApp": "mcpkit.transports.http_server",
+    "serve_http": "mcpkit.transports.http_server",
+    "serve_stdio": "mcpkit.transports.stdio",
+    "spawn": "mcpkit.transports.stdio",
+}
+
+if TYPE_CHECKING:
+    from .event_store import EventStore, InMemoryEventStore
+    from .http_server import StreamableHTTPApp, serve_http
+    from .stdio import serve_stdio, spawn
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)
