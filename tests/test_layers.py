@@ -121,7 +121,15 @@ def test_a_stdio_server_never_imports_the_http_stack_or_the_client() -> None:
         ("mcpkit.server", ["CacheHint", "Context", "Elicited", "Server", "ToolError"]),
         (
             "mcpkit.transports",
-            ["EventStore", "InMemoryEventStore", "StreamableHTTPApp", "serve_http", "serve_stdio", "spawn"],
+            [
+                "EventStore",
+                "InMemoryEventStore",
+                "StreamableHTTPApp",
+                "open_http_stream",
+                "serve_http",
+                "serve_stdio",
+                "spawn",
+            ],
         ),
     ],
 )

@@ -6,12 +6,21 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
 
-__all__ = ["EventStore", "InMemoryEventStore", "StreamableHTTPApp", "serve_http", "serve_stdio", "spawn"]
+__all__ = [
+    "EventStore",
+    "InMemoryEventStore",
+    "StreamableHTTPApp",
+    "open_http_stream",
+    "serve_http",
+    "serve_stdio",
+    "spawn",
+]
 
 _EXPORTS = {
     "EventStore": "mcpkit.transports.event_store",
     "InMemoryEventStore": "mcpkit.transports.event_store",
     "StreamableHTTPApp": "mcpkit.transports.http_server",
+    "open_http_stream": "mcpkit.transports.http_client",
     "serve_http": "mcpkit.transports.http_server",
     "serve_stdio": "mcpkit.transports.stdio",
     "spawn": "mcpkit.transports.stdio",
@@ -19,6 +28,7 @@ _EXPORTS = {
 
 if TYPE_CHECKING:
     from .event_store import EventStore, InMemoryEventStore
+    from .http_client import open_http_stream
     from .http_server import StreamableHTTPApp, serve_http
     from .stdio import serve_stdio, spawn
 
