@@ -18,6 +18,7 @@ ALLOWED = {
     "transports": {"protocol", "runtime"},
     "server": {"protocol", "runtime", "content", "transports"},
     "client": {"protocol", "runtime", "transports"},
+    "auth": {"protocol", "runtime", "transports"},
     "content": set(),
 }
 NEVER_IN_CORE = {"asyncio", "anyio", "httpx", "starlette", "uvicorn", "trio", "threading", "socket", "time"}
