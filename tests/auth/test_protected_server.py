@@ -15,7 +15,17 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from auth_server import MCP_SCOPES, AuthServer, authorization_server, mcp_app, rsa_jwk, serving_on
+from auth_server import (
+    MCP_PORT,
+    MCP_SCOPES,
+    METADATA,
+    RESOURCE,
+    AuthServer,
+    authorization_server,
+    mcp_app,
+    rsa_jwk,
+    serving_on,
+)
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 import peers
@@ -25,9 +35,6 @@ from mcpkit.client.oauth import ClientCredentials, OAuthClient
 
 pytestmark = pytest.mark.anyio
 
-MCP_PORT = peers.free_port()
-RESOURCE = f"http://127.0.0.1:{MCP_PORT}/mcp"
-METADATA = f"http://127.0.0.1:{MCP_PORT}/.well-known/oauth-protected-resource/mcp"
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 INITIALIZE = {
     "jsonrpc": "2.0",

@@ -127,6 +127,7 @@ class JWTVerifier:
                         ttl=self.jwks_ttl,
                         min_refetch_interval=self.jwks_min_refetch_interval,
                         max_bytes=self.max_response_bytes,
+                        clock=self._clock,
                     )
         return self._jwks
 
