@@ -21,6 +21,7 @@ ALLOWED = {
     "transports": {"protocol", "runtime", "_lazy"},
     "server": {"protocol", "runtime", "content", "transports", "_lazy"},
     "client": {"protocol", "runtime", "transports", "_lazy"},
+    "auth": {"protocol", "runtime", "transports", "_lazy"},
     "content": set(),
     "_lazy": set(),
 }

@@ -1,0 +1,45 @@
+"""Authorization for MCP servers over HTTP: the server as an OAuth 2.1 resource server.
+
+`protect(app, verifier=JWTVerifier(...), resource=..., authorization_servers=[...])`.
+Names load on first use, so importing the package imports neither httpx nor PyJWT.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from ..protocol.resource_auth import AccessToken, InvalidToken
+    from .asgi import SCOPE_KEY, ProtectedResource, protect
+    from .introspection import IntrospectionVerifier
+    from .jwt_verifier import JWTVerifier
+    from .verifier import TokenVerifier, VerifierUnavailable
+
+__all__ = [
+    "SCOPE_KEY",
+    "AccessToken",
+    "IntrospectionVerifier",
+    "InvalidToken",
+    "JWTVerifier",
+    "ProtectedResource",
+    "TokenVerifier",
+    "VerifierUnavailable",
+    "protect",
+]
+
+_HOMES = {
+    "AccessToken": "mcpkit.protocol.resource_auth",
+    "InvalidToken": "mcpkit.protocol.resource_auth",
+    "SCOPE_KEY": "mcpkit.auth.asgi",
+    "ProtectedResource": "mcpkit.auth.asgi",
+    "protect": "mcpkit.auth.asgi",
+    "IntrospectionVerifier": "mcpkit.auth.introspection",
+    "JWTVerifier": "mcpkit.auth.jwt_verifier",
+    "TokenVerifier": "mcpkit.auth.verifier",
+    "VerifierUnavailable": "mcpkit.auth.verifier",
+}
+
+
+__getattr__ = lazy_exports(__name__, _HOMES)

