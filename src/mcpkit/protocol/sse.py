@@ -62,6 +62,7 @@ class SSEDecoder:
         self.max_event = max_event
         self.last_event_id: str | None = None
         self.retry: int | None = None
+        self.dispatched = 0  # events with data so far
         self._partial = bytearray()  # the unterminated line so far; only new bytes are searched
         self._data: list[str] = []
         self._size = 0
@@ -139,4 +140,5 @@ class SSEDecoder:
         self._data, self._size, self._event = [], 0, ""
         if not data:
             return None
+        self.dispatched += 1
         return SSEEvent("\n".join(data), event, self.last_event_id, self.retry)

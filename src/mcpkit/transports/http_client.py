@@ -29,6 +29,7 @@ from ..protocol.http_rules import negotiated_version
 from ..protocol.jsonrpc import RequestId
 from ..protocol.sse import SSEDecoder
 from ..runtime.groups import single_error
+from .http_backoff import Backoff
 from .http_failures import describe_error, describe_status, error_reply, is_response_to, read_head, too_large
 from .http_handshake import new_session, renew_hint
 from .http_modern_traffic import ModernTraffic, error_answer
@@ -61,6 +62,7 @@ class HTTPClientStream:
         reconnect_on_404: bool = True,
         retry_ms: int = 1000,
         legacy_fallback: bool = True,
+        backoff: Backoff | None = None,
     ) -> None:
         self.url = url
         self.http = http
@@ -71,6 +73,7 @@ class HTTPClientStream:
         self.reconnect_on_404 = reconnect_on_404
         self.retry_ms = retry_ms  # until the server sends its own `retry`
         self.legacy_fallback = legacy_fallback
+        self.backoff = backoff or Backoff()
         self.legacy: LegacySSEStream | None = None
         self._tg = tg
         self._in_send, self._in_receive = anyio.create_memory_object_stream[bytes | Oversized](math.inf)
@@ -223,7 +226,8 @@ class HTTPClientStream:
         """The POST stream ended before its response: GET with Last-Event-ID after `retry` ms.
 
         A server may close each resumed stream again ("poll", "Sending Messages" 6), so only
-        reconnections that fail count against `reconnect_attempts`; a cancelled request stops.
+        reconnections that bring nothing count against `reconnect_attempts`, and each of those
+        waits longer (`backoff`); a cancelled request stops.
         """
         last_id = decoder.last_event_id
         if last_id is None:
@@ -232,14 +236,14 @@ class HTTPClientStream:
         retry = decoder.retry if decoder.retry is not None else self.retry_ms
         failures = 0
         while failures < self.reconnect_attempts:
-            await anyio.sleep(retry / 1000)
+            await anyio.sleep(self.backoff.delay(retry, failures))
             if rid in self._abandoned:
                 return
             decoder = SSEDecoder(self.max_message)
             outcome = await self._resume_once(message, rid, decoder, last_id)
             if outcome is not None:
                 return
-            failures = 0 if decoder.last_event_id is not None else failures + 1
+            failures = 0 if _progressed(decoder, last_id) else failures + 1
             last_id = decoder.last_event_id or last_id
             retry = decoder.retry if decoder.retry is not None else retry
         self._fail(
@@ -332,7 +336,11 @@ class HTTPClientStream:
         self._tg.start_soon(self._listen)
 
     async def _listen(self) -> None:
-        """The standalone GET stream for server-initiated messages; 405 means the server offers none."""
+        """The standalone GET stream for server-initiated messages; 405 means the server offers none.
+
+        It is reopened after the server's `retry`, never sooner than `backoff` allows: a stream that
+        brought no event and no new id counts as a failure, and waits longer before the next try.
+        """
         last_id: str | None = None
         retry = self.retry_ms
         failures = 0
@@ -349,10 +357,10 @@ class HTTPClientStream:
                         await self._read_events(r, decoder)
                 except httpx.TransportError:
                     pass
-                failures = 0 if decoder.last_event_id not in (None, last_id) else failures + 1
+                failures = 0 if _progressed(decoder, last_id) else failures + 1
                 last_id = decoder.last_event_id or last_id
                 retry = decoder.retry if decoder.retry is not None else retry
-                await anyio.sleep(retry / 1000)
+                await anyio.sleep(self.backoff.delay(retry, failures))
         finally:
             self._listening = False
 
@@ -378,6 +386,11 @@ class HTTPClientStream:
         self._in_send.close()
 
 
+def _progressed(decoder: SSEDecoder, last_id: str | None) -> bool:
+    """Whether a reopened stream brought anything: an event with data, or a new event id."""
+    return decoder.dispatched > 0 or decoder.last_event_id not in (None, last_id)
+
+
 @asynccontextmanager
 async def open_http_stream(
     url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0,
@@ -386,7 +399,8 @@ async def open_http_stream(
     """A Streamable HTTP MessageStream to `url` (falling back to HTTP+SSE); the session is DELETEd on exit.
 
     `auth` authorizes every request (e.g. mcpkit.client.oauth.OAuthClient).
-    Options: max_message, reconnect_attempts, reconnect_on_404, retry_ms, legacy_fallback.
+    Options: max_message, reconnect_attempts, reconnect_on_404, retry_ms, legacy_fallback,
+    backoff (a Backoff: the floor, growth and cap of the delay before an SSE stream is reopened).
     """
     with single_error():
         async with (
