@@ -28,7 +28,7 @@ from ..protocol.framing import Oversized
 from ..protocol.http_rules import negotiated_version
 from ..protocol.jsonrpc import RequestId
 from ..protocol.sse import SSEDecoder
-from ..runtime.groups import single_error
+from ..runtime.groups import CallerCancellation, single_error
 from .http_backoff import Backoff
 from .http_failures import describe_error, describe_status, error_reply, is_response_to, read_head, too_large
 from .http_handshake import new_session, renew_hint
@@ -402,6 +402,7 @@ async def open_http_stream(
     Options: max_message, reconnect_attempts, reconnect_on_404, retry_ms, legacy_fallback,
     backoff (a Backoff: the floor, growth and cap of the delay before an SSE stream is reopened).
     """
+    cancelled = CallerCancellation()
     with single_error():
         async with (
             httpx.AsyncClient(headers=headers, timeout=timeout, auth=auth) as http,
@@ -409,7 +410,9 @@ async def open_http_stream(
         ):
             stream = HTTPClientStream(url, http, tg, **options)
             try:
-                yield stream
+                with cancelled.noting():
+                    yield stream
             finally:
                 await stream.aclose()
                 tg.cancel_scope.cancel()
+        cancelled.reraise()

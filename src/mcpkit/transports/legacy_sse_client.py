@@ -22,7 +22,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from ..protocol.framing import Oversized
 from ..protocol.jsonrpc import RequestId
 from ..protocol.sse import SSEDecoder
-from ..runtime.groups import single_error
+from ..runtime.groups import CallerCancellation, single_error
 from .http_failures import describe_error, describe_status, error_reply, read_head
 
 __all__ = ["LegacyEndpointError", "LegacySSEStream", "connect_legacy", "long_lived", "open_legacy_sse_stream"]
@@ -168,6 +168,7 @@ async def open_legacy_sse_stream(
     url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0, **options: Any
 ) -> AsyncIterator[LegacySSEStream]:
     """An HTTP+SSE (2024-11-05) MessageStream to the SSE URL `url`."""
+    cancelled = CallerCancellation()
     with single_error():
         async with (
             httpx.AsyncClient(headers=headers, timeout=timeout) as http,
@@ -176,7 +177,9 @@ async def open_legacy_sse_stream(
             stream = LegacySSEStream(url, http, tg, connect_timeout=timeout, **options)
             await stream.connect()
             try:
-                yield stream
+                with cancelled.noting():
+                    yield stream
             finally:
                 await stream.aclose()
                 tg.cancel_scope.cancel()
+        cancelled.reraise()
