@@ -30,7 +30,15 @@ from ..protocol.jsonrpc import RequestId
 from ..protocol.sse import SSEDecoder
 from ..runtime.groups import CallerCancellation, single_error
 from .http_backoff import Backoff
-from .http_failures import describe_error, describe_status, error_reply, is_response_to, read_head, too_large
+from .http_failures import (
+    describe_error,
+    describe_status,
+    describe_unexpected,
+    error_reply,
+    is_response_to,
+    read_head,
+    too_large,
+)
 from .http_handshake import new_session, renew_hint
 from .http_modern_traffic import ModernTraffic, error_answer
 from .legacy_sse_client import LegacyEndpointError, LegacySSEStream, connect_legacy, long_lived
@@ -46,6 +54,10 @@ JSON = dict[str, Any]
 
 class _TooLarge(Exception):
     pass
+
+
+class _NotAnAnswer(Exception):
+    """A request's POST got something that is no MCP answer; the text says what came back."""
 
 
 class HTTPClientStream:
@@ -153,6 +165,9 @@ class HTTPClientStream:
         except _TooLarge:
             self._fail(message, too_large(self.max_message))
             return
+        except _NotAnAnswer as exc:
+            self._fail(message, str(exc))
+            return
         if r.status_code >= 400 and modern:  # a JSON-RPC error body is the answer, else a plain failure
             answer = error_answer(message, head) or error_reply(message, describe_status(r, head[:500]))
             if answer is not None:
@@ -172,6 +187,8 @@ class HTTPClientStream:
             # Only a request has an answer; a body to a notification or response breaks "Sending
             # Messages to the Server" 5, and answering it back with an error could loop forever.
             return None
+        if response.status_code != 200:  # a redirect is not followed: it would carry the credentials on
+            raise _NotAnAnswer(describe_unexpected(response, await read_head(response), "no MCP answer"))
         session_id = response.headers.get("mcp-session-id")
         if session_id and sessions:  # a 2026-07-28 exchange ignores any session id
             self.session_id = session_id
@@ -185,16 +202,26 @@ class HTTPClientStream:
                 if decoder.last_event_id is None:
                     raise  # nothing to resume from: the failure itself is the error
             return decoder
+        await self._read_json(response, message, rid, initialize)
+        return None
+
+    async def _read_json(self, response: httpx.Response, message: JSON, rid: Any, initialize: bool) -> None:
+        """A JSON answer: the response to `rid`, else a failure naming what came instead (an empty
+        body, an HTML page), so the request ends now rather than at its timeout."""
         body = bytearray()
         async for chunk in response.aiter_bytes():
             body += chunk
             if len(body) > self.max_message:
                 raise _TooLarge
-        if body:
-            if initialize:
-                self._learn_version(bytes(body))
-            await self._deliver(self.modern.screen(bytes(body)))
-        return None
+        payload = bytes(body)
+        if not is_response_to(payload, rid):
+            answer = error_answer(message, payload)  # a JSON-RPC error with a null id, say
+            if answer is None:
+                raise _NotAnAnswer(describe_unexpected(response, payload, "not a JSON-RPC response to it"))
+            payload = answer
+        if initialize:
+            self._learn_version(payload)
+        await self._deliver(self.modern.screen(payload))
 
     async def _read_events(
         self, response: httpx.Response, decoder: SSEDecoder, rid: Any = None, initialize: bool = False
