@@ -7,9 +7,11 @@ timeout and then say "timed out"; now the error names the status, content type a
 
 from __future__ import annotations
 
+import json
+
 import anyio
 import pytest
-from test_http_client import Exchange, FakeServer, serving
+from test_http_client import Exchange, FakeServer, init_result, serving
 
 from mcpkit import MCPError
 from mcpkit.client.client import connect_http
@@ -95,3 +97,32 @@ async def test_a_json_rpc_error_with_a_null_id_is_the_calls_error() -> None:
         with anyio.fail_after(5), pytest.raises(MCPError, match="Parse error") as info:
             await client.call_tool("t", {})
     assert info.value.code == -32700
+
+
+async def test_an_http_sse_message_post_answered_with_a_redirect_fails_at_once() -> None:
+    stream: list[Exchange] = []
+
+    async def handler(x: Exchange) -> bool:
+        if x.method == "GET":
+            stream.append(x)
+            await x.start(200)
+            await x.raw("event: endpoint\ndata: /messages\n\n")
+            with anyio.move_on_after(10):
+                await anyio.sleep_forever()
+            await x.end()
+        elif x.path == "/mcp":
+            await x.json(405, {"error": "not here"})
+        elif x.message.get("method") == "tools/call":
+            await redirect(x)
+        else:
+            await x.start(202, "text/plain")
+            await x.end()
+            if "id" in x.message:
+                reply = json.dumps(init_result(x.message["id"], "2024-11-05"))
+                await stream[0].raw(f"event: message\ndata: {reply}\n\n")
+        return True
+
+    async with serving(FakeServer(handler, session=None)) as url, connect_http(url, timeout=30) as client:
+        assert client.protocol == "2024-11-05"
+        with anyio.fail_after(5), pytest.raises(MCPError, match=ANSWERS["redirect"][1]):
+            await client.call_tool("t", {})
