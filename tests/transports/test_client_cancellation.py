@@ -105,3 +105,20 @@ async def test_leaving_the_client_block_during_a_call_keeps_the_task_cancelled(
         with anyio.fail_after(20):  # a swallowed cancellation must not turn into a hang either
             await cancel(open_client, reached)
     assert reached == []
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+async def test_a_timeout_while_listening_reaches_the_caller_and_the_client_goes_on(
+    transport: str, era: str
+) -> None:
+    reached: list[str] = []
+    async with client_over(transport, era) as open_client, open_client() as client:
+        for _ in range(3):
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(SOON), client.listen(tools=True) as subscription:
+                    async for _note in subscription:
+                        pass
+                    reached.append("after the subscription ended")
+        await client.ping()
+    assert reached == []
