@@ -253,6 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mcpkit: could not start or reach the server: {exc}", file=sys.stderr)
         return PROTOCOL
     except KeyboardInterrupt:
+        print("\nmcpkit: interrupted", file=sys.stderr)
         return 130
 
 

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import re
+import sys
+from collections.abc import Iterator
+
 import pytest
 
+from mcpkit.protocol import sse
 from mcpkit.protocol.sse import SSEDecoder, SSEEvent, encode_event
 
 
@@ -67,3 +72,45 @@ def test_an_event_larger_than_the_limit_raises_value_error() -> None:
         decoder.feed(b"data: 123456\ndata: 123456\n")
     with pytest.raises(ValueError):
         SSEDecoder(max_event=10).feed(b"data: " + b"x" * 20)
+
+
+class _ScanCounter:
+    """Stands in for the decoder's line-break pattern and adds up how many bytes it was asked to search."""
+
+    def __init__(self, pattern: re.Pattern[bytes]) -> None:
+        self.pattern = pattern
+        self.scanned = 0
+
+    def finditer(self, string: bytes, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[bytes]]:
+        self.scanned += min(len(string), endpos) - pos
+        return self.pattern.finditer(string, pos, endpos)
+
+    def search(self, string: bytes, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[bytes] | None:
+        self.scanned += min(len(string), endpos) - pos
+        return self.pattern.search(string, pos, endpos)
+
+
+def test_an_unterminated_line_fed_in_small_chunks_is_searched_once_per_byte(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    counter = _ScanCounter(sse._LINE_BREAK)
+    monkeypatch.setattr(sse, "_LINE_BREAK", counter)
+    size, piece = 8 * 1024 * 1024, b"x" * 1024
+    decoder = SSEDecoder(max_event=2 * size)
+    decoder.feed(b"data: ")
+    for _ in range(size // len(piece)):
+        assert decoder.feed(piece) == []
+    assert decoder.feed(b"\n\n") == [SSEEvent("x" * size)]
+    assert counter.scanned <= size + 16  # linear: every byte searched once, not the whole line per chunk
+
+
+def test_an_unterminated_line_past_the_limit_raises_before_it_is_held_whole() -> None:
+    decoder = SSEDecoder(max_event=64 * 1024)
+    with pytest.raises(ValueError, match="exceeds 65536 bytes"):
+        for _ in range(1024):
+            decoder.feed(b"data: " + b"y" * 1024)
+
+
+def test_a_complete_line_longer_than_the_limit_raises_even_in_one_chunk() -> None:
+    with pytest.raises(ValueError):
+        SSEDecoder(max_event=10).feed(b"event: " + b"z" * 20 + b"\n")

@@ -354,7 +354,10 @@ async def connect_stdio(command: list[str], **options: Any) -> AsyncIterator[Cli
 
 
 _HTTP_STREAM_OPTIONS = frozenset(
-    {"max_message", "reconnect_attempts", "reconnect_on_404", "retry_ms", "legacy_fallback", "auth"}
+    {
+        "max_message", "reconnect_attempts", "reconnect_on_404", "retry_ms", "legacy_fallback", "auth",
+        "backoff",
+    }
 )
 
 
@@ -366,7 +369,7 @@ async def connect_http(
 
     Transport options (see `open_http_stream`): auth (an httpx.Auth such as
     mcpkit.client.oauth.OAuthClient), max_message, reconnect_attempts, reconnect_on_404, retry_ms,
-    legacy_fallback; the rest go to `Client`.
+    legacy_fallback, backoff (mcpkit.transports.http_backoff.Backoff); the rest go to `Client`.
     """
     from ..transports.http_client import open_http_stream
 

@@ -10,6 +10,7 @@ import anyio
 
 from ..protocol import events as ev
 from ..protocol.modern import SUBSCRIPTION_ID
+from ..runtime.groups import CallerCancellation
 from ..runtime.session import Session
 from .subscription import Subscription, listen_filter
 
@@ -63,13 +64,16 @@ class Listening:
             "subscriptions/listen", {"notifications": subscription.requested}
         )
         self._subscriptions[rid] = subscription
+        cancelled = CallerCancellation()
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._hold, rid, message, subscription)
                 with anyio.fail_after(self.timeout):
                     await subscription.ready.wait()
-                yield subscription
+                with cancelled.noting():
+                    yield subscription
                 tg.cancel_scope.cancel()
+            cancelled.reraise()
         finally:
             del self._subscriptions[rid]
             subscription.close()

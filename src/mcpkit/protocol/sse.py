@@ -62,7 +62,8 @@ class SSEDecoder:
         self.max_event = max_event
         self.last_event_id: str | None = None
         self.retry: int | None = None
-        self._buffer = b""
+        self.dispatched = 0  # events with data so far
+        self._partial = bytearray()  # the unterminated line so far; only new bytes are searched
         self._data: list[str] = []
         self._size = 0
         self._event = ""
@@ -70,29 +71,47 @@ class SSEDecoder:
         self._started = False
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
+        """The events `chunk` completes. Each byte is searched for a line end once, so an
+        unterminated line costs time linear in its length, and at most `max_event` bytes of it are held."""
         if self._skip_lf and chunk[:1] == b"\n":
             chunk = chunk[1:]
         self._skip_lf = False
-        buffer = self._buffer + chunk
-        if not self._started and buffer:
-            if len(buffer) < 3 and b"\xef\xbb\xbf".startswith(buffer):
-                self._buffer = buffer
-                return []
-            self._started = True
-            buffer = buffer.removeprefix(b"\xef\xbb\xbf")
+        if not self._started:
+            chunk = self._strip_bom(chunk)
         events: list[SSEEvent] = []
         start = 0
-        for match in _LINE_BREAK.finditer(buffer):
-            if match.group() == b"\r" and match.end() == len(buffer):
+        for match in _LINE_BREAK.finditer(chunk):
+            if match.group() == b"\r" and match.end() == len(chunk):
                 self._skip_lf = True
-            event = self._line(buffer[start : match.start()].decode("utf-8", "replace"))
+            event = self._line(self._take(chunk, start, match.start()))
             if event is not None:
                 events.append(event)
             start = match.end()
-        self._buffer = buffer[start:]
-        if len(self._buffer) + self._size > self.max_event:
+        self._partial += memoryview(chunk)[start:]
+        if len(self._partial) + self._size > self.max_event:
             raise ValueError(f"SSE event exceeds {self.max_event} bytes")
         return events
+
+    def _strip_bom(self, chunk: bytes) -> bytes:
+        """Drop a leading UTF-8 BOM, which may arrive split over chunks; held bytes come back prefixed."""
+        buffer = bytes(self._partial) + chunk
+        self._partial.clear()
+        if len(buffer) < 3 and b"\xef\xbb\xbf".startswith(buffer):
+            self._partial += buffer
+            return b""
+        self._started = True
+        return buffer.removeprefix(b"\xef\xbb\xbf")
+
+    def _take(self, chunk: bytes, start: int, end: int) -> str:
+        """One whole line: the held partial line plus chunk[start:end], decoded."""
+        if len(self._partial) + end - start + self._size > self.max_event:
+            raise ValueError(f"SSE event exceeds {self.max_event} bytes")
+        if not self._partial:
+            return chunk[start:end].decode("utf-8", "replace")
+        self._partial += memoryview(chunk)[start:end]
+        line = self._partial.decode("utf-8", "replace")
+        self._partial.clear()
+        return line
 
     def _line(self, line: str) -> SSEEvent | None:
         if not line:
@@ -121,4 +140,5 @@ class SSEDecoder:
         self._data, self._size, self._event = [], 0, ""
         if not data:
             return None
+        self.dispatched += 1
         return SSEEvent("\n".join(data), event, self.last_event_id, self.retry)

@@ -28,8 +28,17 @@ from ..protocol.framing import Oversized
 from ..protocol.http_rules import negotiated_version
 from ..protocol.jsonrpc import RequestId
 from ..protocol.sse import SSEDecoder
-from ..runtime.groups import single_error
-from .http_failures import describe_error, describe_status, error_reply, is_response_to, read_head, too_large
+from ..runtime.groups import CallerCancellation, single_error
+from .http_backoff import Backoff
+from .http_failures import (
+    describe_error,
+    describe_status,
+    describe_unexpected,
+    error_reply,
+    is_response_to,
+    read_head,
+    too_large,
+)
 from .http_handshake import new_session, renew_hint
 from .http_modern_traffic import ModernTraffic, error_answer
 from .legacy_sse_client import LegacyEndpointError, LegacySSEStream, connect_legacy, long_lived
@@ -47,6 +56,10 @@ class _TooLarge(Exception):
     pass
 
 
+class _NotAnAnswer(Exception):
+    """A request's POST got something that is no MCP answer; the text says what came back."""
+
+
 class HTTPClientStream:
     """A MessageStream over Streamable HTTP. Create it with `open_http_stream`."""
 
@@ -61,6 +74,7 @@ class HTTPClientStream:
         reconnect_on_404: bool = True,
         retry_ms: int = 1000,
         legacy_fallback: bool = True,
+        backoff: Backoff | None = None,
     ) -> None:
         self.url = url
         self.http = http
@@ -71,6 +85,7 @@ class HTTPClientStream:
         self.reconnect_on_404 = reconnect_on_404
         self.retry_ms = retry_ms  # until the server sends its own `retry`
         self.legacy_fallback = legacy_fallback
+        self.backoff = backoff or Backoff()
         self.legacy: LegacySSEStream | None = None
         self._tg = tg
         self._in_send, self._in_receive = anyio.create_memory_object_stream[bytes | Oversized](math.inf)
@@ -150,6 +165,9 @@ class HTTPClientStream:
         except _TooLarge:
             self._fail(message, too_large(self.max_message))
             return
+        except _NotAnAnswer as exc:
+            self._fail(message, str(exc))
+            return
         if r.status_code >= 400 and modern:  # a JSON-RPC error body is the answer, else a plain failure
             answer = error_answer(message, head) or error_reply(message, describe_status(r, head[:500]))
             if answer is not None:
@@ -169,6 +187,8 @@ class HTTPClientStream:
             # Only a request has an answer; a body to a notification or response breaks "Sending
             # Messages to the Server" 5, and answering it back with an error could loop forever.
             return None
+        if response.status_code != 200:  # a redirect is not followed: it would carry the credentials on
+            raise _NotAnAnswer(describe_unexpected(response, await read_head(response), "no MCP answer"))
         session_id = response.headers.get("mcp-session-id")
         if session_id and sessions:  # a 2026-07-28 exchange ignores any session id
             self.session_id = session_id
@@ -182,16 +202,26 @@ class HTTPClientStream:
                 if decoder.last_event_id is None:
                     raise  # nothing to resume from: the failure itself is the error
             return decoder
+        await self._read_json(response, message, rid, initialize)
+        return None
+
+    async def _read_json(self, response: httpx.Response, message: JSON, rid: Any, initialize: bool) -> None:
+        """A JSON answer: the response to `rid`, else a failure naming what came instead (an empty
+        body, an HTML page), so the request ends now rather than at its timeout."""
         body = bytearray()
         async for chunk in response.aiter_bytes():
             body += chunk
             if len(body) > self.max_message:
                 raise _TooLarge
-        if body:
-            if initialize:
-                self._learn_version(bytes(body))
-            await self._deliver(self.modern.screen(bytes(body)))
-        return None
+        payload = bytes(body)
+        if not is_response_to(payload, rid):
+            answer = error_answer(message, payload)  # a JSON-RPC error with a null id, say
+            if answer is None:
+                raise _NotAnAnswer(describe_unexpected(response, payload, "not a JSON-RPC response to it"))
+            payload = answer
+        if initialize:
+            self._learn_version(payload)
+        await self._deliver(self.modern.screen(payload))
 
     async def _read_events(
         self, response: httpx.Response, decoder: SSEDecoder, rid: Any = None, initialize: bool = False
@@ -223,7 +253,8 @@ class HTTPClientStream:
         """The POST stream ended before its response: GET with Last-Event-ID after `retry` ms.
 
         A server may close each resumed stream again ("poll", "Sending Messages" 6), so only
-        reconnections that fail count against `reconnect_attempts`; a cancelled request stops.
+        reconnections that bring nothing count against `reconnect_attempts`, and each of those
+        waits longer (`backoff`); a cancelled request stops.
         """
         last_id = decoder.last_event_id
         if last_id is None:
@@ -232,14 +263,14 @@ class HTTPClientStream:
         retry = decoder.retry if decoder.retry is not None else self.retry_ms
         failures = 0
         while failures < self.reconnect_attempts:
-            await anyio.sleep(retry / 1000)
+            await anyio.sleep(self.backoff.delay(retry, failures))
             if rid in self._abandoned:
                 return
             decoder = SSEDecoder(self.max_message)
             outcome = await self._resume_once(message, rid, decoder, last_id)
             if outcome is not None:
                 return
-            failures = 0 if decoder.last_event_id is not None else failures + 1
+            failures = 0 if _progressed(decoder, last_id) else failures + 1
             last_id = decoder.last_event_id or last_id
             retry = decoder.retry if decoder.retry is not None else retry
         self._fail(
@@ -332,7 +363,11 @@ class HTTPClientStream:
         self._tg.start_soon(self._listen)
 
     async def _listen(self) -> None:
-        """The standalone GET stream for server-initiated messages; 405 means the server offers none."""
+        """The standalone GET stream for server-initiated messages; 405 means the server offers none.
+
+        It is reopened after the server's `retry`, never sooner than `backoff` allows: a stream that
+        brought no event and no new id counts as a failure, and waits longer before the next try.
+        """
         last_id: str | None = None
         retry = self.retry_ms
         failures = 0
@@ -349,10 +384,10 @@ class HTTPClientStream:
                         await self._read_events(r, decoder)
                 except httpx.TransportError:
                     pass
-                failures = 0 if decoder.last_event_id not in (None, last_id) else failures + 1
+                failures = 0 if _progressed(decoder, last_id) else failures + 1
                 last_id = decoder.last_event_id or last_id
                 retry = decoder.retry if decoder.retry is not None else retry
-                await anyio.sleep(retry / 1000)
+                await anyio.sleep(self.backoff.delay(retry, failures))
         finally:
             self._listening = False
 
@@ -378,6 +413,11 @@ class HTTPClientStream:
         self._in_send.close()
 
 
+def _progressed(decoder: SSEDecoder, last_id: str | None) -> bool:
+    """Whether a reopened stream brought anything: an event with data, or a new event id."""
+    return decoder.dispatched > 0 or decoder.last_event_id not in (None, last_id)
+
+
 @asynccontextmanager
 async def open_http_stream(
     url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0,
@@ -386,8 +426,10 @@ async def open_http_stream(
     """A Streamable HTTP MessageStream to `url` (falling back to HTTP+SSE); the session is DELETEd on exit.
 
     `auth` authorizes every request (e.g. mcpkit.client.oauth.OAuthClient).
-    Options: max_message, reconnect_attempts, reconnect_on_404, retry_ms, legacy_fallback.
+    Options: max_message, reconnect_attempts, reconnect_on_404, retry_ms, legacy_fallback,
+    backoff (a Backoff: the floor, growth and cap of the delay before an SSE stream is reopened).
     """
+    cancelled = CallerCancellation()
     with single_error():
         async with (
             httpx.AsyncClient(headers=headers, timeout=timeout, auth=auth) as http,
@@ -395,7 +437,9 @@ async def open_http_stream(
         ):
             stream = HTTPClientStream(url, http, tg, **options)
             try:
-                yield stream
+                with cancelled.noting():
+                    yield stream
             finally:
                 await stream.aclose()
                 tg.cancel_scope.cancel()
+        cancelled.reraise()

@@ -18,6 +18,7 @@ from ..protocol.jsonrpc import encode, error_message
 __all__ = [
     "describe_error",
     "describe_status",
+    "describe_unexpected",
     "error_reply",
     "is_response_to",
     "read_head",
@@ -25,6 +26,7 @@ __all__ = [
 ]
 
 _HEAD = 500
+_SHOWN = 120  # bytes of an unexpected body quoted in an error
 
 
 def _is_tls(exc: BaseException) -> bool:
@@ -61,6 +63,20 @@ def describe_status(response: httpx.Response, head: bytes) -> str:
     if status == 403:
         return f"{line}: the credentials were refused or lack permission{': ' + text if text else ''}"
     return f"{line}: {text}" if text else line
+
+
+def describe_unexpected(response: httpx.Response, head: bytes, why: str) -> str:
+    """One line for a successful-looking answer that is no MCP answer: status, content type, first bytes."""
+    request = response.request
+    kind = response.headers.get("content-type") or "no Content-Type"
+    status = f"HTTP {response.status_code} {response.reason_phrase}"
+    line = f"{request.method} {request.url} answered {status} ({kind})"
+    location = response.headers.get("location")
+    if response.is_redirect and location:
+        line += f", redirecting to {location} (not followed)"
+    start = head[:_SHOWN].decode(errors="replace")
+    body = f"the body starts {start!r}" if head else "an empty body"
+    return f"{line}: {why}; {body}"
 
 
 async def read_head(response: httpx.Response, limit: int = _HEAD) -> bytes:

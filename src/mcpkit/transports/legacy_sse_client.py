@@ -3,7 +3,8 @@
 Spec: 2024-11-05 transports "HTTP with SSE". The client GETs the SSE URL; the server's first event
 is `endpoint`, whose data is the URL (maybe relative) to POST messages to; every server message
 then arrives as a `message` event on that one stream. When the stream ends, the connection ends.
-Streamable HTTP clients fall back to it (2025-03-26+ "Backwards Compatibility").
+Streamable HTTP clients fall back to it (2025-03-26+ "Backwards Compatibility"). An endpoint
+outside the SSE URL's origin is refused: the POSTs carry the client's headers and credentials.
 """
 
 from __future__ import annotations
@@ -22,10 +23,17 @@ from anyio.streams.memory import MemoryObjectSendStream
 from ..protocol.framing import Oversized
 from ..protocol.jsonrpc import RequestId
 from ..protocol.sse import SSEDecoder
-from ..runtime.groups import single_error
-from .http_failures import describe_error, describe_status, error_reply, read_head
+from ..runtime.groups import CallerCancellation, single_error
+from .http_failures import describe_error, describe_status, describe_unexpected, error_reply, read_head
 
-__all__ = ["LegacyEndpointError", "LegacySSEStream", "connect_legacy", "long_lived", "open_legacy_sse_stream"]
+__all__ = [
+    "LegacyEndpointError",
+    "LegacySSEStream",
+    "connect_legacy",
+    "long_lived",
+    "open_legacy_sse_stream",
+    "same_origin_endpoint",
+]
 
 _DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024
 
@@ -94,7 +102,7 @@ class LegacySSEStream:
                 if self.endpoint is None:
                     if event.event != "endpoint":
                         raise LegacyEndpointError(f"the first SSE event was {event.event!r}, not 'endpoint'")
-                    self.endpoint = str(response.url.join(event.data.strip()))
+                    self.endpoint = same_origin_endpoint(response.url, event.data.strip())
                     task_status.started()
                 elif event.event == "message":
                     await self._deliver(event.data.encode())
@@ -116,6 +124,9 @@ class LegacySSEStream:
             async with self.http.stream("POST", self.endpoint, content=data, headers=headers) as response:
                 if response.status_code >= 400:
                     text = describe_status(response, await read_head(response))
+                elif not 200 <= response.status_code < 300:  # a redirect is not followed
+                    head = await read_head(response)
+                    text = describe_unexpected(response, head, "the message was not accepted")
         except httpx.HTTPError as exc:
             text = describe_error(exc, "POST", self.endpoint)
         if text is not None:
@@ -152,6 +163,31 @@ async def connect_legacy(
     return legacy
 
 
+def same_origin_endpoint(stream_url: httpx.URL, named: str) -> str:
+    """The absolute URL of the `endpoint` event's data, which must share the SSE URL's origin.
+
+    Every message, with the client's headers (Authorization among them), is POSTed there: a
+    server must not be able to send them to another scheme, host or port (RFC 6454 origin).
+    """
+    endpoint = stream_url.join(named)
+    if _origin(endpoint) != _origin(stream_url):
+        raise LegacyEndpointError(
+            f"the `endpoint` event names {named!r}, outside the origin of {stream_url} "
+            f"({_origin_text(stream_url)}); messages are only sent to the SSE URL's own origin"
+        )
+    return str(endpoint)
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, url.host.lower(), url.port if url.port is not None else default
+
+
+def _origin_text(url: httpx.URL) -> str:
+    scheme, host, port = _origin(url)
+    return f"{scheme}://{host}:{port}"
+
+
 def long_lived(http: httpx.AsyncClient) -> httpx.Timeout:
     """The client's timeouts, except that a long-lived stream may stay quiet indefinitely."""
     timeout = http.timeout
@@ -168,6 +204,7 @@ async def open_legacy_sse_stream(
     url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0, **options: Any
 ) -> AsyncIterator[LegacySSEStream]:
     """An HTTP+SSE (2024-11-05) MessageStream to the SSE URL `url`."""
+    cancelled = CallerCancellation()
     with single_error():
         async with (
             httpx.AsyncClient(headers=headers, timeout=timeout) as http,
@@ -176,7 +213,9 @@ async def open_legacy_sse_stream(
             stream = LegacySSEStream(url, http, tg, connect_timeout=timeout, **options)
             await stream.connect()
             try:
-                yield stream
+                with cancelled.noting():
+                    yield stream
             finally:
                 await stream.aclose()
                 tg.cancel_scope.cancel()
+        cancelled.reraise()
