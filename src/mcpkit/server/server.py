@@ -92,7 +92,7 @@ class Server:
         self.completions = Completions()
         self._peers: dict[Session, _Peer] = {}
         self._roots_changed: list[Callable[[Session], Any]] = []
-        self._list_cache: dict[tuple[str, str, Any], JSON] = {}
+        self._list_cache: dict[tuple[str, str, int], JSON] = {}
         self.cache = cache or CacheHint()
         self.state_sealer = StateSealer(state_key, ttl=state_ttl)
         self.listeners: set[Listener] = set()
