@@ -181,11 +181,31 @@ def test_a_message_without_jsonrpc_2_0_is_invalid_and_keeps_its_id(envelope: dic
 
 
 @requirement("basic-response-result-xor-error")
-def test_a_response_with_both_result_and_error_is_invalid() -> None:
+def test_a_response_with_both_result_and_error_fails_its_request_and_is_not_answered() -> None:
     client, _ = pair()
     rid, _ = client.send_request("tools/list")
     bad = {"jsonrpc": "2.0", "id": rid, "result": {}, "error": {"code": 1, "message": "x"}}
-    assert error_code(client.receive(bad)) == -32600
+    events = client.receive(bad)
+    assert sent(events) == []  # a reply to a response would carry an id the peer reads as its own
+    [failed] = [e for e in events if isinstance(e, ev.ErrorReceived)]
+    assert failed.id == rid and failed.error.code == -32600
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"jsonrpc": "2.0", "result": "x"},
+        {"jsonrpc": "2.0", "error": {"message": "no code"}},
+        {"jsonrpc": "1.0", "result": {}},
+        {"jsonrpc": "2.0", "id": None, "result": {}},
+    ],
+)
+def test_a_malformed_response_is_never_answered(bad: dict[str, Any]) -> None:
+    client, _ = pair()
+    rid, _ = client.send_request("tools/list")
+    events = client.receive({"id": rid, **bad})
+    assert sent(events) == []
+    assert [type(e) for e in events] in ([ev.ErrorReceived], [])
 
 
 @requirement("capability-undeclared-method")

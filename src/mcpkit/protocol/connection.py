@@ -93,6 +93,8 @@ class Connection:
         try:
             message = rpc.classify(obj)
         except InvalidMessage as exc:
+            if exc.response:
+                return self._malformed_response(exc)
             return [ev.SendMessage(rpc.error_message(exc.request_id, exc.to_wire()))]
         if isinstance(message, Request):
             return self._receive_request(message)
@@ -215,6 +217,19 @@ class Connection:
         if method == "initialize":
             return self._initialized(rid, response.result)
         return [ev.ResponseReceived(rid, response.result)]
+
+    def _malformed_response(self, exc: InvalidMessage) -> list[ev.Event]:
+        """A malformed response is never answered; the request it names fails at once instead."""
+        rid = exc.request_id
+        method = self._outbound.pop(rid, None) if rid is not None else None
+        if method is None or rid is None:
+            return []
+        self._forget_progress(rid)
+        if method == "initialize":
+            self.phase = Phase.NEW
+        peer = self.role.peer.value
+        error = RemoteError(exc.code, f"The {peer} sent a malformed response to {method!r}: {exc.message}")
+        return [ev.ErrorReceived(rid, error)]
 
     def _initialized(self, rid: RequestId, result: JSON) -> list[ev.Event]:
         try:
