@@ -308,6 +308,15 @@ def test_cancellation_of_an_unknown_request_is_ignored() -> None:
     )
 
 
+@pytest.mark.parametrize("rid", [{}, [], None, True, 1.0, "1"])
+def test_a_cancel_naming_no_valid_request_id_is_ignored_and_cancels_nothing(rid: Any) -> None:
+    _, server = pair()
+    server.receive({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x"}})
+    note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
+    assert server.receive(note) == []  # True and 1.0 hash like 1, but are not the request id 1
+    assert not server.is_cancelled(1)
+
+
 @requirement("progress-increasing")
 def test_progress_must_increase_and_stops_after_the_response() -> None:
     client, server = pair()

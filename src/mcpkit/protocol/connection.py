@@ -28,7 +28,7 @@ from .errors import (
 from .jsonrpc import ErrorResponse, InvalidMessage, Notification, Request, RequestId, Response
 from .lifecycle import Negotiated, Phase, accept_initialize, check_initialize_result, initialize_params
 from .modern import SUBSCRIPTION_ID, finish_result, is_modern_request, read_request_meta, request_meta
-from .utilities import cancel_params, log_params, progress_params, read_level, read_progress
+from .utilities import cancel_params, log_params, progress_params, read_cancel, read_level, read_progress
 from .versions import LATEST, SUPPORTED_VERSIONS, Feature, has, is_modern
 
 __all__ = ["Connection"]
@@ -187,15 +187,13 @@ class Connection:
         return [ev.NotificationReceived(method, params)]
 
     def _peer_cancelled(self, params: JSON) -> list[ev.Event]:
-        rid = params.get("requestId")
-        state = self._inbound.get(rid) if isinstance(rid, str | int) else None
+        parsed = read_cancel(params)
+        state = self._inbound.get(parsed[0]) if parsed is not None else None
         # utilities "Cancellation": unknown or finished ids are ignored; initialize cannot be cancelled.
-        if state is None or state.cancelled or state.method == "initialize":
+        if parsed is None or state is None or state.cancelled or state.method == "initialize":
             return []
         state.cancelled = True
-        reason = params.get("reason")
-        assert isinstance(rid, str | int)
-        return [ev.CancelledByPeer(rid, reason if isinstance(reason, str) else None)]
+        return [ev.CancelledByPeer(*parsed)]
 
     def _progress_received(self, params: JSON) -> list[ev.Event]:
         parsed = read_progress(params)
