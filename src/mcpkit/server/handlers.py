@@ -94,7 +94,7 @@ async def discover(s: Server, ctx: Context, params: JSON) -> JSON:
 
 
 def knows(s: Server, uri: str) -> bool:
-    return uri in s.resources or any(t.template.match(uri) is not None for t in s.templates.values())
+    return uri in s.resources or any(t.arguments(uri) is not None for t in s.templates.values())
 
 
 async def subscribe(s: Server, ctx: Context, params: JSON) -> JSON:

@@ -173,7 +173,13 @@ class Server:
         meta: JSON | None = None,
         size: int | None = None,
         cache: CacheHint | None = None,
+        allow_traversal: bool = False,
     ) -> None:
+        """Register a resource, or a template when `uri` has `{...}` expressions.
+
+        A template refuses, as not found, values with a `..` segment, an absolute path or NUL
+        (`%2F` decodes into a simple `{var}` too); `allow_traversal=True` hands them to the reader.
+        """
         if fn is None and content is None:
             raise TypeError("add_resource needs a reader function or content")
         described: JSON = {
@@ -190,9 +196,12 @@ class Server:
         from .uri_template import UriTemplate  # ~5 ms to import: only once a resource is registered
 
         if fn is not None and UriTemplate.is_template(uri):
+            described["allow_traversal"] = allow_traversal
             self.templates[uri] = ResourceTemplate.compile(uri, fn, Context, **described)
             self._changed("resourceTemplates")
             return
+        if allow_traversal:
+            raise TypeError("allow_traversal applies to URI templates only")
         from .signature import inspect_function
 
         sig = inspect_function(fn, context_type=Context, structured_output=False) if fn is not None else None
