@@ -66,7 +66,7 @@ def named(registry: dict[str, Any], params: JSON, kind: str) -> tuple[Any, JSON 
 
 async def call_tool(s: Server, ctx: Context, params: JSON) -> JSON:
     tool, arguments = named(s.tools, params, "tool")
-    result: JSON = await tool.call(arguments, ctx, ctx.negotiated.version)
+    result: JSON = await tool.call(arguments, ctx, ctx.negotiated.version, mask_errors=s.mask_errors)
     return result
 
 

@@ -70,14 +70,19 @@ class Server:
         state_ttl: float = 600.0,
         versions: tuple[str, ...] = SUPPORTED_VERSIONS,
         identify: bool = True,
+        mask_errors: bool = False,
     ) -> None:
         """`cache`: the hint on stateless list and discover results (per resource: `cache=` there).
         `state_key`: the HMAC key sealing requestState; give every replica the same one.
         `versions`: the protocol versions served (both eras by default).
         `identify`: name the server in every stateless result's `_meta` (2026-07-28: SHOULD, unless
-        configured not to)."""
+        configured not to).
+        `mask_errors`: a tool's unexpected exception reaches the model as a generic message instead
+        of its text (which may hold paths, SQL or secrets); ToolError and MCPError messages, raised on
+        purpose, are kept. The traceback is logged either way."""
         self.versions = versions
         self.identify = identify
+        self.mask_errors = mask_errors
         self.info: JSON = {"name": name, "version": version}
         if title:
             self.info["title"] = title
