@@ -181,11 +181,31 @@ def test_a_message_without_jsonrpc_2_0_is_invalid_and_keeps_its_id(envelope: dic
 
 
 @requirement("basic-response-result-xor-error")
-def test_a_response_with_both_result_and_error_is_invalid() -> None:
+def test_a_response_with_both_result_and_error_fails_its_request_and_is_not_answered() -> None:
     client, _ = pair()
     rid, _ = client.send_request("tools/list")
     bad = {"jsonrpc": "2.0", "id": rid, "result": {}, "error": {"code": 1, "message": "x"}}
-    assert error_code(client.receive(bad)) == -32600
+    events = client.receive(bad)
+    assert sent(events) == []  # a reply to a response would carry an id the peer reads as its own
+    [failed] = [e for e in events if isinstance(e, ev.ErrorReceived)]
+    assert failed.id == rid and failed.error.code == -32600
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"jsonrpc": "2.0", "result": "x"},
+        {"jsonrpc": "2.0", "error": {"message": "no code"}},
+        {"jsonrpc": "1.0", "result": {}},
+        {"jsonrpc": "2.0", "id": None, "result": {}},
+    ],
+)
+def test_a_malformed_response_is_never_answered(bad: dict[str, Any]) -> None:
+    client, _ = pair()
+    rid, _ = client.send_request("tools/list")
+    events = client.receive({"id": rid, **bad})
+    assert sent(events) == []
+    assert [type(e) for e in events] in ([ev.ErrorReceived], [])
 
 
 @requirement("capability-undeclared-method")
@@ -286,6 +306,15 @@ def test_cancellation_of_an_unknown_request_is_ignored() -> None:
         server.receive({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 404}})
         == []
     )
+
+
+@pytest.mark.parametrize("rid", [{}, [], None, True, 1.0, "1"])
+def test_a_cancel_naming_no_valid_request_id_is_ignored_and_cancels_nothing(rid: Any) -> None:
+    _, server = pair()
+    server.receive({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x"}})
+    note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
+    assert server.receive(note) == []  # True and 1.0 hash like 1, but are not the request id 1
+    assert not server.is_cancelled(1)
 
 
 @requirement("progress-increasing")

@@ -28,7 +28,7 @@ from .errors import (
 from .jsonrpc import ErrorResponse, InvalidMessage, Notification, Request, RequestId, Response
 from .lifecycle import Negotiated, Phase, accept_initialize, check_initialize_result, initialize_params
 from .modern import SUBSCRIPTION_ID, finish_result, is_modern_request, read_request_meta, request_meta
-from .utilities import cancel_params, log_params, progress_params, read_level, read_progress
+from .utilities import cancel_params, log_params, progress_params, read_cancel, read_level, read_progress
 from .versions import LATEST, SUPPORTED_VERSIONS, Feature, has, is_modern
 
 __all__ = ["Connection"]
@@ -93,6 +93,8 @@ class Connection:
         try:
             message = rpc.classify(obj)
         except InvalidMessage as exc:
+            if exc.response:
+                return self._malformed_response(exc)
             return [ev.SendMessage(rpc.error_message(exc.request_id, exc.to_wire()))]
         if isinstance(message, Request):
             return self._receive_request(message)
@@ -185,15 +187,13 @@ class Connection:
         return [ev.NotificationReceived(method, params)]
 
     def _peer_cancelled(self, params: JSON) -> list[ev.Event]:
-        rid = params.get("requestId")
-        state = self._inbound.get(rid) if isinstance(rid, str | int) else None
+        parsed = read_cancel(params)
+        state = self._inbound.get(parsed[0]) if parsed is not None else None
         # utilities "Cancellation": unknown or finished ids are ignored; initialize cannot be cancelled.
-        if state is None or state.cancelled or state.method == "initialize":
+        if parsed is None or state is None or state.cancelled or state.method == "initialize":
             return []
         state.cancelled = True
-        reason = params.get("reason")
-        assert isinstance(rid, str | int)
-        return [ev.CancelledByPeer(rid, reason if isinstance(reason, str) else None)]
+        return [ev.CancelledByPeer(*parsed)]
 
     def _progress_received(self, params: JSON) -> list[ev.Event]:
         parsed = read_progress(params)
@@ -215,6 +215,19 @@ class Connection:
         if method == "initialize":
             return self._initialized(rid, response.result)
         return [ev.ResponseReceived(rid, response.result)]
+
+    def _malformed_response(self, exc: InvalidMessage) -> list[ev.Event]:
+        """A malformed response is never answered; the request it names fails at once instead."""
+        rid = exc.request_id
+        method = self._outbound.pop(rid, None) if rid is not None else None
+        if method is None or rid is None:
+            return []
+        self._forget_progress(rid)
+        if method == "initialize":
+            self.phase = Phase.NEW
+        peer = self.role.peer.value
+        error = RemoteError(exc.code, f"The {peer} sent a malformed response to {method!r}: {exc.message}")
+        return [ev.ErrorReceived(rid, error)]
 
     def _initialized(self, rid: RequestId, result: JSON) -> list[ev.Event]:
         try:

@@ -67,11 +67,18 @@ Message: TypeAlias = Request | Notification | Response | ErrorResponse
 
 
 class InvalidMessage(MCPError):
-    """A message that cannot be accepted; `request_id` is what the error reply echoes (or None)."""
+    """A message that cannot be accepted; `request_id` is what the error reply echoes (or None).
 
-    def __init__(self, code: int, message: str, request_id: RequestId | None = None) -> None:
+    `response` marks a malformed response (no method, a result or an error): it is never answered,
+    since a reply to a response would carry an id the peer takes for one of its own requests.
+    """
+
+    def __init__(
+        self, code: int, message: str, request_id: RequestId | None = None, *, response: bool = False
+    ) -> None:
         super().__init__(code, message)
         self.request_id = request_id
+        self.response = response
 
 
 def encode(message: JSON) -> bytes:
@@ -104,8 +111,12 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _valid_id(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    return isinstance(value, str) or _is_int(value)
 
 
 def classify(obj: Any) -> Message:
@@ -115,40 +126,49 @@ def classify(obj: Any) -> Message:
         raise InvalidMessage(INVALID_REQUEST, f"Invalid Request: message is {kind}")
     raw_id = obj.get("id")
     echo_id = raw_id if _valid_id(raw_id) else None
+    method = obj.get("method")
+    if method is None and ("result" in obj or "error" in obj):
+        return _response(obj, echo_id, raw_id)
     if obj.get("jsonrpc") != "2.0":
         raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', echo_id)
-    method = obj.get("method")
     params = obj.get("params")
     if params is None:
         params = {}
-    if method is not None:
-        if not isinstance(method, str):
-            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "method" must be a string', echo_id)
-        if not isinstance(params, dict):
-            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "params" must be an object', echo_id)
-        if "id" not in obj:
-            return Notification(method, params)
-        if echo_id is None:
-            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer')
-        return Request(echo_id, method, params)
-    has_result, has_error = "result" in obj, "error" in obj
-    if has_result == has_error:
+    if method is None:
         raise InvalidMessage(
             INVALID_REQUEST, 'Invalid Request: a response needs exactly one of "result" or "error"', echo_id
         )
-    if has_error:
-        error = obj["error"]
-        if not isinstance(error, dict) or not isinstance(error.get("code"), int):
-            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "error" must be an object with a code')
-        if raw_id is not None and echo_id is None:
-            raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer')
-        return ErrorResponse(echo_id, error)
-    result = obj["result"]
+    if not isinstance(method, str):
+        raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "method" must be a string', echo_id)
+    if not isinstance(params, dict):
+        raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "params" must be an object', echo_id)
+    if "id" not in obj:
+        return Notification(method, params)
     if echo_id is None:
         raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer')
-    if not isinstance(result, dict):
-        raise InvalidMessage(INVALID_REQUEST, 'Invalid Request: "result" must be an object', echo_id)
-    return Response(echo_id, result)
+    return Request(echo_id, method, params)
+
+
+def _response(obj: JSON, echo_id: RequestId | None, raw_id: Any) -> Response | ErrorResponse:
+    def bad(why: str) -> InvalidMessage:
+        return InvalidMessage(INVALID_REQUEST, f"Invalid response: {why}", echo_id, response=True)
+
+    if obj.get("jsonrpc") != "2.0":
+        raise bad('"jsonrpc" must be "2.0"')
+    if "result" in obj and "error" in obj:
+        raise bad('a response needs exactly one of "result" or "error"')
+    if raw_id is not None and echo_id is None:
+        raise bad('"id" must be a string or an integer')
+    if "error" in obj:
+        error = obj["error"]
+        if not isinstance(error, dict) or not _is_int(error.get("code")):
+            raise bad('"error" must be an object with an integer code')
+        return ErrorResponse(echo_id, error)
+    if echo_id is None:
+        raise bad('"id" must be a string or an integer')
+    if not isinstance(obj["result"], dict):
+        raise bad('"result" must be an object')
+    return Response(echo_id, obj["result"])
 
 
 def request_message(request_id: RequestId, method: str, params: JSON | None) -> JSON:

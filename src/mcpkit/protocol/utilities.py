@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from .errors import INVALID_PARAMS, LocalError, RemoteError
 from .levels import severity
 
-__all__ = ["cancel_params", "log_params", "progress_params", "read_level", "read_progress"]
+__all__ = ["cancel_params", "log_params", "progress_params", "read_cancel", "read_level", "read_progress"]
 
 JSON = dict[str, Any]
 
@@ -21,6 +21,23 @@ def cancel_params(rid: str | int, reason: str | None) -> JSON:
     return _optional({"requestId": rid}, reason=reason or None)
 
 
+def _is_id(value: Any) -> TypeGuard[str | int]:
+    """A string or an integer, as request ids and progress tokens are (a bool is neither)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def read_cancel(params: Any) -> tuple[str | int, str | None] | None:
+    """(request id, reason) of notifications/cancelled, or None when it names no valid request id.
+
+    Such a notification cannot be answered, so a malformed one is ignored by whoever reads it.
+    """
+    rid = params.get("requestId") if isinstance(params, dict) else None
+    if not _is_id(rid):
+        return None
+    reason = params.get("reason")
+    return rid, reason if isinstance(reason, str) else None
+
+
 def progress_params(token: str | int, progress: float, total: float | None, message: str | None) -> JSON:
     return _optional({"progressToken": token, "progress": progress}, total=total, message=message)
 
@@ -28,7 +45,7 @@ def progress_params(token: str | int, progress: float, total: float | None, mess
 def read_progress(params: JSON) -> tuple[str | int, float, float | None, str | None] | None:
     """(token, progress, total, message) of a progress notification, or None if it is malformed."""
     token, progress = params.get("progressToken"), params.get("progress")
-    if not isinstance(token, str | int) or not isinstance(progress, int | float):
+    if not _is_id(token) or not isinstance(progress, int | float) or isinstance(progress, bool):
         return None
     total, message = params.get("total"), params.get("message")
     return (

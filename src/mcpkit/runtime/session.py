@@ -26,7 +26,9 @@ from ..protocol import events as ev
 from ..protocol.connection import Connection
 from ..protocol.errors import (
     CONNECTION_CLOSED,
+    INTERNAL_ERROR,
     INVALID_REQUEST,
+    LocalError,
     MCPError,
     RequestCancelled,
 )
@@ -313,7 +315,11 @@ class Session:
 
     async def _write(self, message: JSON, related: RequestId | None = None) -> None:
         try:
-            await self.stream.send(encode(message), related)
+            data = encode(message)
+        except TypeError as exc:  # orjson.JSONEncodeError: e.g. an integer beyond 64 bits
+            data = _unencodable(message, exc)
+        try:
+            await self.stream.send(data, related)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             log.debug("dropped a message: the stream is closed")
 
@@ -423,3 +429,13 @@ class Session:
         """Write a message a Connection method built (None means there is nothing to send)."""
         if message is not None:
             await self._write(message, related)
+
+
+def _unencodable(message: JSON, exc: TypeError) -> bytes:
+    """A result that cannot be written still answers its request: -32603, so the peer never waits
+    for an answer that will not come. Any other message is the caller's error to see."""
+    log.error("a message could not be encoded as JSON: %s", exc)
+    if "result" not in message or "id" not in message:
+        raise LocalError(f"the message cannot be encoded as JSON: {exc}", INTERNAL_ERROR) from exc
+    text = f"Internal error: the result cannot be encoded as JSON: {exc}"
+    return encode(error_message(message["id"], {"code": INTERNAL_ERROR, "message": text}))

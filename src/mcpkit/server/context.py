@@ -188,7 +188,12 @@ class Context:
             raise MCPError(
                 INVALID_PARAMS, f"tools in sampling need protocol 2025-11-25, not {self.negotiated.version}"
             )
-        return await self._ask("sampling/createMessage", params, key)
+        result = await self._ask("sampling/createMessage", params, key)
+        if not isinstance(result.get("role"), str) or not isinstance(result.get("content"), dict | list):
+            raise RemoteError(
+                INVALID_PARAMS, "The client answered sampling/createMessage without a role and content"
+            )
+        return result
 
     async def elicit(self, message: str, schema: JSON | type, *, key: str | None = None) -> Elicited:
         """Form-mode elicitation; an accepted answer is checked against the requested schema.

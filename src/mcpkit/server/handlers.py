@@ -10,7 +10,7 @@ import orjson
 from ..protocol.errors import INVALID_PARAMS, MCPError
 from ..protocol.versions import is_modern
 from .context import Context
-from .pagination import page
+from .pagination import canonical, page
 from .resources import not_found
 from .subscriptions import listen
 
@@ -32,20 +32,23 @@ LISTS = {
 async def list_items(s: Server, ctx: Context, params: JSON, method: str) -> JSON:
     kind = LISTS[method]
     version = ctx.negotiated.version
-    cursor = params.get("cursor")
-    key = (kind, version, cursor)
+    registry = s.registry(kind)
+    start, stop, next_cursor = page(len(registry), params.get("cursor"), s.page_size)
+    # Keyed by the decoded page, and only pages the server's own cursors lead to are kept, so the
+    # cache holds at most one entry per version and page whatever cursors clients send.
+    key = (kind, version, start)
     cached = s._list_cache.get(key)
     if cached is not None:
         return cached
-    items: list[Any] = list(s.registry(kind).values())
-    start, stop, next_cursor = page(len(items), cursor, s.page_size)
+    items: list[Any] = list(registry.values())[start:stop]
     # Serialised once per version and page; the cache is dropped whenever the list changes.
-    result: JSON = {kind: orjson.Fragment(orjson.dumps([i.definition(version) for i in items[start:stop]]))}
+    result: JSON = {kind: orjson.Fragment(orjson.dumps([i.definition(version) for i in items]))}
     if next_cursor is not None:
         result["nextCursor"] = next_cursor
     if is_modern(version):
         result.update(s.cache.fields())
-    s._list_cache[key] = result
+    if canonical(start, s.page_size):
+        s._list_cache[key] = result
     return result
 
 
@@ -63,7 +66,7 @@ def named(registry: dict[str, Any], params: JSON, kind: str) -> tuple[Any, JSON 
 
 async def call_tool(s: Server, ctx: Context, params: JSON) -> JSON:
     tool, arguments = named(s.tools, params, "tool")
-    result: JSON = await tool.call(arguments, ctx, ctx.negotiated.version)
+    result: JSON = await tool.call(arguments, ctx, ctx.negotiated.version, mask_errors=s.mask_errors)
     return result
 
 
@@ -91,7 +94,7 @@ async def discover(s: Server, ctx: Context, params: JSON) -> JSON:
 
 
 def knows(s: Server, uri: str) -> bool:
-    return uri in s.resources or any(t.template.match(uri) is not None for t in s.templates.values())
+    return uri in s.resources or any(t.arguments(uri) is not None for t in s.templates.values())
 
 
 async def subscribe(s: Server, ctx: Context, params: JSON) -> JSON:

@@ -1,4 +1,8 @@
-"""Opaque pagination cursors (server utilities "Pagination"): an invalid cursor is -32602."""
+"""Opaque pagination cursors (server utilities "Pagination"): an invalid cursor is -32602.
+
+A cursor is accepted only in the exact form this server issues, so each page has one spelling and
+a cache keyed by the decoded page cannot be grown by rewording the same cursor.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,10 @@ from typing import Any, Final
 
 from ..protocol.errors import INVALID_PARAMS, MCPError
 
-__all__ = ["page"]
+__all__ = ["canonical", "page"]
 
 _PREFIX: Final = "mcpkit:"
+_MAX_CURSOR: Final = 64  # far longer than any cursor this server issues
 
 
 def _encode(offset: int) -> str:
@@ -20,14 +25,22 @@ def _encode(offset: int) -> str:
 def _decode(cursor: Any, size: int) -> int:
     if not isinstance(cursor, str):
         raise MCPError(INVALID_PARAMS, "Invalid params: cursor must be a string")
-    try:
-        raw = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
-    except (binascii.Error, UnicodeError, ValueError):
-        raw = ""
-    digits = raw.removeprefix(_PREFIX)
-    if not raw.startswith(_PREFIX) or not digits.isdigit() or int(digits) > size:
-        raise MCPError(INVALID_PARAMS, f"Invalid params: unknown cursor {cursor!r}")
+    digits = ""
+    if len(cursor) <= _MAX_CURSOR:
+        try:
+            raw = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
+        except (binascii.Error, UnicodeError, ValueError):
+            raw = ""
+        digits = raw.removeprefix(_PREFIX) if raw.startswith(_PREFIX) else ""
+    if not (digits.isdigit() and len(digits) < 19 and int(digits) <= size and _encode(int(digits)) == cursor):
+        shown = cursor if len(cursor) <= _MAX_CURSOR else cursor[:_MAX_CURSOR] + "..."
+        raise MCPError(INVALID_PARAMS, f"Invalid params: unknown cursor {shown!r}")
     return int(digits)
+
+
+def canonical(start: int, page_size: int | None) -> bool:
+    """Whether a page starting at `start` is one this server's own cursors lead to."""
+    return start == 0 or (page_size is not None and start % page_size == 0)
 
 
 def page(total: int, cursor: Any, page_size: int | None) -> tuple[int, int, str | None]:

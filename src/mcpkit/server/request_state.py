@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import logging
 import secrets
 import time
 from typing import Any
@@ -22,6 +23,7 @@ from ..protocol.errors import INVALID_PARAMS, MCPError
 __all__ = ["StateSealer", "request_binding"]
 
 JSON = dict[str, Any]
+log = logging.getLogger("mcpkit")
 
 
 def request_binding(method: str, params: JSON, principal: str | None = None) -> str:
@@ -37,14 +39,30 @@ def request_binding(method: str, params: JSON, principal: str | None = None) -> 
 
 
 class StateSealer:
-    """Seals and opens requestState values; `key` may be shared by several replicas."""
+    """Seals and opens requestState values; `key` may be shared by several replicas.
+
+    Without a key, a random one is made for this process: state it sealed is refused after a
+    restart or by another replica, so the first seal logs a warning saying so. An empty key is
+    refused (ValueError): it would let anyone forge state.
+    """
 
     def __init__(self, key: bytes | None = None, *, ttl: float = 600.0, max_size: int = 64 * 1024) -> None:
+        if key is not None and not key:
+            raise ValueError("state_key must not be empty: give every replica the same random bytes")
         self.key = key if key is not None else secrets.token_bytes(32)
+        self.random_key = key is None
+        self._warned = False
         self.ttl = ttl
         self.max_size = max_size
 
     def seal(self, payload: JSON, binding: str, now: float | None = None) -> str:
+        if self.random_key and not self._warned:
+            self._warned = True
+            log.warning(
+                "requestState is sealed with a random per-process key: after a restart, or on a replica "
+                "with another key, clients' in-flight input_required rounds fail; pass "
+                "Server(state_key=...) with the same secret bytes on every replica"
+            )
         expires = (time.time() if now is None else now) + self.ttl
         body = _b64(orjson.dumps({"b": binding, "e": expires, "d": payload}))
         return f"{body}.{_b64(self._mac(body))}"

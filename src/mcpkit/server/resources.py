@@ -7,6 +7,7 @@ resource or template answers is -32002 with the URI in `data` (2024-11-05 .. 202
 from __future__ import annotations
 
 import base64
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -17,7 +18,7 @@ from ..protocol.errors import RESOURCE_NOT_FOUND, MCPError
 from .caching import CacheHint
 from .common_fields import add_common_fields
 from .invoke import invoke
-from .signature import Signature, inspect_function
+from .signature import ArgumentError, Signature, inspect_function
 
 if TYPE_CHECKING:  # imported when the first template is compiled: its regexes cost ~5 ms at start
     from .uri_template import UriTemplate
@@ -25,6 +26,7 @@ if TYPE_CHECKING:  # imported when the first template is compiled: its regexes c
 __all__ = ["Resource", "ResourceTemplate", "not_found", "to_contents"]
 
 JSON = dict[str, Any]
+log = logging.getLogger("mcpkit")
 
 
 def not_found(uri: str) -> MCPError:
@@ -77,9 +79,16 @@ class Resource(_Described):
 
 @dataclass(eq=False, slots=True)
 class ResourceTemplate(_Described):
+    """A reader for every URI a template matches.
+
+    A value with a `..` segment, an absolute path or NUL is refused as not found unless
+    `allow_traversal` is set; so is a value that does not fit the reader's parameter type.
+    """
+
     template: UriTemplate
     read_fn: Callable[..., Any]
     signature: Signature
+    allow_traversal: bool = field(default=False, kw_only=True)
 
     @classmethod
     def compile(
@@ -97,12 +106,26 @@ class ResourceTemplate(_Described):
     def definition(self, version: str) -> JSON:
         return self._describe({"uriTemplate": self.template.template, "name": self.name}, version)
 
-    async def read(self, uri: str, context: Any) -> list[JSON] | None:
-        """The contents for `uri`, or None if the template does not match it."""
+    def arguments(self, uri: str) -> JSON | None:
+        """The reader's keyword arguments for `uri`, or None when this template does not serve it."""
+        from .uri_template import escapes
+
         values = self.template.match(uri)
         if values is None:
             return None
-        kwargs = self.signature.bind(values)
+        if not self.allow_traversal and (why := escapes(values)) is not None:
+            log.info("refused %s for template %s: %s", uri, self.template, why)
+            return None
+        try:
+            return self.signature.bind(values)
+        except ArgumentError:
+            return None  # `notes://abc` is no note of `notes://{id}` with an int id
+
+    async def read(self, uri: str, context: Any) -> list[JSON] | None:
+        """The contents for `uri`, or None if the template does not serve it."""
+        kwargs = self.arguments(uri)
+        if kwargs is None:
+            return None
         if self.signature.context_param:
             kwargs[self.signature.context_param] = context
         value = await invoke(self.read_fn, kwargs, self.signature.is_async)

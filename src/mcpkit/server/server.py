@@ -70,14 +70,19 @@ class Server:
         state_ttl: float = 600.0,
         versions: tuple[str, ...] = SUPPORTED_VERSIONS,
         identify: bool = True,
+        mask_errors: bool = False,
     ) -> None:
         """`cache`: the hint on stateless list and discover results (per resource: `cache=` there).
         `state_key`: the HMAC key sealing requestState; give every replica the same one.
         `versions`: the protocol versions served (both eras by default).
         `identify`: name the server in every stateless result's `_meta` (2026-07-28: SHOULD, unless
-        configured not to)."""
+        configured not to).
+        `mask_errors`: a tool's unexpected exception reaches the model as a generic message instead
+        of its text (which may hold paths, SQL or secrets); ToolError and MCPError messages, raised on
+        purpose, are kept. The traceback is logged either way."""
         self.versions = versions
         self.identify = identify
+        self.mask_errors = mask_errors
         self.info: JSON = {"name": name, "version": version}
         if title:
             self.info["title"] = title
@@ -92,7 +97,7 @@ class Server:
         self.completions = Completions()
         self._peers: dict[Session, _Peer] = {}
         self._roots_changed: list[Callable[[Session], Any]] = []
-        self._list_cache: dict[tuple[str, str, Any], JSON] = {}
+        self._list_cache: dict[tuple[str, str, int], JSON] = {}
         self.cache = cache or CacheHint()
         self.state_sealer = StateSealer(state_key, ttl=state_ttl)
         self.listeners: set[Listener] = set()
@@ -173,7 +178,13 @@ class Server:
         meta: JSON | None = None,
         size: int | None = None,
         cache: CacheHint | None = None,
+        allow_traversal: bool = False,
     ) -> None:
+        """Register a resource, or a template when `uri` has `{...}` expressions.
+
+        A template refuses, as not found, values with a `..` segment, an absolute path or NUL
+        (`%2F` decodes into a simple `{var}` too); `allow_traversal=True` hands them to the reader.
+        """
         if fn is None and content is None:
             raise TypeError("add_resource needs a reader function or content")
         described: JSON = {
@@ -190,9 +201,12 @@ class Server:
         from .uri_template import UriTemplate  # ~5 ms to import: only once a resource is registered
 
         if fn is not None and UriTemplate.is_template(uri):
+            described["allow_traversal"] = allow_traversal
             self.templates[uri] = ResourceTemplate.compile(uri, fn, Context, **described)
             self._changed("resourceTemplates")
             return
+        if allow_traversal:
+            raise TypeError("allow_traversal applies to URI templates only")
         from .signature import inspect_function
 
         sig = inspect_function(fn, context_type=Context, structured_output=False) if fn is not None else None

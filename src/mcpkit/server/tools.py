@@ -134,7 +134,11 @@ class Tool:
             out["annotations"] = self.annotations
         return add_common_fields(out, version, title=self.title, icons=self.icons, meta=self.meta)
 
-    async def call(self, arguments: JSON | None, context: Any, version: str) -> JSON:
+    async def call(
+        self, arguments: JSON | None, context: Any, version: str, *, mask_errors: bool = False
+    ) -> JSON:
+        """The CallToolResult; a failure is `isError: true` with its text, which `mask_errors`
+        replaces with a generic one unless the author raised ToolError or MCPError on purpose."""
         try:
             kwargs = self._bind(arguments)
         except ArgumentError as exc:
@@ -157,7 +161,8 @@ class Tool:
             return error_result(str(exc) or type(exc).__name__)
         except Exception as exc:
             log.exception("tool %r failed", self.name)
-            return error_result(f"Tool {self.name!r} failed: {exc or type(exc).__name__}")
+            why = "an internal error occurred" if mask_errors else str(exc) or type(exc).__name__
+            return error_result(f"Tool {self.name!r} failed: {why}")
         return self._result(value, version)
 
     def _bind(self, arguments: JSON | None) -> JSON:

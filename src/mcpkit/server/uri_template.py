@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 from urllib.parse import quote, unquote
 
-__all__ = ["TemplateError", "UriTemplate"]
+__all__ = ["TemplateError", "UriTemplate", "escapes"]
 
 _MAX_LENGTH = 2048
 _MAX_EXPRESSIONS = 64
@@ -24,6 +24,8 @@ _PCT_OR_CHAR = re.compile(r"%[0-9A-Fa-f]{2}|.", re.DOTALL)
 _EXPRESSION = re.compile(r"\{[^{}]+\}")
 _TOKENS = re.compile(r"\{([^{}]*)\}")
 _CHAR = re.compile(r".", re.DOTALL)
+_SEGMENTS = re.compile(r"[/\\]")
+_ABSOLUTE = re.compile(r"[/\\]|[A-Za-z]:(?:[/\\]|$)")  # POSIX, UNC or a Windows drive
 
 
 class TemplateError(ValueError):
@@ -297,3 +299,20 @@ class UriTemplate:
 
     def __str__(self) -> str:
         return self.template
+
+
+def escapes(values: Mapping[str, str | list[str]]) -> str | None:
+    """Why a matched value could reach outside the path its template names, or None if none can.
+
+    Refused: a `..` segment (matching decodes `%2F` and `%2E`, so a simple `{var}` can carry one),
+    an absolute path, and NUL. Handlers that build file paths from values are safe by default.
+    """
+    for name, value in values.items():
+        for text in [value] if isinstance(value, str) else value:
+            if "\x00" in text:
+                return f"{name!r} contains NUL"
+            if _ABSOLUTE.match(text):
+                return f"{name!r} is an absolute path"
+            if ".." in _SEGMENTS.split(text):
+                return f"{name!r} contains a '..' segment"
+    return None
