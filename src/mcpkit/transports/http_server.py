@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 
 from ..protocol.errors import INTERNAL_ERROR, MCPError
+from ..protocol.http_modern import repeated_fields
 from ..protocol.http_rules import (
     DEFAULT_HOSTS,
     DEFAULT_ORIGINS,
@@ -54,6 +55,9 @@ from .http_streams import prime, reply_json, resume, stream_standalone, write_ss
 __all__ = ["SessionStream", "StreamableHTTPApp", "serve_http"]
 
 log = logging.getLogger(__name__)
+
+# Handshake-era headers a request must not repeat (a proxy and this server could read different copies).
+_SINGLE = frozenset({"mcp-session-id", "mcp-protocol-version", "last-event-id"})
 
 
 class StreamableHTTPApp:
@@ -144,7 +148,10 @@ class StreamableHTTPApp:
                 await respond(send, 500, body, JSON_HEADERS)
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        raw = scope["headers"]
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
+        # only a request that repeats a header pays for finding which
+        repeated = repeated_fields(raw) if len(headers) < len(raw) else frozenset()
         path = scope.get("path", "")
         root = scope.get("root_path", "")
         if root and path.startswith(root):
@@ -157,8 +164,10 @@ class StreamableHTTPApp:
         if origin is not None and not allowed(origin, self.allowed_origins):
             raise HTTPRefusal(403, "Forbidden: Origin not allowed")
         method = scope["method"]
+        if method != "POST":  # a POST is checked once its era is known (a modern one by Server Validation)
+            _refuse_repeats(repeated, _SINGLE)
         if method == "POST":
-            await self._post(headers, receive, send)
+            await self._post(headers, repeated, receive, send)
         elif method == "GET" and not self.stateless:
             await self._get(headers, receive, send)
         elif method == "DELETE" and not self.stateless:
@@ -169,7 +178,9 @@ class StreamableHTTPApp:
             allow = "POST" if self.stateless else "GET, POST, DELETE"
             raise HTTPRefusal(405, "Method Not Allowed", allow=allow)
 
-    async def _post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _post(
+        self, headers: dict[str, str], repeated: frozenset[str], receive: Receive, send: Send
+    ) -> None:
         if not accepts(headers, "application/json", "text/event-stream"):
             raise HTTPRefusal(406, "Not Acceptable: Accept must list application/json and text/event-stream")
         if media_type(headers.get("content-type", "")) != "application/json":
@@ -182,8 +193,11 @@ class StreamableHTTPApp:
         if isinstance(message, Request) and _stateless_era(headers, message):
             run, mirrored = self._registry.run, self._mirrored
             json_only = self.json_response
-            await answer_stateless(run, mirrored, headers, message, body, receive, send, json_only=json_only)
+            await answer_stateless(
+                run, mirrored, headers, message, body, receive, send, json_only=json_only, repeated=repeated
+            )
             return
+        _refuse_repeats(repeated, _SINGLE)
         header_version = request_version(headers.get("mcp-protocol-version"), None)
         is_init = isinstance(message, Request) and message.method == "initialize"
         if self.stateless:
@@ -278,6 +292,12 @@ class StreamableHTTPApp:
                 await resume(session, self.event_store, last_event_id, receive, send)
             else:
                 await stream_standalone(session, self._retry_for(version), receive, send)
+
+
+def _refuse_repeats(repeated: frozenset[str], single: frozenset[str]) -> None:
+    twice = repeated & single
+    if twice:
+        raise HTTPRefusal(400, f"Bad Request: the {min(twice)} header appears more than once")
 
 
 def _stateless_era(headers: dict[str, str], message: Request) -> bool:
