@@ -200,14 +200,14 @@ async def test_the_in_memory_store_is_bounded_in_total_dropping_the_oldest_event
     assert len(replay.events) == 29  # the newest session keeps everything
     for n in range(100):
         await store.forget(f"s{n}")
-    assert store.byte_count == store.event_count * 1000 and store.order_length <= 2 * store.event_count + 1024
+    assert store.byte_count == store.event_count * 1000 and store.order_length <= 2 * store.event_count + 64
 
 
 async def test_the_in_memory_store_caps_empty_priming_events_in_total_too() -> None:
     store = InMemoryEventStore(max_total_events=300)
     for n in range(1000):
         await store.store(f"s{n}", "p1", b"")
-    assert store.event_count == 300 and store.byte_count == 0 and store.order_length <= 300 + 1024
+    assert store.event_count == 300 and store.byte_count == 0 and store.order_length <= 2 * 300 + 64
 
 
 async def test_by_default_idle_sessions_pin_at_most_64_mib_of_events_in_all() -> None:

@@ -56,6 +56,9 @@ class EventStore(Protocol):
         ...
 
 
+_SLACK = 64
+
+
 @dataclass(slots=True)
 class _SessionEvents:
     next_seq: int = 1
@@ -114,7 +117,7 @@ class InMemoryEventStore:
 
     @property
     def order_length(self) -> int:
-        """Entries in the store-wide order, live or stale: at most twice the events kept, plus 1024."""
+        """Entries in the store-wide order, live or stale: at most twice the events kept, plus 64."""
         return len(self._order)
 
     async def store(self, session_id: str, stream_id: str, data: bytes) -> str:
@@ -147,7 +150,13 @@ class InMemoryEventStore:
             session, seq = self._order.popleft()
             if session.holds(seq):  # the oldest live entry of a session is its first event
                 self._drop_oldest(session)
-        if len(self._order) > 2 * self._events + 1024:
+        self._sweep()
+
+    def _sweep(self) -> None:
+        """Drop stale order entries once they outnumber live events (amortized O(1) per event)."""
+        if not self._events:
+            self._order.clear()
+        elif len(self._order) > 2 * self._events + _SLACK:
             self._order = deque(entry for entry in self._order if entry[0].holds(entry[1]))
 
     async def replay_after(self, session_id: str, last_event_id: str) -> Replay:
@@ -170,3 +179,5 @@ class InMemoryEventStore:
             session.forgotten = True
             self._events -= len(session.events)
             self._bytes -= session.size
+            session.events.clear()  # stale order entries may still name it until the next sweep
+            self._sweep()
