@@ -70,12 +70,19 @@ class Server:
         state_ttl: float = 600.0,
         versions: tuple[str, ...] = SUPPORTED_VERSIONS,
         identify: bool = True,
+        max_in_flight: int | None = 100,
+        max_worker_threads: int | None = 8,
     ) -> None:
         """`cache`: the hint on stateless list and discover results (per resource: `cache=` there).
         `state_key`: the HMAC key sealing requestState; give every replica the same one.
         `versions`: the protocol versions served (both eras by default).
         `identify`: name the server in every stateless result's `_meta` (2026-07-28: SHOULD, unless
-        configured not to)."""
+        configured not to).
+        `max_in_flight`: requests of one session (stdio, an HTTP session) handled at once; one more is
+        answered with SERVER_BUSY (-32010). `max_worker_threads`: the worker threads one session's sync
+        handlers hold at once, so it cannot take the whole pool (anyio's 40). None: no cap."""
+        self.max_in_flight = max_in_flight
+        self.max_worker_threads = max_worker_threads
         self.versions = versions
         self.identify = identify
         self.info: JSON = {"name": name, "version": version}
@@ -289,7 +296,14 @@ class Server:
 
     async def serve(self, stream: MessageStream) -> None:
         """Serve one peer over `stream` until it closes."""
-        session = Session(self.connection(), stream, self._on_request, self._on_notification)
+        session = Session(
+            self.connection(),
+            stream,
+            self._on_request,
+            self._on_notification,
+            max_in_flight=self.max_in_flight,
+            max_worker_threads=self.max_worker_threads,
+        )
         self._peers[session] = _Peer(session)
         try:
             await session.run()
