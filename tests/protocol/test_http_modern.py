@@ -9,7 +9,7 @@ import pytest
 from mcpkit.protocol.errors import MCPError
 from mcpkit.protocol.http_header_values import decode_value as decode_header_value
 from mcpkit.protocol.http_header_values import encode_value as encode_header_value
-from mcpkit.protocol.http_modern import check_request_headers, status_for_error
+from mcpkit.protocol.http_modern import check_request_headers, repeated_fields, status_for_error
 from mcpkit.protocol.http_request_headers import tool_headers
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
@@ -109,3 +109,47 @@ def test_modern_errors_travel_with_their_http_status() -> None:
         400,
         200,
     ]
+
+
+@pytest.mark.parametrize("name", ["mcp-method", "mcp-name", "mcp-protocol-version", "mcp-param-region"])
+def test_a_repeated_metadata_header_is_header_mismatch(name: str) -> None:
+    hdrs = headers(**{"mcp-param-region": "eu"})
+    with pytest.raises(MCPError) as caught:
+        check_request_headers(hdrs, "tools/call", call({"region": "eu"}), MIRRORED, frozenset({name}))
+    assert caught.value.code == -32020 and name in caught.value.message
+
+
+@pytest.mark.parametrize("arguments", [{}, {"region": None}])
+def test_an_orphan_param_header_without_its_body_value_is_header_mismatch(arguments: dict[str, Any]) -> None:
+    with pytest.raises(MCPError) as caught:
+        check_request_headers(headers(**{"mcp-param-region": "eu"}), "tools/call", call(arguments), MIRRORED)
+    assert caught.value.code == -32020 and "no value" in caught.value.message
+
+
+@pytest.mark.parametrize("header", ["1", "9007199254740992", "9007199254740992.0", "9.007199254740992e15"])
+def test_an_integer_past_2_53_is_compared_exactly_not_skipped(header: str) -> None:
+    body = call({"count": 2**53 + 1})
+    with pytest.raises(MCPError) as caught:
+        check_request_headers(headers(**{"mcp-param-count": header}), "tools/call", body, MIRRORED)
+    assert caught.value.code == -32020
+
+
+def test_an_integer_past_2_53_matches_its_exact_decimal_text() -> None:
+    for header in ("9007199254740993", "9007199254740993.00"):
+        check_request_headers(
+            headers(**{"mcp-param-count": header}), "tools/call", call({"count": 2**53 + 1}), MIRRORED
+        )
+    check_request_headers(headers(), "tools/call", call({"count": 2**53 + 1}), MIRRORED)  # cannot mirror
+
+
+@pytest.mark.parametrize(("header", "value"), [("4_2", 42), ("true", 1), ("1", True), ("{}", {"a": 1})])
+def test_numbers_booleans_and_objects_never_match_loosely(header: str, value: object) -> None:
+    with pytest.raises(MCPError):
+        check_request_headers(
+            headers(**{"mcp-param-count": header}), "tools/call", call({"count": value}), MIRRORED
+        )
+
+
+def test_repeated_fields_names_only_what_occurs_twice() -> None:
+    raw = [(b"Mcp-Method", b"a"), (b"host", b"x"), (b"mcp-method", b"b")]
+    assert repeated_fields(raw) == {"mcp-method"}

@@ -95,3 +95,15 @@ async def test_thousands_of_abandoned_sessions_leave_sessions_and_stored_events_
     assert peaks["events"] <= cap * store.max_events
     assert store.event_count == 0 and store.byte_count == 0
     assert late < early and late < 1_000_000, (early, late)  # all of it given back once they are gone
+
+
+async def test_a_repeated_session_id_or_version_header_is_400_not_the_last_copy_silently() -> None:
+    async with serving() as (client, url, _, _):
+        headers = await open_session(client, url)
+        for name, other in (("mcp-session-id", "someone-else"), ("mcp-protocol-version", "2025-06-18")):
+            twice = [*headers.items(), (name, other)]
+            response = await client.post(url, content=rpc(1, "ping"), headers=twice)
+            assert response.status_code == 400
+            assert f"{name} header appears more than once" in response.json()["error"]["message"]
+            get = [*{**headers, "accept": "text/event-stream"}.items(), (name, other)]
+            assert (await client.get(url, headers=get)).status_code == 400

@@ -12,7 +12,7 @@ from test_http_server import call, open_session, rpc, running
 
 from mcpkit import Context, Server
 from mcpkit.protocol.sse import SSEDecoder, SSEEvent
-from mcpkit.transports.event_store import InMemoryEventStore
+from mcpkit.transports.event_store import EventsExpired, InMemoryEventStore
 from mcpkit.transports.http_server import StreamableHTTPApp
 
 pytestmark = pytest.mark.anyio
@@ -184,3 +184,35 @@ async def test_a_replay_never_carries_another_streams_events() -> None:
     await store.store("s", "p1", b"a2")
     replay = await store.replay_after("s", a1)
     assert replay.stream_id == "p1" and [data for _, data in replay.events] == [b"a2"]
+
+
+async def test_the_in_memory_store_is_bounded_in_total_dropping_the_oldest_events_of_any_session() -> None:
+    store = InMemoryEventStore(max_bytes=64 * 1024, max_total_bytes=1024 * 1024, max_total_events=5000)
+    first_ids = []
+    for n in range(200):  # 200 idle sessions, each within its own cap: 6 MB in all
+        ids = [await store.store(f"s{n}", "get", b"x" * 1000) for _ in range(30)]
+        first_ids.append(ids[0])
+        assert store.byte_count <= 1024 * 1024
+    assert store.event_count == 1048 and store.session_count == 200
+    with pytest.raises(EventsExpired):  # the oldest session lost its events first
+        await store.replay_after("s0", first_ids[0])
+    replay = await store.replay_after("s199", first_ids[199])
+    assert len(replay.events) == 29  # the newest session keeps everything
+    for n in range(100):
+        await store.forget(f"s{n}")
+    assert store.byte_count == store.event_count * 1000 and store.order_length <= 2 * store.event_count + 64
+
+
+async def test_the_in_memory_store_caps_empty_priming_events_in_total_too() -> None:
+    store = InMemoryEventStore(max_total_events=300)
+    for n in range(1000):
+        await store.store(f"s{n}", "p1", b"")
+    assert store.event_count == 300 and store.byte_count == 0 and store.order_length <= 2 * 300 + 64
+
+
+async def test_by_default_idle_sessions_pin_at_most_64_mib_of_events_in_all() -> None:
+    store, megabyte = InMemoryEventStore(), b"x" * 1024 * 1024
+    for n in range(40):  # 40 sessions of 4 MiB each would pin 160 MiB without the total cap
+        for _ in range(4):
+            await store.store(f"s{n}", "get", megabyte)
+    assert store.byte_count <= 64 * 1024 * 1024 and store.event_count <= 64

@@ -226,3 +226,29 @@ async def test_a_handshake_session_and_stateless_requests_share_one_endpoint() -
     assert (
         new.json()["result"]["content"][0]["text"] == "4" and new.json()["result"]["resultType"] == "complete"
     )
+
+
+async def test_repeated_orphan_and_unsafe_integer_headers_are_refused_over_http() -> None:
+    server = make_server()
+
+    @server.tool(
+        input_schema={"type": "object", "properties": {"n": {"type": "integer", "x-mcp-header": "N"}}}
+    )
+    def counted(n: int = 0) -> str:
+        return str(n)
+
+    async with running(StreamableHTTPApp(server)) as url, httpx.AsyncClient() as http:
+        hdrs, body = request(1, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+        twice = [*hdrs.items(), ("mcp-name", "regional")]  # a proxy would route on the first copy
+        repeated = await http.post(url, content=body, headers=twice)
+        orphan = await post(
+            http, url, 2, "tools/call", {"name": "regional", "arguments": {}}, **{"mcp-param-region": "eu"}
+        )
+        big = {"name": "counted", "arguments": {"n": 2**53 + 1}}
+        rounded = await post(http, url, 3, "tools/call", big, **{"mcp-param-n": "1"})
+        exact = await post(http, url, 4, "tools/call", big, **{"mcp-param-n": str(2**53 + 1)})
+    for reply, rid in ((repeated, 1), (orphan, 2), (rounded, 3)):
+        assert reply.status_code == 400, reply.text
+        assert reply.json()["id"] == rid and reply.json()["error"]["code"] == -32020
+    assert "more than once" in repeated.json()["error"]["message"]
+    assert exact.status_code == 200 and exact.json()["result"]["content"][0]["text"] == str(2**53 + 1)

@@ -20,6 +20,7 @@ __all__ = [
     "PARSE_ERROR",
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
+    "SERVER_BUSY",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
     "CapabilityError",
@@ -47,6 +48,9 @@ UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 # Codes the SDKs use for a request that timed out or whose connection closed (no spec number exists).
 REQUEST_TIMEOUT: Final = -32001
 CONNECTION_CLOSED: Final = -32000
+# mcpkit's own server error (JSON-RPC 2.0 5.1 leaves -32000..-32099 to implementations; below -32020,
+# which the 2026-07-28 specification keeps): a request refused because its session has too many in flight.
+SERVER_BUSY: Final = -32010
 
 
 class MCPError(Exception):

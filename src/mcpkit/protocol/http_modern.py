@@ -8,7 +8,9 @@ errors travel with (400 for version, _meta and capability errors; 404 for an unk
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Iterable, Sequence
+from decimal import Decimal
 from typing import Any, Final
 
 from .errors import (
@@ -22,7 +24,7 @@ from .errors import (
 from .http_header_values import NAMED_METHODS, decode_value, mirror_value, value_at
 from .modern import PROTOCOL_VERSION
 
-__all__ = ["check_request_headers", "status_for_error"]
+__all__ = ["check_request_headers", "repeated_fields", "status_for_error"]
 
 JSON = dict[str, Any]
 
@@ -35,18 +37,41 @@ _STATUS: Final = {
 }
 
 
+_NUMBER: Final = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+_STANDARD: Final = frozenset({"mcp-protocol-version", "mcp-method", "mcp-name"})
+
+
+def repeated_fields(raw: Iterable[tuple[bytes, bytes]]) -> frozenset[str]:
+    """The (lower-case) names that occur more than once among an ASGI scope's headers."""
+    seen: set[str] = set()
+    repeated: set[str] = set()
+    for name, _ in raw:
+        key = name.decode("latin-1").lower()
+        (repeated if key in seen else seen).add(key)
+    return frozenset(repeated)
+
+
 def status_for_error(code: int) -> int:
     """The HTTP status a modern JSON-RPC error is sent with (200 for the rest)."""
     return _STATUS.get(code, 200)
 
 
 def check_request_headers(
-    headers: dict[str, str], method: str, params: JSON, mirrored: Sequence[tuple[str, tuple[str, ...]]]
+    headers: dict[str, str],
+    method: str,
+    params: JSON,
+    mirrored: Sequence[tuple[str, tuple[str, ...]]],
+    repeated: Collection[str] = (),
 ) -> None:
     """Server Validation: every mirrored header present and equal to the body; -32020 otherwise.
 
-    `headers` has lower-case names; `mirrored` lists the called tool's `x-mcp-header` parameters.
+    `headers` has lower-case names; `mirrored` lists the called tool's `x-mcp-header` parameters;
+    `repeated` names the headers the request carried more than once.
     """
+    for name in sorted(repeated):
+        # A proxy may act on the first copy while this check would read the last: refuse the ambiguity.
+        if name in _STANDARD or name.startswith("mcp-param-"):
+            raise _mismatch(f"the {name} header appears more than once")
     meta = params.get("_meta")
     body_version = meta.get(PROTOCOL_VERSION) if isinstance(meta, dict) else None
     header_version = headers.get("mcp-protocol-version")
@@ -68,14 +93,30 @@ def check_request_headers(
             raise _mismatch(f"Mcp-Name header value does not match body value {params.get(field)!r}")
     arguments = params.get("arguments")
     for name, path in mirrored:
-        expected = mirror_value(value_at(arguments, path))
-        raw = headers.get(f"mcp-param-{name.lower()}")
-        if expected is None:
-            continue  # a null or absent argument carries no header, and none is expected
-        if raw is None:
-            raise _mismatch(f"Mcp-Param-{name} header is required: the body has {'.'.join(path)}")
-        if decode_value(raw) != expected:
-            raise _mismatch(f"Mcp-Param-{name} header value does not match body value {expected!r}")
+        _check_param(name, path, value_at(arguments, path), headers.get(f"mcp-param-{name.lower()}"))
+
+
+def _check_param(name: str, path: tuple[str, ...], value: object, raw: str | None) -> None:
+    """One Mcp-Param-{name} header against the body value at `path` (None: absent or null)."""
+    where = ".".join(path)
+    if raw is None:
+        # A null or absent argument carries no header; neither can one the client cannot mirror
+        # (an object, a fraction, an integer past 2^53), which is therefore not expected either.
+        if mirror_value(value) is not None:
+            raise _mismatch(f"Mcp-Param-{name} header is required: the body has {where}")
+        return
+    if value is None:
+        raise _mismatch(f"Mcp-Param-{name} header is present but the body has no value at {where}")
+    if not _same(decode_value(raw), value):
+        raise _mismatch(f"Mcp-Param-{name} header value does not match body value {value!r}")
+
+
+def _same(header: str, value: object) -> bool:
+    """Whether a decoded header equals a body value: numbers exactly and numerically (42.0 is 42, and an
+    integer past 2^53 is compared digit for digit, never rounded), the rest as their mirrored text."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return isinstance(value, str | bool) and header == mirror_value(value)
+    return _NUMBER.fullmatch(header) is not None and Decimal(header) == Decimal(value)
 
 
 def _mismatch(why: str) -> MCPError:

@@ -15,6 +15,7 @@ import functools
 import itertools
 import logging
 import math
+import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,7 @@ from ..protocol.errors import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
     INVALID_REQUEST,
+    SERVER_BUSY,
     LocalError,
     MCPError,
     RequestCancelled,
@@ -36,6 +38,7 @@ from ..protocol.framing import Oversized
 from ..protocol.jsonrpc import RequestId, encode, error_message
 from ..protocol.lifecycle import Negotiated
 from .stream import MessageStream
+from .workers import SESSION_WORKERS
 
 __all__ = ["NotificationHandler", "ProgressCallback", "RequestHandler", "Session"]
 
@@ -83,7 +86,12 @@ class _Pending:
 
 
 class Session:
-    """A running conversation with one peer."""
+    """A running conversation with one peer.
+
+    `max_in_flight` caps the peer's requests being handled at once: one more is answered at once with
+    SERVER_BUSY (-32010). `max_worker_threads` caps the worker threads its sync handlers hold at once
+    (of the process's shared pool), so one peer cannot starve the others. None: no cap.
+    """
 
     def __init__(
         self,
@@ -91,7 +99,16 @@ class Session:
         stream: MessageStream,
         on_request: RequestHandler,
         on_notification: NotificationHandler | None = None,
+        *,
+        max_in_flight: int | None = None,
+        max_worker_threads: int | None = None,
     ) -> None:
+        if (max_in_flight is not None and max_in_flight < 1) or (
+            max_worker_threads is not None and max_worker_threads < 1
+        ):
+            raise ValueError("max_in_flight and max_worker_threads must be positive (or None)")
+        self.max_in_flight = max_in_flight if max_in_flight is not None else sys.maxsize
+        self.max_worker_threads = max_worker_threads
         self.connection = connection
         self.stream = stream
         self._on_request = on_request
@@ -127,6 +144,9 @@ class Session:
         except RuntimeError:
             self._loop = None
         self._running = True
+        # handler tasks inherit the context, and with it this session's share of worker threads
+        workers = self.max_worker_threads
+        token = SESSION_WORKERS.set(anyio.CapacityLimiter(workers) if workers is not None else None)
         try:
             if self._loop is not None:
                 try:
@@ -143,6 +163,7 @@ class Session:
                     finally:
                         tg.cancel_scope.cancel()
         finally:
+            SESSION_WORKERS.reset(token)
             self._running = False
             self._tg = None
             self._fail_pending()
@@ -196,7 +217,8 @@ class Session:
                 await self._write(error_message(None, error))
                 continue
             for event in process(data):
-                if native and type(event) is request:  # the hot path, without a coroutine call
+                # the hot path, without a coroutine call
+                if native and type(event) is request and len(self._handlers) < self.max_in_flight:
                     self._start(event)
                 else:
                     await self._dispatch(event)
@@ -205,9 +227,12 @@ class Session:
 
     async def _dispatch(self, event: ev.Event) -> None:
         if isinstance(event, ev.RequestReceived):
-            if self._loop is not None:
+            if len(self._handlers) >= self.max_in_flight:
+                await self._refuse_busy(event.id)
+            elif self._loop is not None:
                 self._start(event)
             else:
+                self._handlers[event.id] = anyio.CancelScope()  # counted in flight from now on
                 self._spawn(self._handle, event)
         elif isinstance(event, ev.ResponseReceived | ev.ErrorReceived):
             pending = self._pending.get(event.id)
@@ -230,6 +255,14 @@ class Session:
         elif isinstance(event, ev.Ready):
             self.ready.set()
 
+    async def _refuse_busy(self, rid: RequestId) -> None:
+        # Answered inline by the reader, so a peer flooding requests is also slowed to the pace of refusals.
+        cap = self.max_in_flight
+        why = f"Server busy: {cap} requests of this session are already in flight; retry when one ends"
+        message = self.connection.respond_error(rid, MCPError(SERVER_BUSY, why, {"maxInFlight": cap}))
+        if message is not None:
+            await self._write(message, rid)
+
     def _start(self, event: ev.RequestReceived) -> None:
         assert self._loop is not None
         task = self._loop.create_task(self._handle_native(event))
@@ -250,7 +283,9 @@ class Session:
 
     async def _handle(self, event: ev.RequestReceived) -> None:
         rid = event.id
-        with anyio.CancelScope() as scope:
+        placeholder = self._handlers.get(rid)
+        scope = placeholder if isinstance(placeholder, anyio.CancelScope) else anyio.CancelScope()
+        with scope:
             self._handlers[rid] = scope
             try:
                 message = await self._answer(event)

@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-import anyio
+from ..runtime.workers import run_in_worker
 
 __all__ = ["invoke"]
 
@@ -16,8 +16,8 @@ async def invoke(fn: Callable[..., Any], kwargs: dict[str, Any], is_async: bool)
     if is_async:
         value = await fn(**kwargs)
     else:
-        # A blocking handler must not stall the loop; on cancellation the thread is abandoned.
-        value = await anyio.to_thread.run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)
+        # A blocking handler must not stall the loop; it runs within its session's share of threads.
+        value = await run_in_worker(functools.partial(fn, **kwargs))
     if inspect.isawaitable(value):
         value = await value
     return value

@@ -71,6 +71,8 @@ class Server:
         versions: tuple[str, ...] = SUPPORTED_VERSIONS,
         identify: bool = True,
         mask_errors: bool = False,
+        max_in_flight: int | None = 100,
+        max_worker_threads: int | None = 8,
     ) -> None:
         """`cache`: the hint on stateless list and discover results (per resource: `cache=` there).
         `state_key`: the HMAC key sealing requestState; give every replica the same one.
@@ -79,7 +81,12 @@ class Server:
         configured not to).
         `mask_errors`: a tool's unexpected exception reaches the model as a generic message instead
         of its text (which may hold paths, SQL or secrets); ToolError and MCPError messages, raised on
-        purpose, are kept. The traceback is logged either way."""
+        purpose, are kept. The traceback is logged either way.
+        `max_in_flight`: requests of one session (stdio, an HTTP session) handled at once; one more is
+        answered with SERVER_BUSY (-32010). `max_worker_threads`: the worker threads one session's sync
+        handlers hold at once, so it cannot take the whole pool (anyio's 40). None: no cap."""
+        self.max_in_flight = max_in_flight
+        self.max_worker_threads = max_worker_threads
         self.versions = versions
         self.identify = identify
         self.mask_errors = mask_errors
@@ -303,7 +310,14 @@ class Server:
 
     async def serve(self, stream: MessageStream) -> None:
         """Serve one peer over `stream` until it closes."""
-        session = Session(self.connection(), stream, self._on_request, self._on_notification)
+        session = Session(
+            self.connection(),
+            stream,
+            self._on_request,
+            self._on_notification,
+            max_in_flight=self.max_in_flight,
+            max_worker_threads=self.max_worker_threads,
+        )
         self._peers[session] = _Peer(session)
         try:
             await session.run()

@@ -56,24 +56,52 @@ class EventStore(Protocol):
         ...
 
 
+_SLACK = 64
+
+
 @dataclass(slots=True)
 class _SessionEvents:
     next_seq: int = 1
     size: int = 0
+    forgotten: bool = False
     # (seq, stream id, data), seq contiguous from events[0] on: eviction only ever takes the oldest.
     events: deque[tuple[int, str, bytes]] = field(default_factory=deque)
 
+    def holds(self, seq: int) -> bool:
+        """Whether the event `seq` is still kept (an entry of the store-wide order may be stale)."""
+        return not self.forgotten and bool(self.events) and self.events[0][0] <= seq
+
 
 class InMemoryEventStore:
-    """An EventStore in this process's memory, holding at most `max_events` events and `max_bytes` bytes
-    of event data per session; the oldest events go first. A session's events go when it is forgotten."""
+    """An EventStore in this process's memory, bounded per session and in total.
 
-    def __init__(self, *, max_events: int = 1000, max_bytes: int = 4 * 1024 * 1024) -> None:
-        if max_events < 1 or max_bytes < 1:
-            raise ValueError("max_events and max_bytes must be positive")
+    Each session keeps at most `max_events` events and `max_bytes` bytes of event data, its oldest going
+    first. Across all sessions the store keeps at most `max_total_events` events and `max_total_bytes`
+    bytes: past either, the oldest events of any session are dropped first (so idle sessions lose theirs
+    before active ones, and a replay from a dropped event is EventsExpired). A session's events go when
+    it is forgotten.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_events: int = 1000,
+        max_bytes: int = 4 * 1024 * 1024,
+        max_total_events: int = 100_000,
+        max_total_bytes: int = 64 * 1024 * 1024,
+    ) -> None:
+        if min(max_events, max_bytes, max_total_events, max_total_bytes) < 1:
+            raise ValueError("event store limits must be positive")
         self.max_events = max_events
         self.max_bytes = max_bytes
+        self.max_total_events = max_total_events
+        self.max_total_bytes = max_total_bytes
         self._sessions: dict[str, _SessionEvents] = {}
+        # Every event in the order stored, as (its session, seq); entries of dropped events are skipped
+        # when met and swept out once they outnumber the live ones.
+        self._order: deque[tuple[_SessionEvents, int]] = deque()
+        self._events = 0
+        self._bytes = 0
 
     @property
     def session_count(self) -> int:
@@ -81,11 +109,16 @@ class InMemoryEventStore:
 
     @property
     def event_count(self) -> int:
-        return sum(len(s.events) for s in self._sessions.values())
+        return self._events
 
     @property
     def byte_count(self) -> int:
-        return sum(s.size for s in self._sessions.values())
+        return self._bytes
+
+    @property
+    def order_length(self) -> int:
+        """Entries in the store-wide order, live or stale: at most twice the events kept, plus 64."""
+        return len(self._order)
 
     async def store(self, session_id: str, stream_id: str, data: bytes) -> str:
         session = self._sessions.setdefault(session_id, _SessionEvents())
@@ -94,11 +127,37 @@ class InMemoryEventStore:
         session.next_seq += 1
         session.events.append((seq, stream_id, data))
         session.size += len(data)
+        self._events += 1
+        self._bytes += len(data)
+        self._order.append((session, seq))
         while len(session.events) > self.max_events or (
             session.size > self.max_bytes and len(session.events) > 1
         ):
-            session.size -= len(session.events.popleft()[2])
+            self._drop_oldest(session)
+        self._bound_total()
         return event_id
+
+    def _drop_oldest(self, session: _SessionEvents) -> None:
+        size = len(session.events.popleft()[2])
+        session.size -= size
+        self._events -= 1
+        self._bytes -= size
+
+    def _bound_total(self) -> None:
+        while self._events > self.max_total_events or (
+            self._bytes > self.max_total_bytes and self._events > 1
+        ):
+            session, seq = self._order.popleft()
+            if session.holds(seq):  # the oldest live entry of a session is its first event
+                self._drop_oldest(session)
+        self._sweep()
+
+    def _sweep(self) -> None:
+        """Drop stale order entries once they outnumber live events (amortized O(1) per event)."""
+        if not self._events:
+            self._order.clear()
+        elif len(self._order) > 2 * self._events + _SLACK:
+            self._order = deque(entry for entry in self._order if entry[0].holds(entry[1]))
 
     async def replay_after(self, session_id: str, last_event_id: str) -> Replay:
         parsed = parse_event_id(last_event_id)
@@ -115,4 +174,10 @@ class InMemoryEventStore:
         return Replay(stream_id, tuple((format_event_id(s, n), data) for n, s, data in later))
 
     async def forget(self, session_id: str) -> None:
-        self._sessions.pop(session_id, None)
+        session = self._sessions.pop(session_id, None)
+        if session is not None:
+            session.forgotten = True
+            self._events -= len(session.events)
+            self._bytes -= session.size
+            session.events.clear()  # stale order entries may still name it until the next sweep
+            self._sweep()

@@ -1,5 +1,6 @@
 """The live sessions of a Streamable HTTP server: created on initialize, each one `serve` task, ended by
-DELETE, by idling past the timeout, or by shutdown; at most `max_sessions` at once. A session's stored
+DELETE, by idling past the timeout, or by shutdown; at most `max_sessions` at once, and at most
+`per_client.limit` of them held by one client the server can identify (http_clients). A session's stored
 events are forgotten when it ends, so abandoned sessions leave nothing behind."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ..protocol.errors import INTERNAL_ERROR
 from ..protocol.http_rules import HTTPRefusal
 from .event_store import EventStore
 from .http_asgi import Receive, Send
+from .http_clients import ClientCounts
 from .http_hosting import TaskHost
 from .http_sessions import SessionStream
 
@@ -31,8 +33,10 @@ class SessionRegistry:
         *,
         max_sessions: int,
         idle_timeout: float,
+        max_sessions_per_client: int = 100,
     ) -> None:
         self._serve = serve
+        self.per_client = ClientCounts("sessions", max_sessions_per_client)
         self.store = store
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
@@ -47,12 +51,15 @@ class SessionRegistry:
         self.end_all()
         await self._host.aclose()
 
-    async def new(self) -> SessionStream:
-        """A new session with its `serve` task running; 503 at `max_sessions`."""
+    async def new(self, client: str | None = None) -> SessionStream:
+        """A new session with its `serve` task running, held by `client` (None: unidentified);
+        503 at `max_sessions`, 429 when `client` already holds its share."""
         if len(self.sessions) >= self.max_sessions:
             raise HTTPRefusal(503, "Service Unavailable: too many sessions", INTERNAL_ERROR, retry_after="5")
         tg = await self._host.task_group()
+        self.per_client.acquire(client)  # released when the session's `run` ends
         session = SessionStream(secrets.token_urlsafe(32), self.store)
+        session.client = client
         assert session.session_id is not None
         self.sessions[session.session_id] = session
         tg.start_soon(self.run, session)
@@ -75,6 +82,7 @@ class SessionRegistry:
             log.exception("MCP session %s failed", session.session_id)
         finally:
             session.close()
+            self.per_client.release(session.client)
             sid = session.session_id
             if sid is not None:
                 if self.sessions.get(sid) is session:

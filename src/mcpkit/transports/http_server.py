@@ -14,13 +14,15 @@ Request (DNS rebinding), a present Origin outside `allowed_origins` gets 403. Bo
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager
 from time import monotonic
 from typing import Any
 
 import anyio
 
 from ..protocol.errors import INTERNAL_ERROR, MCPError
+from ..protocol.http_modern import repeated_fields
 from ..protocol.http_rules import (
     DEFAULT_HOSTS,
     DEFAULT_ORIGINS,
@@ -46,14 +48,18 @@ from .http_asgi import (
     refuse,
     respond,
 )
+from .http_clients import ClientCounts, SessionKey, client_address
 from .http_registry import SessionRegistry
 from .http_sessions import SessionStream, stateless_handshake
 from .http_stateless import answer_stateless, mirrored_for
 from .http_streams import prime, reply_json, resume, stream_standalone, write_sse
 
-__all__ = ["SessionStream", "StreamableHTTPApp", "serve_http"]
+__all__ = ["SessionStream", "StreamableHTTPApp", "client_address", "serve_http"]
 
 log = logging.getLogger(__name__)
+
+# Handshake-era headers a request must not repeat (a proxy and this server could read different copies).
+_SINGLE = frozenset({"mcp-session-id", "mcp-protocol-version", "last-event-id"})
 
 
 class StreamableHTTPApp:
@@ -61,6 +67,10 @@ class StreamableHTTPApp:
 
     `event_store` keeps sent SSE events for resumption; the default is an InMemoryEventStore.
     `strict_version` refuses an MCP-Protocol-Version other than the session's negotiated one (400).
+    `max_sessions` bounds the sessions of all clients together, so one client could hold them all;
+    `session_key` (a request's scope -> a client identity, e.g. `client_address` or a token's subject;
+    None: unidentified) lets the server cap each identified client at `max_sessions_per_client`
+    sessions and `max_stateless_in_flight_per_client` stateless requests in flight (429 beyond).
     """
 
     def __init__(
@@ -79,6 +89,9 @@ class StreamableHTTPApp:
         retry_ms: int = 1000,
         event_store: EventStore | None = None,
         strict_version: bool = False,
+        session_key: SessionKey | None = None,
+        max_sessions_per_client: int = 100,
+        max_stateless_in_flight_per_client: int = 100,
     ) -> None:
         serve: Callable[[SessionStream], Awaitable[None]] = getattr(target, "serve", target)
         self.path = path
@@ -92,9 +105,15 @@ class StreamableHTTPApp:
         # MCP-Protocol-Version must equal the session's negotiated version, not just be supported
         self.strict_version = strict_version
         self.event_store: EventStore = event_store if event_store is not None else InMemoryEventStore()
+        self.session_key = session_key
         self._registry = SessionRegistry(
-            serve, self.event_store, max_sessions=max_sessions, idle_timeout=session_idle_timeout
+            serve,
+            self.event_store,
+            max_sessions=max_sessions,
+            idle_timeout=session_idle_timeout,
+            max_sessions_per_client=max_sessions_per_client,
         )
+        self._stateless_clients = ClientCounts("requests in flight", max_stateless_in_flight_per_client)
         self.sessions = self._registry.sessions
         self._mirrored = mirrored_for(target)
 
@@ -144,7 +163,10 @@ class StreamableHTTPApp:
                 await respond(send, 500, body, JSON_HEADERS)
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        raw = scope["headers"]
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
+        # only a request that repeats a header pays for finding which
+        repeated = repeated_fields(raw) if len(headers) < len(raw) else frozenset()
         path = scope.get("path", "")
         root = scope.get("root_path", "")
         if root and path.startswith(root):
@@ -157,8 +179,11 @@ class StreamableHTTPApp:
         if origin is not None and not allowed(origin, self.allowed_origins):
             raise HTTPRefusal(403, "Forbidden: Origin not allowed")
         method = scope["method"]
+        if method != "POST":  # a POST is checked once its era is known (a modern one by Server Validation)
+            _refuse_repeats(repeated, _SINGLE)
         if method == "POST":
-            await self._post(headers, receive, send)
+            client = self.session_key(scope) if self.session_key is not None else None
+            await self._post(headers, repeated, client, receive, send)
         elif method == "GET" and not self.stateless:
             await self._get(headers, receive, send)
         elif method == "DELETE" and not self.stateless:
@@ -169,7 +194,14 @@ class StreamableHTTPApp:
             allow = "POST" if self.stateless else "GET, POST, DELETE"
             raise HTTPRefusal(405, "Method Not Allowed", allow=allow)
 
-    async def _post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _post(
+        self,
+        headers: dict[str, str],
+        repeated: frozenset[str],
+        client: str | None,
+        receive: Receive,
+        send: Send,
+    ) -> None:
         if not accepts(headers, "application/json", "text/event-stream"):
             raise HTTPRefusal(406, "Not Acceptable: Accept must list application/json and text/event-stream")
         if media_type(headers.get("content-type", "")) != "application/json":
@@ -182,14 +214,27 @@ class StreamableHTTPApp:
         if isinstance(message, Request) and _stateless_era(headers, message):
             run, mirrored = self._registry.run, self._mirrored
             json_only = self.json_response
-            await answer_stateless(run, mirrored, headers, message, body, receive, send, json_only=json_only)
+            with self._in_flight(client, message):
+                await answer_stateless(
+                    run,
+                    mirrored,
+                    headers,
+                    message,
+                    body,
+                    receive,
+                    send,
+                    json_only=json_only,
+                    repeated=repeated,
+                )
             return
+        _refuse_repeats(repeated, _SINGLE)
         header_version = request_version(headers.get("mcp-protocol-version"), None)
         is_init = isinstance(message, Request) and message.method == "initialize"
         if self.stateless:
-            await self._post_stateless(message, body, header_version, is_init, receive, send)
+            with self._in_flight(client, message):
+                await self._post_stateless(message, body, header_version, is_init, receive, send)
         elif is_init and "mcp-session-id" not in headers:
-            session = await self._registry.new()
+            session = await self._registry.new(client)
             await self._deliver(session, message, body, receive, send, header_version, include_session=True)
         else:
             session, version = self._session_of(headers)
@@ -205,6 +250,19 @@ class StreamableHTTPApp:
                 await stateless_handshake(session, version)
             await self._deliver(session, message, body, receive, send, version)
             session.close()
+
+    @contextmanager
+    def _in_flight(self, client: str | None, message: Any) -> Iterator[None]:
+        """A stateless request counted against its client's share; 429 (with the request's id) past it."""
+        try:
+            self._stateless_clients.acquire(client)
+        except HTTPRefusal as refusal:
+            refusal.rid = message.id if isinstance(message, Request) else None
+            raise
+        try:
+            yield
+        finally:
+            self._stateless_clients.release(client)
 
     def _retry_for(self, version: str) -> int | None:
         return self.retry_ms if has(version, Feature.SSE_PRIMING) else None
@@ -278,6 +336,12 @@ class StreamableHTTPApp:
                 await resume(session, self.event_store, last_event_id, receive, send)
             else:
                 await stream_standalone(session, self._retry_for(version), receive, send)
+
+
+def _refuse_repeats(repeated: frozenset[str], single: frozenset[str]) -> None:
+    twice = repeated & single
+    if twice:
+        raise HTTPRefusal(400, f"Bad Request: the {min(twice)} header appears more than once")
 
 
 def _stateless_era(headers: dict[str, str], message: Request) -> bool:

@@ -101,6 +101,7 @@ class SessionStream:
         "_stream_ids",
         "active",
         "backlog",
+        "client",
         "closed",
         "init_id",
         "last_seen",
@@ -125,6 +126,7 @@ class SessionStream:
         self.version: str | None = None  # negotiated, once the initialize response went out
         self.init_id: RequestId | None = None
         self.closed = False
+        self.client: str | None = None  # who holds it, when the server can tell (http_clients)
         self._stream_ids = itertools.count(1)
         self._local_ids = itertools.count(1)
 

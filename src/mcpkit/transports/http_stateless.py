@@ -44,12 +44,13 @@ async def answer_stateless(
     send: Send,
     *,
     json_only: bool,
+    repeated: frozenset[str] = frozenset(),
 ) -> None:
     try:
         tool = message.params.get("name") if message.method == "tools/call" else None
-        check_request_headers(
-            headers, message.method, message.params, mirrored(tool) if isinstance(tool, str) else []
-        )
+        params, method = message.params, message.method
+        mirrors = mirrored(tool) if isinstance(tool, str) else []
+        check_request_headers(headers, method, params, mirrors, repeated)
     except MCPError as exc:
         await respond(send, 400, encode(error_message(message.id, exc.to_wire())), JSON_HEADERS)
         return
