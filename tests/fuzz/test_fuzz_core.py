@@ -14,6 +14,7 @@ import pytest
 from fuzz_messages import (
     HANDSHAKE_SEEDS,
     MODERN_SEEDS,
+    budget,
     check_replies,
     examples_available,
     initialize,
@@ -22,7 +23,6 @@ from fuzz_messages import (
     request,
     wire_bytes,
 )
-from hypothesis import HealthCheck, settings
 from hypothesis import given as given_
 from hypothesis import strategies as st
 
@@ -34,10 +34,7 @@ from mcpkit.protocol.errors import RemoteError
 pytestmark = pytest.mark.skipif(not examples_available(), reason="needs ../shared/spec beside the checkout")
 
 CAPS = {"tools": {"listChanged": True}, "resources": {"subscribe": True}, "prompts": {}, "logging": {}}
-BUDGET = settings(
-    max_examples=500, deadline=None, derandomize=True, database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+BUDGET = budget(300)
 
 
 def server(handshake: bool) -> Connection:
