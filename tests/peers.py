@@ -24,7 +24,9 @@ def free_port() -> int:
 @asynccontextmanager
 async def serving(app: Any, path: str = "/mcp", lifespan: str = "on") -> AsyncIterator[str]:
     """`app` on a real uvicorn at a free 127.0.0.1 port; yields the URL of `path`."""
-    sock = socket.socket()
+    # asyncio turns Nagle off (TCP_NODELAY) only on a socket whose proto says TCP; a plain socket()
+    # says 0, and every response's last write then waits ~40 ms for the client's delayed ACK.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     config = uvicorn.Config(app, lifespan=lifespan, log_level="critical", timeout_graceful_shutdown=1)
