@@ -32,6 +32,7 @@ MODERN_SCENARIOS = [
     "http-custom-headers",
     "http-invalid-tool-headers",
     "json-schema-ref-no-deref",
+    "json-schema-2020-12-preservation",
 ]
 
 
