@@ -62,6 +62,8 @@ AUTH_BEYOND_SUITE_BY_VERSION = {
         "auth/iss-unexpected",
         "auth/iss-normalized",
         "auth/metadata-issuer-mismatch",
+        "auth/dpop",
+        "auth/dpop-nonce",
     ],
 }
 
