@@ -16,7 +16,7 @@ from oauth_peer import Settings
 import peers
 from mcpkit.client.client import connect_http
 from mcpkit.client.oauth import DPoP, OAuthClient
-from mcpkit.client.oauth.dpop import is_nonce_challenge, post_token_request, present
+from mcpkit.client.oauth.dpop import is_nonce_challenge, is_token_nonce_challenge, post_token_request, present
 from mcpkit.client.oauth.store import Tokens
 
 pytestmark = pytest.mark.anyio
@@ -91,15 +91,24 @@ def test_nonces_are_kept_for_at_most_max_origins_servers() -> None:
     )
 
 
-def test_nonce_challenges_are_a_400_use_dpop_nonce_or_a_401_dpop_challenge_with_a_nonce() -> None:
+def test_the_token_endpoints_nonce_challenge_is_a_400_use_dpop_nonce_with_a_nonce() -> None:
     nonce = {"DPoP-Nonce": "n"}
-    assert is_nonce_challenge(httpx.Response(400, headers=nonce, json={"error": "use_dpop_nonce"}))
+    assert is_token_nonce_challenge(httpx.Response(400, headers=nonce, json={"error": "use_dpop_nonce"}))
+    assert not is_token_nonce_challenge(httpx.Response(400, json={"error": "use_dpop_nonce"}))
+    assert not is_token_nonce_challenge(httpx.Response(400, headers=nonce, json={"error": "invalid_grant"}))
+    assert not is_token_nonce_challenge(httpx.Response(400, headers=nonce, content=b"not json"))
+    assert not is_token_nonce_challenge(httpx.Response(401, headers=nonce, json={"error": "use_dpop_nonce"}))
+
+
+def test_the_resource_servers_nonce_challenge_is_a_401_dpop_challenge_with_a_nonce() -> None:
+    nonce = {"DPoP-Nonce": "n"}
     challenge = {**nonce, "WWW-Authenticate": 'DPoP error="use_dpop_nonce", error_description="x"'}
     assert is_nonce_challenge(httpx.Response(401, headers=challenge))
-    assert not is_nonce_challenge(httpx.Response(400, json={"error": "use_dpop_nonce"}))  # no nonce given
-    assert not is_nonce_challenge(httpx.Response(400, headers=nonce, json={"error": "invalid_grant"}))
-    assert not is_nonce_challenge(httpx.Response(400, headers=nonce, content=b"not json"))
+    assert not is_nonce_challenge(
+        httpx.Response(401, headers={"WWW-Authenticate": 'DPoP error="use_dpop_nonce"'})
+    )
     assert not is_nonce_challenge(httpx.Response(401, headers={**nonce, "WWW-Authenticate": "Bearer"}))
+    assert not is_nonce_challenge(httpx.Response(400, headers=challenge))
 
 
 def test_a_bound_token_goes_out_as_dpop_with_a_proof_and_a_bearer_token_without_one() -> None:

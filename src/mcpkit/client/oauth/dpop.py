@@ -142,19 +142,23 @@ class DPoP:
 
 
 def is_nonce_challenge(response: httpx.Response) -> bool:
-    """A server refused a proof for its missing or stale nonce: the authorization server with 400
-    error=use_dpop_nonce (RFC 9449 §8), a resource server with 401 and a DPoP challenge (§9)."""
-    if "DPoP-Nonce" not in response.headers:
+    """A resource server refused a proof for its missing or stale nonce: 401 with a DPoP challenge
+    error="use_dpop_nonce" and a DPoP-Nonce header (RFC 9449 §9). Reads headers only."""
+    if response.status_code != 401 or "DPoP-Nonce" not in response.headers:
         return False
-    if response.status_code == 401:
-        return bool(_NONCE_CHALLENGE.search(response.headers.get("WWW-Authenticate", "")))
-    if response.status_code == 400:
-        try:
-            body = response.json()
-        except ValueError:
-            return False
-        return isinstance(body, dict) and body.get("error") == NONCE_ERROR
-    return False
+    return bool(_NONCE_CHALLENGE.search(response.headers.get("WWW-Authenticate", "")))
+
+
+def is_token_nonce_challenge(response: httpx.Response) -> bool:
+    """The authorization server refused a proof for its missing or stale nonce: 400
+    error="use_dpop_nonce" and a DPoP-Nonce header (RFC 9449 §8). The body must have been read."""
+    if response.status_code != 400 or "DPoP-Nonce" not in response.headers:
+        return False
+    try:
+        body = response.json()
+    except ValueError:
+        return False
+    return isinstance(body, dict) and body.get("error") == NONCE_ERROR
 
 
 def is_bound(tokens: Tokens | None) -> bool:
@@ -185,7 +189,7 @@ async def post_token_request(
     """POST a token request, with a proof when `dpop` is given; on a use_dpop_nonce refusal that brings
     a new nonce, once more with it (RFC 9449 §8). Returns the response and the form that was sent."""
     response, form = await _post_once(http, url, build, dpop)
-    if dpop is not None and dpop.remember_nonce(url, response) and is_nonce_challenge(response):
+    if dpop is not None and dpop.remember_nonce(url, response) and is_token_nonce_challenge(response):
         response, form = await _post_once(http, url, build, dpop)
         dpop.remember_nonce(url, response)
     return response, form
