@@ -67,6 +67,14 @@ async def use_everything(client: Client, context: JSON) -> None:
         await client.get_prompt(prompt["name"])
 
 
+async def echo_focal_schema(client: Client, context: JSON) -> None:
+    """Hand the focal tool's inputSchema back to the echo tool exactly as listed (SEP-1613, SEP-2106)."""
+    tools = {tool["name"]: tool for tool in await client.list_all_tools()}
+    focal = tools.get("json_schema_2020_12_tool")
+    if focal is not None and "json_schema_echo" in tools:
+        await client.call_tool("json_schema_echo", {"schema": focal["inputSchema"]})
+
+
 SCENARIOS: dict[str, Scenario] = {
     "initialize": initialize,
     "tools_call": tools_call,
@@ -76,6 +84,7 @@ SCENARIOS: dict[str, Scenario] = {
     "http-standard-headers": use_everything,
     "http-custom-headers": call_named_tools,
     "http-invalid-tool-headers": call_every_tool,
+    "json-schema-2020-12-preservation": echo_focal_schema,
 }
 
 

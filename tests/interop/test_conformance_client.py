@@ -19,7 +19,9 @@ import pytest
 
 pytestmark = pytest.mark.interop
 ROOT = Path(__file__).resolve().parents[2]
-TOOL = ROOT.parent / "shared" / "tools" / "conformance-client"
+# ../shared/tools from the main checkout; ../../shared/tools from a worktree under /work/wt.
+_TOOLS = [base / "shared" / "tools" / "conformance-client" for base in (ROOT.parent, ROOT.parent.parent)]
+TOOL = next((tool for tool in _TOOLS if tool.exists()), _TOOLS[0])
 MODERN_SUITE = "0.2.0-alpha.12"
 # Every client scenario of conformance 0.1.16 outside auth/.
 SCENARIOS = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
@@ -32,6 +34,7 @@ MODERN_SCENARIOS = [
     "http-custom-headers",
     "http-invalid-tool-headers",
     "json-schema-ref-no-deref",
+    "json-schema-2020-12-preservation",
 ]
 
 
@@ -59,6 +62,8 @@ AUTH_BEYOND_SUITE_BY_VERSION = {
         "auth/iss-unexpected",
         "auth/iss-normalized",
         "auth/metadata-issuer-mismatch",
+        "auth/dpop",
+        "auth/dpop-nonce",
     ],
 }
 

@@ -2,6 +2,7 @@
 
 from .authorize import UserAgent
 from .discovery import ResourceMetadata, ServerMetadata
+from .dpop import DPoP
 from .errors import OAuthError
 from .provider import OAuthClient
 from .registration import ClientMetadata
@@ -10,6 +11,7 @@ from .store import ClientCredentials, InMemoryTokenStore, Tokens, TokenStore
 __all__ = [
     "ClientCredentials",
     "ClientMetadata",
+    "DPoP",
     "InMemoryTokenStore",
     "OAuthClient",
     "OAuthError",

@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 
 from .discovery import ServerMetadata
+from .dpop import DPoP
 from .errors import OAuthError
 from .store import ClientCredentials, Tokens
 from .token import pkce_pair, request_token
@@ -70,6 +71,7 @@ async def authorization_code_grant(
     redirect_uri: str,
     resource: str,
     scope: str | None,
+    dpop: DPoP | None = None,
 ) -> Tokens:
     """Run one authorization: the user agent's round trip, then the code for tokens."""
     # "Authorization Code Protection": PKCE support is read from the metadata, and its absence is a
@@ -87,5 +89,5 @@ async def authorization_code_grant(
         "code_verifier": verifier,
         "resource": resource,
     }
-    tokens = await request_token(http, metadata, client, form)
+    tokens = await request_token(http, metadata, client, form, dpop)
     return tokens if tokens.scope or not scope else replace(tokens, scope=scope)

@@ -23,10 +23,10 @@ class Challenge:
 
 
 def parse_challenge(header: str | None) -> Challenge:
-    """The Bearer challenge in a WWW-Authenticate value; an empty Challenge when there is none."""
+    """The Bearer (or DPoP) challenge in a WWW-Authenticate value; an empty Challenge when there is none."""
     if not header:
         return Challenge()
-    start = re.search(r"(?i)\bbearer\b", header)
+    start = re.search(r"(?i)\b(?:bearer|dpop)\b", header)  # RFC 9449 §7.1: DPoP too
     if start is None:
         return Challenge()
     rest = header[start.end() :]

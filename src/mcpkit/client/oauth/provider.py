@@ -22,6 +22,7 @@ from .discovery import (
     discover_resource,
     discover_server,
 )
+from .dpop import DPoP, is_bound, is_nonce_challenge, present
 from .errors import OAuthError
 from .registration import ClientMetadata, metadata_document_client, register
 from .store import ClientCredentials, InMemoryTokenStore, Tokens, TokenStore
@@ -49,6 +50,8 @@ class OAuthClient(httpx.Auth):
     `assertion`). client: pre-registered credentials, used only at `client_issuer` (or, when that is
     not given, the first issuer they are used at); any other server is an OAuthError "issuer_mismatch".
     client_metadata_url: this client's metadata document URL, used where the server supports it.
+    dpop: True asks for DPoP-bound tokens (RFC 9449) where the authorization server lists ES256 for
+    DPoP, with a key pair made for this client; False never; a DPoP(...) for a given key or limits.
     """
 
     def __init__(
@@ -66,6 +69,7 @@ class OAuthClient(httpx.Auth):
         store: TokenStore | None = None,
         max_step_ups: int = 2,
         timeout: float = 30.0,
+        dpop: DPoP | bool = True,
     ) -> None:
         self.server_url = server_url
         self.grant = grant
@@ -79,16 +83,26 @@ class OAuthClient(httpx.Auth):
         self.store: TokenStore = store or InMemoryTokenStore()
         self.max_step_ups = max_step_ups
         self.timeout = timeout
+        self.dpop: DPoP | None = DPoP() if dpop is True else dpop or None
         self.issuer: str | None = None
         self._target: _Target | None = None
         self._lock = anyio.Lock()
 
     async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
         sent = await self._usable_tokens()
-        _authorize_header(request, sent)
+        present(request, sent, self.dpop)
         response = yield request
-        step_ups, reauthorized = 0, False
+        step_ups, reauthorized, nonce_retried_for = 0, False, None
         while True:
+            fresh_nonce = self.dpop is not None and self.dpop.remember_nonce(str(request.url), response)
+            if is_nonce_challenge(response) and is_bound(sent):
+                if not fresh_nonce or nonce_retried_for is sent:
+                    return  # RFC 9449 §9: one retry with the nonce given; the token itself is fine
+                nonce_retried_for = sent
+                await response.aread()
+                present(request, sent, self.dpop)
+                response = yield request
+                continue
             challenge = parse_challenge(response.headers.get("WWW-Authenticate"))
             if response.status_code == 401 and not reauthorized:
                 reauthorized = True
@@ -103,7 +117,7 @@ class OAuthClient(httpx.Auth):
                 sent = await self._reauthorize(challenge, sent, step_up=response.status_code == 403)
             if sent is None:
                 return
-            _authorize_header(request, sent)
+            present(request, sent, self.dpop)
             response = yield request
 
     # ---- tokens ---------------------------------------------------------------------------------
@@ -131,7 +145,7 @@ class OAuthClient(httpx.Auth):
         }
         async with self._http() as http:
             try:
-                fresh = await request_token(http, target.metadata, client, form)
+                fresh = await request_token(http, target.metadata, client, form, self.dpop)
             except OAuthError:
                 await self.store.set_tokens(target.metadata.issuer, None)
                 return None
@@ -219,15 +233,14 @@ class OAuthClient(httpx.Auth):
         client = await self._client_for(http, target.metadata, scope)
         base = {"resource": target.resource, **({"scope": scope} if scope else {})}
         if self.grant == "client_credentials":
-            return await request_token(
-                http, target.metadata, client, {"grant_type": "client_credentials", **base}
-            )
+            form = {"grant_type": "client_credentials", **base}
+            return await request_token(http, target.metadata, client, form, self.dpop)
         if self.grant == "jwt_bearer":
             if self.assertion is None:
                 raise OAuthError("no_assertion", "a jwt_bearer grant needs an assertion source")
             assertion = await self.assertion(target.metadata, target.resource)
             form = {"grant_type": JWT_BEARER_GRANT, "assertion": assertion, **base}
-            return await request_token(http, target.metadata, client, form)
+            return await request_token(http, target.metadata, client, form, self.dpop)
         if self.user_agent is None:
             raise OAuthError("no_user_agent", "the authorization code grant needs a user agent")
         return await authorization_code_grant(
@@ -238,15 +251,11 @@ class OAuthClient(httpx.Auth):
             redirect_uri=self.client_metadata.redirect_uris[0],
             resource=target.resource,
             scope=scope,
+            dpop=self.dpop,
         )
 
     def _http(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
-
-
-def _authorize_header(request: httpx.Request, tokens: Tokens | None) -> None:
-    if tokens is not None:
-        request.headers["Authorization"] = f"Bearer {tokens.access_token}"
 
 
 def _covers(granted: str | None, required: str | None) -> bool:

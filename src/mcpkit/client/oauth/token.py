@@ -13,6 +13,7 @@ from urllib.parse import quote
 import httpx
 
 from .discovery import ServerMetadata
+from .dpop import DPoP, post_token_request
 from .errors import OAuthError
 from .store import ClientCredentials, Tokens
 
@@ -79,12 +80,18 @@ async def request_token(
     metadata: ServerMetadata,
     client: ClientCredentials,
     form: dict[str, str],
+    dpop: DPoP | None = None,
 ) -> Tokens:
-    """POST a grant to the token endpoint; the tokens, or OAuthError with the server's error code."""
-    form = dict(form)
-    headers = {"Accept": "application/json", **authenticate(client, metadata, form)}
+    """POST a grant to the token endpoint; the tokens, or OAuthError with the server's error code.
+    With `dpop`, the request carries a proof where the server supports DPoP (RFC 9449 §5)."""
+
+    def build() -> tuple[dict[str, str], dict[str, str]]:
+        fresh = dict(form)
+        return fresh, {"Accept": "application/json", **authenticate(client, metadata, fresh)}
+
+    proving = dpop if dpop is not None and dpop.used_at(metadata) else None
     try:
-        response = await http.post(metadata.token_endpoint, data=form, headers=headers)
+        response, form = await post_token_request(http, metadata.token_endpoint, build, proving)
     except httpx.HTTPError as exc:
         raise OAuthError("token_request_failed", str(exc)) from exc
     body = _json(response)
