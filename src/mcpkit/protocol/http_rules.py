@@ -24,6 +24,7 @@ __all__ = [
     "HTTPRefusal",
     "accepts",
     "allowed",
+    "asks_for_notifications",
     "format_event_id",
     "media_type",
     "negotiated_version",
@@ -47,6 +48,18 @@ class HTTPRefusal(Exception):
         super().__init__(message)
         self.status, self.message, self.code, self.headers = status, message, code, headers
         self.rid: RequestId | None = None  # the refused request's id, when it was read before the refusal
+
+
+_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
+
+
+def asks_for_notifications(method: str, params: dict[str, object]) -> bool:
+    """Whether a request asked for messages before its response, which a JSON answer has no room for:
+    a subscriptions/listen stream, `_meta.progressToken` (progress), or a 2026-07-28 log level."""
+    if method == "subscriptions/listen":
+        return True
+    meta = params.get("_meta")
+    return isinstance(meta, dict) and ("progressToken" in meta or _LOG_LEVEL in meta)
 
 
 def media_type(value: str) -> str:

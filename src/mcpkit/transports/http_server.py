@@ -30,6 +30,7 @@ from ..protocol.http_rules import (
     HTTPRefusal,
     accepts,
     allowed,
+    asks_for_notifications,
     media_type,
     request_version,
 )
@@ -58,6 +59,10 @@ __all__ = ["SessionStream", "StreamableHTTPApp", "client_address", "serve_http"]
 
 log = logging.getLogger(__name__)
 
+_NO_SESSION = (
+    "carries no Mcp-Session-Id header: this server keeps sessions, so send initialize first and name the "
+    "session it returns (a 2026-07-28 request carries its version in _meta and needs no session)"
+)
 # Handshake-era headers a request must not repeat (a proxy and this server could read different copies).
 _SINGLE = frozenset({"mcp-session-id", "mcp-protocol-version", "last-event-id"})
 
@@ -129,11 +134,11 @@ class StreamableHTTPApp:
         """End every session, and the task group hosted without lifespan (if one was started)."""
         await self._registry.aclose()
 
-    def _session_of(self, headers: dict[str, str]) -> tuple[SessionStream, str]:
+    def _session_of(self, headers: dict[str, str], what: str = "") -> tuple[SessionStream, str]:
         """The session a request names, and the protocol version it speaks (checked against the session's)."""
         sid = headers.get("mcp-session-id")
         if sid is None:
-            raise HTTPRefusal(400, "Bad Request: Mcp-Session-Id header is required")
+            raise HTTPRefusal(400, f"Bad Request: {what or 'this request'} {_NO_SESSION}")
         session = self.sessions.get(sid)
         if session is None:
             raise HTTPRefusal(404, "Session not found", SESSION_NOT_FOUND)
@@ -187,7 +192,7 @@ class StreamableHTTPApp:
         elif method == "GET" and not self.stateless:
             await self._get(headers, receive, send)
         elif method == "DELETE" and not self.stateless:
-            session, _ = self._session_of(headers)
+            session, _ = self._session_of(headers, "DELETE")
             self._registry.end(session.session_id or "")
             await respond(send, 204, b"", [])
         else:
@@ -237,7 +242,8 @@ class StreamableHTTPApp:
             session = await self._registry.new(client)
             await self._deliver(session, message, body, receive, send, header_version, include_session=True)
         else:
-            session, version = self._session_of(headers)
+            what = f"{message.method!r}" if isinstance(message, Request | Notification) else "a response"
+            session, version = self._session_of(headers, what)
             await self._deliver(session, message, body, receive, send, version)
 
     async def _post_stateless(
@@ -306,8 +312,9 @@ class StreamableHTTPApp:
         version: str,
         extra: list[tuple[bytes, bytes]],
     ) -> None:
-        """Hand the request to `serve` and answer it: an SSE stream, or JSON in json_response mode."""
-        sse = not self.json_response
+        """Hand the request to `serve` and answer it: an SSE stream, or JSON in json_response mode
+        unless the request asked for notifications (a progressToken), which JSON has no room for."""
+        sse = not self.json_response or asks_for_notifications(message.method, message.params)
         route = session.open_route(message.id, sse, self._retry_for(version) if sse else None)
         receiver = route.attach()
         try:
@@ -329,7 +336,7 @@ class StreamableHTTPApp:
     async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
         if not accepts(headers, "text/event-stream"):
             raise HTTPRefusal(406, "Not Acceptable: Accept must include text/event-stream")
-        session, version = self._session_of(headers)
+        session, version = self._session_of(headers, "GET")
         last_event_id = headers.get("last-event-id")
         with session.busy():
             if last_event_id is not None:

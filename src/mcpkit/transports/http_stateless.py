@@ -5,7 +5,8 @@ body and any mismatch is 400 with HeaderMismatch; modern errors travel with thei
 version, _meta and capability errors, 404 for an unknown method). A request whose first message is
 its response is answered as application/json, so such an error keeps its status; one that sends
 notifications first (progress, logs, a subscriptions/listen stream) is answered as SSE, and closing
-that stream cancels the request (patterns "Cancellation").
+that stream cancels the request (patterns "Cancellation"). With `json_only` the rest is JSON, but a
+request that asked for notifications (listen, a progressToken, a log level) is still SSE.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import orjson
 
 from ..protocol.errors import MCPError
 from ..protocol.http_modern import check_request_headers, status_for_error
+from ..protocol.http_rules import asks_for_notifications
 from ..protocol.jsonrpc import Request, encode, error_message
 from ..protocol.sse import encode_event
 from .http_asgi import JSON_HEADERS, SSE_HEADERS, Receive, Send, respond, until_disconnect
@@ -62,7 +64,7 @@ async def answer_stateless(
         await session.push(body)
         async with until_disconnect(receive) as gone:
             first = await receiver.get()
-            if first.final or json_only:
+            if first.final or (json_only and not asks_for_notifications(message.method, message.params)):
                 while not first.final:  # JSON has no room for notifications; they are dropped
                     first = await receiver.get()
                 await respond(send, _status(first.data), first.data, JSON_HEADERS)

@@ -4,8 +4,7 @@ handed to `serve`, so no message can slip past it."""
 
 from __future__ import annotations
 
-from ..protocol.errors import INTERNAL_ERROR
-from ..protocol.http_rules import HTTPRefusal, parse_event_id
+from ..protocol.http_rules import SESSION_NOT_FOUND, HTTPRefusal, parse_event_id
 from ..protocol.jsonrpc import RequestId, encode, error_message
 from ..protocol.sse import encode_event
 from ..runtime.mailbox import Mailbox
@@ -79,7 +78,9 @@ async def reply_json(
     extra: Headers,
 ) -> None:
     """Answer with the response as application/json; messages before it go to the standalone stream,
-    as a JSON answer has no room for them."""
+    as a JSON answer has no room for them. A request cancelled meanwhile gets no response (utilities
+    "Cancellation"), so its POST is answered with an SSE stream that ends at once (a request's POST is
+    JSON or SSE, never 202); one whose session ended meanwhile gets 404, as its next request would."""
     response = None
     async with until_disconnect(receive) as gone:
         async for item in receiver:
@@ -90,9 +91,11 @@ async def reply_json(
     receiver.discard()
     if gone.is_set():
         return
-    if response is None:
-        error = {"code": INTERNAL_ERROR, "message": "The session ended before the response"}
-        await respond(send, 500, encode(error_message(rid, error)), JSON_HEADERS + extra)
+    if response is None and session.closed:
+        error = {"code": SESSION_NOT_FOUND, "message": "Session not found: it ended before the response"}
+        await respond(send, 404, encode(error_message(rid, error)), JSON_HEADERS + extra)
+    elif response is None:
+        await respond(send, 200, b"", SSE_HEADERS + extra)
     else:
         await respond(send, 200, response, JSON_HEADERS + extra)
 
