@@ -192,16 +192,16 @@ def ids() -> st.SearchStrategy[Any]:
         st.none(),
         st.booleans(),
         st.floats(allow_nan=False, allow_infinity=False),
-        st.just({}),
-        st.just([]),
-        st.just({"id": 1}),
+        st.builds(dict),  # built fresh each time: a later mutation changes it in place
+        st.builds(list),
+        st.builds(lambda: {"id": 1}),
         _HUGE_INTS,
     )
 
 
 @functools.cache
 def methods() -> st.SearchStrategy[Any]:
-    return st.one_of(st.sampled_from(KNOWN_METHODS), _STRINGS, st.none(), st.integers(), st.just([]))
+    return st.one_of(st.sampled_from(KNOWN_METHODS), _STRINGS, st.none(), st.integers(), st.builds(list))
 
 
 # ---- mutations ---------------------------------------------------------------------------------
@@ -252,7 +252,7 @@ def _mutate_once(draw: st.DrawFn, value: Any) -> Any:
         elif kind == "params":
             value["params"] = draw(json_values())
         elif isinstance(value.get("params"), dict):
-            value["params"]["_meta"] = draw(st.one_of(st.just(modern_meta()), json_values()))
+            value["params"]["_meta"] = draw(st.one_of(st.builds(modern_meta), json_values()))
         return value
     if kind == "field" and isinstance(value, dict) and isinstance(value.get("params"), dict):
         params = value["params"]
@@ -263,7 +263,7 @@ def _mutate_once(draw: st.DrawFn, value: Any) -> Any:
         params[key] = draw(json_values())
         return value
     if kind == "batch":
-        return draw(st.lists(st.just(value), min_size=0, max_size=3))
+        return [copy.deepcopy(value) for _ in range(draw(st.integers(0, 3)))]
     path = draw(st.sampled_from(_slots(value)))
     if kind == "value" or not path:
         return _replace(value, path, draw(json_values()))
@@ -281,11 +281,11 @@ def _mutate_once(draw: st.DrawFn, value: Any) -> Any:
 
 
 def _seed(seeds: list[Any]) -> st.SearchStrategy[Any]:
-    """Requests three times as often as notifications, and those as often as everything else."""
+    """Requests four times as often as notifications, and those as often as everything else."""
     requests = [m for m in seeds if isinstance(m, dict) and "method" in m and "id" in m]
     notes = [m for m in seeds if isinstance(m, dict) and "method" in m and "id" not in m]
     rest = [m for m in seeds if not (isinstance(m, dict) and "method" in m)]
-    parts = [st.sampled_from(requests)] * 3 + [st.sampled_from(x) for x in (notes, rest) if x]
+    parts = [st.sampled_from(requests)] * 4 + [st.sampled_from(x) for x in (notes, rest) if x]
     return st.one_of(parts)
 
 
