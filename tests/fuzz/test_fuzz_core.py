@@ -35,7 +35,7 @@ from mcpkit.protocol.errors import RemoteError
 pytestmark = pytest.mark.skipif(not examples_available(), reason="needs ../shared/spec beside the checkout")
 
 CAPS = {"tools": {"listChanged": True}, "resources": {"subscribe": True}, "prompts": {}, "logging": {}}
-BUDGET = budget(300)
+BUDGET = budget(1000)
 
 
 def server(handshake: bool) -> Connection:

@@ -37,7 +37,7 @@ from mcpkit.runtime.stream import MemoryStream, memory_pair
 
 pytestmark = pytest.mark.skipif(not examples_available(), reason="needs ../shared/spec beside the checkout")
 
-BUDGET = budget(120)
+BUDGET = budget(400)
 
 
 async def read_until(stream: MemoryStream, done: Any, replies: list[Any]) -> None:

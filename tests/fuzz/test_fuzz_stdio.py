@@ -124,7 +124,7 @@ def still_serves(peer: StdioPeer) -> list[Any]:
     return [r for r in replies if r.get("id") != rid]
 
 
-@budget(300)
+@budget(1000)
 @given_(st.lists(wire_bytes(HANDSHAKE_SEEDS + MODERN_SEEDS, newlines=False), min_size=1, max_size=6))
 def test_one_stdio_server_answers_every_mutated_request_and_keeps_serving(
     peer: StdioPeer, batch: list[tuple[Any, bytes]]
