@@ -15,15 +15,14 @@ from fuzz_messages import (
     HANDSHAKE_SEEDS,
     MODERN_SEEDS,
     budget,
-    check_replies,
     examples_available,
     initialize,
     modern_request,
     mutated,
-    parsed,
     request,
     wire_bytes,
 )
+from fuzz_oracle import check_replies, parsed
 from hypothesis import given as given_
 from hypothesis import strategies as st
 

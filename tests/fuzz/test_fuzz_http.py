@@ -21,17 +21,14 @@ from fuzz_messages import (
     MODERN_SEEDS,
     SENTINEL,
     budget,
-    check_replies,
-    check_reply_shape,
     examples_available,
     initialize,
-    internal_errors,
     modern_request,
-    parsed,
     request,
     wire_bytes,
     without_long_lived,
 )
+from fuzz_oracle import check_replies, check_reply_shape, internal_errors, parsed
 from fuzz_server import server
 from hypothesis import given as given_
 from hypothesis import strategies as st

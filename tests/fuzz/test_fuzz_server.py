@@ -17,18 +17,14 @@ from fuzz_messages import (
     HANDSHAKE_SEEDS,
     MODERN_SEEDS,
     SENTINEL,
-    answered,
     budget,
-    check_replies,
     examples_available,
-    expected_ids,
     initialize,
-    internal_errors,
     modern_request,
-    parsed,
     request,
     wire_bytes,
 )
+from fuzz_oracle import answered, check_replies, expected_ids, internal_errors, parsed
 from fuzz_server import server
 from hypothesis import given as given_
 from hypothesis import strategies as st
