@@ -1,7 +1,7 @@
 """The smallest inputs the fuzz tests found that break a rule, each as a plain test.
 
 Each one here hits a defect that another change is fixing at the same time; it is skipped, naming
-that defect, and the fuzz tests excuse the same input (fuzz_messages.known_defect, test_fuzz_http
+that defect, and the fuzz tests excuse the same input (fuzz_oracle.known_defect, test_fuzz_http
 http_defect). Once the fix lands, drop the skip here and the excuse there.
 """
 
