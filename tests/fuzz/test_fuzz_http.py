@@ -21,17 +21,14 @@ from fuzz_messages import (
     MODERN_SEEDS,
     SENTINEL,
     budget,
-    check_replies,
-    check_reply_shape,
     examples_available,
     initialize,
-    internal_errors,
     modern_request,
-    parsed,
     request,
     wire_bytes,
     without_long_lived,
 )
+from fuzz_oracle import check_replies, check_reply_shape, internal_errors, parsed
 from fuzz_server import server
 from hypothesis import given as given_
 from hypothesis import strategies as st
@@ -181,7 +178,7 @@ def still_serves(endpoint: Endpoint) -> None:
 SEEDS = without_long_lived(HANDSHAKE_SEEDS + MODERN_SEEDS)
 
 
-@budget(120)
+@budget(500)
 @given_(data=st.data(), wire=wire_bytes(SEEDS))
 def test_a_handshake_session_takes_mutated_posts_without_a_5xx_and_keeps_serving(
     endpoint: Endpoint, data: st.DataObject, wire: tuple[Any, bytes]
@@ -193,7 +190,7 @@ def test_a_handshake_session_takes_mutated_posts_without_a_5xx_and_keeps_serving
     still_serves(endpoint)
 
 
-@budget(120)
+@budget(500)
 @given_(data=st.data(), wire=wire_bytes(without_long_lived(MODERN_SEEDS + HANDSHAKE_SEEDS)))
 def test_stateless_posts_take_mutated_bodies_and_headers_without_a_5xx_and_keep_serving(
     endpoint: Endpoint, data: st.DataObject, wire: tuple[Any, bytes]

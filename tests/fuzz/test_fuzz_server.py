@@ -17,18 +17,14 @@ from fuzz_messages import (
     HANDSHAKE_SEEDS,
     MODERN_SEEDS,
     SENTINEL,
-    answered,
     budget,
-    check_replies,
     examples_available,
-    expected_ids,
     initialize,
-    internal_errors,
     modern_request,
-    parsed,
     request,
     wire_bytes,
 )
+from fuzz_oracle import answered, check_replies, expected_ids, internal_errors, parsed
 from fuzz_server import server
 from hypothesis import given as given_
 from hypothesis import strategies as st
@@ -37,7 +33,7 @@ from mcpkit.runtime.stream import MemoryStream, memory_pair
 
 pytestmark = pytest.mark.skipif(not examples_available(), reason="needs ../shared/spec beside the checkout")
 
-BUDGET = budget(120)
+BUDGET = budget(400)
 
 
 async def read_until(stream: MemoryStream, done: Any, replies: list[Any]) -> None:

@@ -25,18 +25,14 @@ from fuzz_messages import (
     HANDSHAKE_SEEDS,
     MODERN_SEEDS,
     SENTINEL,
-    answered,
     budget,
-    check_replies,
     examples_available,
-    expected_ids,
     initialize,
-    internal_errors,
     modern_request,
-    parsed,
     request,
     wire_bytes,
 )
+from fuzz_oracle import answered, check_replies, expected_ids, internal_errors, parsed
 from hypothesis import given as given_
 from hypothesis import strategies as st
 
@@ -124,7 +120,7 @@ def still_serves(peer: StdioPeer) -> list[Any]:
     return [r for r in replies if r.get("id") != rid]
 
 
-@budget(300)
+@budget(1000)
 @given_(st.lists(wire_bytes(HANDSHAKE_SEEDS + MODERN_SEEDS, newlines=False), min_size=1, max_size=6))
 def test_one_stdio_server_answers_every_mutated_request_and_keeps_serving(
     peer: StdioPeer, batch: list[tuple[Any, bytes]]
