@@ -89,9 +89,9 @@ async def test_the_authorization_code_flow_at_the_provider_opens_the_protected_s
         required_scopes=["mcp:tools"],
     )
     browser = Browser("alice")
-    # oidc-provider offers DPoP, and protect() accepts only Bearer tokens so far: ask for a Bearer token
+    # oidc-provider offers DPoP, protect() challenges with Bearer alone: the client asks for a Bearer token
     client_id = ClientCredentials("mcp-app", "mcp-app-secret")
-    auth = OAuthClient(RESOURCE, user_agent=browser, client=client_id, dpop=False)
+    auth = OAuthClient(RESOURCE, user_agent=browser, client=client_id)
     async with serving_on(app, MCP_PORT), connect_http(RESOURCE, auth=auth, timeout=20) as client:
         result = await client.call_tool("echo", {"text": "as alice"})
     await check.aclose()

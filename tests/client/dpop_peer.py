@@ -26,6 +26,8 @@ class DPoPSettings:
     rs_nonce: bool = False  # /mcp wants a nonce (§9)
     rotate: bool = False  # every refusal brings a new nonce, so no proof ever carries the right one
     list_es256: bool = True  # dpop_signing_alg_values_supported: ["ES256"] in the metadata
+    offer: bool = True  # /mcp's 401 challenge offers DPoP (RFC 9449 §7.1) rather than Bearer alone
+    proof_required: bool = True  # the token endpoint refuses a request without a proof
 
 
 def _b64url(data: bytes) -> str:
@@ -87,6 +89,8 @@ class DPoPMCP(AuthorizedMCP):
         return True
 
     def token(self, body: bytes, headers: dict[str, str]) -> tuple[int, JSON, list[Any]]:
+        if not headers.get("dpop") and not self.dpop.proof_required:
+            return super().token(body, headers)
         checked = self.check(
             headers.get("dpop"), "POST", f"{self.base}{self.settings.issuer_path}/token", None
         )
@@ -123,4 +127,8 @@ class DPoPMCP(AuthorizedMCP):
         elif token in self.bound:
             self.errors.append(f"a bound token presented as {scheme}")
             headers = {**headers, "authorization": ""}
+        elif token not in self.tokens and self.dpop.offer:
+            metadata = f"{self.base}/.well-known/oauth-protected-resource/mcp"
+            challenge = f'DPoP algs="ES256", resource_metadata="{metadata}", scope="read write"'
+            return await _send(send, 401, b'{"error":"invalid_token"}', [("www-authenticate", challenge)])
         await super().protected(scope, body, headers, receive, send)

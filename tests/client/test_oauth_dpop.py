@@ -16,6 +16,7 @@ from oauth_peer import Settings
 import peers
 from mcpkit.client.client import connect_http
 from mcpkit.client.oauth import DPoP, OAuthClient
+from mcpkit.client.oauth.challenge import parse_challenge
 from mcpkit.client.oauth.dpop import is_nonce_challenge, is_token_nonce_challenge, post_token_request, present
 from mcpkit.client.oauth.store import Tokens
 
@@ -143,6 +144,19 @@ async def test_a_nonce_retry_builds_the_token_request_afresh_and_happens_once() 
     assert verified(sent[1].headers["DPoP"])[1]["nonce"] == "n1" and form["client_assertion"] == "assertion-1"
 
 
+@pytest.mark.parametrize(
+    ("header", "offered"),
+    [
+        ('DPoP algs="ES256", resource_metadata="https://rs.example/prm"', True),
+        ('Bearer realm="mcp", DPoP algs="ES256"', True),
+        ('Bearer resource_metadata="https://dpop.example/prm"', False),
+        ('Bearer error="invalid_token", dpop="no"', False),
+    ],
+)
+def test_a_challenge_offers_dpop_only_when_dpop_is_one_of_its_schemes(header: str, offered: bool) -> None:
+    assert parse_challenge(header).dpop_offered is offered
+
+
 # ---- OAuthClient against a DPoP-aware authorization server and MCP endpoint -------------------------------
 
 
@@ -216,6 +230,20 @@ async def test_without_es256_in_the_metadata_or_with_dpop_off_no_proof_is_sent()
             with pytest.raises(Exception):  # noqa: B017 (this token endpoint insists on a proof)
                 await use(url, OAuthClient(url, user_agent=follow_once, **auth))
         assert app.errors == ["no DPoP proof"] and app.bound == {}
+
+
+async def test_a_server_challenging_with_bearer_alone_gets_a_bearer_token_from_a_dpop_capable_as() -> None:
+    app = DPoPMCP(Settings(challenge_scope="read write"), DPoPSettings(offer=False, proof_required=False))
+    async with serving(app) as url:
+        await use(url, OAuthClient(url, user_agent=follow_once))
+    assert app.errors == [] and app.bound == {} and app.proofs["token"] == []
+
+
+async def test_a_client_that_requires_dpop_proves_its_token_requests_even_when_not_offered() -> None:
+    app = DPoPMCP(Settings(challenge_scope="read write"), DPoPSettings(offer=False))
+    async with serving(app) as url:
+        await use(url, OAuthClient(url, user_agent=follow_once, dpop=DPoP(required=True)))
+    assert app.errors == [] and len(app.proofs["token"]) == 1 and len(app.proofs["mcp"]) >= 4
 
 
 async def test_a_refresh_is_proved_with_the_same_key_and_keeps_the_token_bound() -> None:

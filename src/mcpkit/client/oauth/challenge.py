@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 
 # auth-param = token BWS "=" BWS ( token / quoted-string ), RFC 9110 §11.2
+# RFC 9449 §7.1: a DPoP challenge, alone or beside a Bearer one (a scheme, not a parameter named dpop)
+_DPOP_SCHEME = re.compile(r"(?i)(?:^|,)\s*dpop(?:\s|,|$)")
 _PARAM = re.compile(r'([A-Za-z0-9_\-.]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
 
 
@@ -16,6 +18,7 @@ class Challenge:
     resource_metadata: str | None = None
     scope: str | None = None
     error: str | None = None
+    dpop_offered: bool = False  # the server accepts DPoP-bound tokens
 
     @property
     def insufficient_scope(self) -> bool:
@@ -39,4 +42,5 @@ def parse_challenge(header: str | None) -> Challenge:
         resource_metadata=params.get("resource_metadata"),
         scope=params.get("scope") or None,
         error=params.get("error"),
+        dpop_offered=bool(_DPOP_SCHEME.search(header)),
     )

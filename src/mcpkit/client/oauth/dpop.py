@@ -50,8 +50,9 @@ def access_token_hash(access_token: str) -> str:
 class DPoP:
     """A DPoP key pair (ES256, made on first use unless given) and the nonces servers handed out.
 
-    required: send proofs to every authorization server; otherwise only to those whose metadata lists
-    ES256 in `dpop_signing_alg_values_supported`. private_key: a P-256 key from `cryptography`, for a
+    required: send proofs to every authorization server, whatever the resource offered; otherwise only
+    for a resource whose challenge offers DPoP, to a server whose metadata lists ES256 in
+    `dpop_signing_alg_values_supported`. private_key: a P-256 key from `cryptography`, for a
     client whose tokens outlive the process (a bound token is useless without its key).
     max_origins: how many servers' nonces are kept (the least recently stored go first).
     max_nonce_length: a longer nonce is ignored, so the request that carried it is not retried.

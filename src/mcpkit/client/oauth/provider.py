@@ -41,6 +41,7 @@ class _Target:
     metadata: ServerMetadata
     resource: str
     scopes_supported: list[str] | None
+    dpop_offered: bool = False  # the resource's challenge offered DPoP (RFC 9449 §7.1)
 
 
 class OAuthClient(httpx.Auth):
@@ -50,8 +51,9 @@ class OAuthClient(httpx.Auth):
     `assertion`). client: pre-registered credentials, used only at `client_issuer` (or, when that is
     not given, the first issuer they are used at); any other server is an OAuthError "issuer_mismatch".
     client_metadata_url: this client's metadata document URL, used where the server supports it.
-    dpop: True asks for DPoP-bound tokens (RFC 9449) where the authorization server lists ES256 for
-    DPoP, with a key pair made for this client; False never; a DPoP(...) for a given key or limits.
+    dpop: True asks for DPoP-bound tokens (RFC 9449) when the MCP server's challenge offers DPoP and
+    its authorization server lists ES256 for it, with a key pair made for this client; False never;
+    a DPoP(...) for a given key, limits, or required=True (proofs to any server, offered or not).
     """
 
     def __init__(
@@ -145,7 +147,7 @@ class OAuthClient(httpx.Auth):
         }
         async with self._http() as http:
             try:
-                fresh = await request_token(http, target.metadata, client, form, self.dpop)
+                fresh = await request_token(http, target.metadata, client, form, self._dpop_for(target))
             except OAuthError:
                 await self.store.set_tokens(target.metadata.issuer, None)
                 return None
@@ -181,11 +183,12 @@ class OAuthClient(httpx.Auth):
         prm = await discover_resource(http, self.server_url, challenge)
         if prm is None:  # a 2025-03-26 server: no resource metadata
             legacy = await discover_legacy_server(http, self.server_url)
-            return _Target(legacy, canonical_resource(self.server_url), None)
+            return _Target(legacy, canonical_resource(self.server_url), None, challenge.dpop_offered)
         if not prm.authorization_servers:
             raise OAuthError("no_authorization_server", "the resource metadata lists no authorization server")
         metadata = await discover_server(http, prm.authorization_servers[0])
-        return _Target(metadata, _resource(prm, self.server_url), prm.scopes_supported)
+        resource = _resource(prm, self.server_url)
+        return _Target(metadata, resource, prm.scopes_supported, challenge.dpop_offered)
 
     def _select_scope(self, target: _Target, challenge: Challenge, current: Tokens | None) -> str | None:
         """ "Scope Selection Strategy": the challenge's scope, else the resource's scopes_supported,
@@ -234,13 +237,13 @@ class OAuthClient(httpx.Auth):
         base = {"resource": target.resource, **({"scope": scope} if scope else {})}
         if self.grant == "client_credentials":
             form = {"grant_type": "client_credentials", **base}
-            return await request_token(http, target.metadata, client, form, self.dpop)
+            return await request_token(http, target.metadata, client, form, self._dpop_for(target))
         if self.grant == "jwt_bearer":
             if self.assertion is None:
                 raise OAuthError("no_assertion", "a jwt_bearer grant needs an assertion source")
             assertion = await self.assertion(target.metadata, target.resource)
             form = {"grant_type": JWT_BEARER_GRANT, "assertion": assertion, **base}
-            return await request_token(http, target.metadata, client, form, self.dpop)
+            return await request_token(http, target.metadata, client, form, self._dpop_for(target))
         if self.user_agent is None:
             raise OAuthError("no_user_agent", "the authorization code grant needs a user agent")
         return await authorization_code_grant(
@@ -251,8 +254,15 @@ class OAuthClient(httpx.Auth):
             redirect_uri=self.client_metadata.redirect_uris[0],
             resource=target.resource,
             scope=scope,
-            dpop=self.dpop,
+            dpop=self._dpop_for(target),
         )
+
+    def _dpop_for(self, target: _Target) -> DPoP | None:
+        """DPoP where both sides take it: the resource offered it (or the client insists) and the
+        authorization server lists ES256 (checked at the token request)."""
+        if self.dpop is not None and (self.dpop.required or target.dpop_offered):
+            return self.dpop
+        return None
 
     def _http(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
