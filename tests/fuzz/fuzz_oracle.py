@@ -123,30 +123,9 @@ def check_reply_shape(reply: Any) -> None:
         assert isinstance(reply["result"], dict), reply
 
 
-# ---- known defects, fixed elsewhere at the same time ---------------------------------------------
-# Inputs that hit a defect another change is fixing get a pass on that defect only (their request
-# must still be answered, and the server must keep serving); each names the defect it stands for.
-_LISTS = frozenset({"tools/list", "resources/list", "prompts/list", "resources/templates/list"})
-
-
-def known_defect(message: Any) -> str | None:
-    """The known, separately fixed defect `message` runs into, if any."""
-    if not isinstance(message, dict) or not isinstance(message.get("params"), dict):
-        return None
-    method, params = message.get("method"), message["params"]
-    listing = isinstance(method, str) and method in _LISTS
-    if listing and "cursor" in params and not isinstance(params["cursor"], str | None):
-        return "list cursor types: a non-string cursor is an internal error, not -32602"
-    if method == "resources/read" and str(params.get("uri", "")).startswith("file:///project/notes/"):
-        return "template type errors: a template value of the wrong type is an internal error"
-    return None
-
-
 def internal_errors(messages: list[Any], replies: list[Any]) -> list[Any]:
-    """The -32603 replies not explained by a known defect (the fuzz server's handlers never fail)."""
-    excused = {_key(m["id"]) for m in messages if known_defect(m) and _valid_id(m.get("id"))}
+    """The -32603 replies (the fuzz server's handlers never fail, so each one is a defect)."""
     return [
         r for r in replies
         if isinstance(r, dict) and isinstance(r.get("error"), dict) and r["error"].get("code") == -32603
-        and not (_valid_id(r.get("id")) and _key(r["id"]) in excused)
     ]

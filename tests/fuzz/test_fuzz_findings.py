@@ -1,8 +1,7 @@
 """The smallest inputs the fuzz tests found that break a rule, each as a plain test.
 
-Each one here hits a defect that another change is fixing at the same time; it is skipped, naming
-that defect, and the fuzz tests excuse the same input (fuzz_oracle.known_defect, test_fuzz_http
-http_defect). Once the fix lands, drop the skip here and the excuse there.
+Each failed before its fix (a list cursor of the wrong type and a template value of the wrong type
+were internal errors; a cancel naming an object id was a 500 over HTTP).
 """
 
 from __future__ import annotations
@@ -20,15 +19,12 @@ from test_fuzz_server import exchange
 import peers
 from mcpkit.transports.http_server import StreamableHTTPApp
 
-FIXED_ELSEWHERE = "known defect fixed on another branch: "
-
 
 def answer(message: dict[str, Any]) -> dict[str, Any]:
     [reply] = anyio.run(exchange, [orjson.dumps(message)], False)
     return reply
 
 
-@pytest.mark.skip(reason=FIXED_ELSEWHERE + "list cursor types")
 @pytest.mark.parametrize("method", ["tools/list", "resources/list", "prompts/list"])
 @pytest.mark.parametrize("cursor", [[], {}, [[]]])
 def test_a_list_request_whose_cursor_is_an_array_or_object_is_invalid_params(
@@ -38,13 +34,11 @@ def test_a_list_request_whose_cursor_is_an_array_or_object_is_invalid_params(
     assert reply["error"]["code"] == -32602, reply
 
 
-@pytest.mark.skip(reason=FIXED_ELSEWHERE + "template type errors")
 def test_a_templated_uri_whose_value_has_the_wrong_type_is_invalid_params() -> None:
     reply = answer(modern_request(1, "resources/read", {"uri": "file:///project/notes/abc"}))
     assert reply["error"]["code"] == -32602, reply
 
 
-@pytest.mark.skip(reason=FIXED_ELSEWHERE + "notifications/cancelled with requestId {} over HTTP -> 500")
 @pytest.mark.anyio
 @pytest.mark.parametrize("rid", [{}, [], {"id": 1}])
 async def test_a_cancel_naming_an_object_request_id_over_http_is_no_server_error(rid: Any) -> None:

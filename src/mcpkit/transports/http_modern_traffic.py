@@ -19,6 +19,7 @@ import orjson
 
 from ..protocol.http_request_headers import ToolHeaders, request_headers, screen_tools
 from ..protocol.jsonrpc import encode, error_message
+from ..protocol.utilities import read_cancel
 
 __all__ = ["ModernTraffic", "error_answer"]
 
@@ -57,10 +58,10 @@ class ModernTraffic:
 
     def cancel(self, message: JSON) -> bool:
         """notifications/cancelled for an open 2026-07-28 request: close its stream instead; True if done."""
-        params = message.get("params")
-        if message.get("method") != "notifications/cancelled" or not isinstance(params, dict):
+        named = read_cancel(message.get("params"))
+        if message.get("method") != "notifications/cancelled" or named is None:
             return False
-        scope = self._open.get(params.get("requestId"))
+        scope = self._open.get(named[0])
         if scope is None:
             return False
         scope.cancel()

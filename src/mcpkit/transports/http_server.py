@@ -36,6 +36,7 @@ from ..protocol.http_rules import (
 )
 from ..protocol.jsonrpc import Notification, Request, classify, decode, encode, error_message
 from ..protocol.modern import is_modern_request
+from ..protocol.utilities import read_cancel
 from ..protocol.versions import SUPPORTED_VERSIONS, Feature, has, is_modern
 from .event_store import EventStore, InMemoryEventStore
 from .http_asgi import (
@@ -286,10 +287,10 @@ class StreamableHTTPApp:
         session.last_seen = monotonic()
         if not isinstance(message, Request):
             if isinstance(message, Notification) and message.method == "notifications/cancelled":
-                rid = message.params.get("requestId", "")
-                cancelled = session.routes.get(rid)
-                if cancelled is not None:  # no response will come, so its stream ends here
-                    session.close_route(rid, cancelled)
+                named = read_cancel(message.params)
+                cancelled = session.routes.get(named[0]) if named is not None else None
+                if named is not None and cancelled is not None:  # no response will come: its stream ends
+                    session.close_route(named[0], cancelled)
             await session.push(body)
             await respond(send, 202, b"", [])
             return
