@@ -7,21 +7,25 @@ is unique within the session, and `stream` names the SSE stream it was sent on (
 
 from __future__ import annotations
 
+import enum
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Final
 
 import orjson
 
 from .errors import INVALID_REQUEST
-from .jsonrpc import RequestId
-from .versions import SUPPORTED_VERSIONS, V2025_03_26
+from .jsonrpc import Message, Request, RequestId
+from .modern import is_modern_request
+from .versions import SUPPORTED_VERSIONS, V2025_03_26, is_modern
 
 __all__ = [
     "DEFAULT_HOSTS",
     "DEFAULT_ORIGINS",
     "SESSION_NOT_FOUND",
     "HTTPRefusal",
+    "PostKind",
     "accepts",
     "allowed",
     "asks_for_notifications",
@@ -29,6 +33,7 @@ __all__ = [
     "media_type",
     "negotiated_version",
     "parse_event_id",
+    "post_kind",
     "request_version",
     "response_id",
 ]
@@ -60,6 +65,34 @@ def asks_for_notifications(method: str, params: dict[str, object]) -> bool:
         return True
     meta = params.get("_meta")
     return isinstance(meta, dict) and ("progressToken" in meta or _LOG_LEVEL in meta)
+
+
+class PostKind(enum.Enum):
+    """How a server answers one POSTed message."""
+
+    STATELESS_ERA = "a 2026-07-28 request: checked headers, no session"
+    SESSIONLESS = "a handshake-era message on a server that keeps no sessions"
+    NEW_SESSION = "an initialize that opens a session"
+    IN_SESSION = "a message for the session its Mcp-Session-Id names"
+
+
+def post_kind(headers: Mapping[str, str], message: Message, keeps_sessions: bool) -> PostKind:
+    """Which way a POST goes, from its (lower-cased) headers and its message alone.
+
+    versioning "Backward Compatibility": a request with the modern `_meta`, or a modern
+    MCP-Protocol-Version, is of the stateless era; everything else is of the handshake era, served in a
+    session unless the server keeps none (`keeps_sessions` False). An initialize naming no session opens
+    one; any other message belongs to the session it names (and is refused later if it names none).
+    """
+    if isinstance(message, Request):
+        header = headers.get("mcp-protocol-version")
+        if is_modern_request(message.params) or (header in SUPPORTED_VERSIONS and is_modern(header)):
+            return PostKind.STATELESS_ERA
+    if not keeps_sessions:
+        return PostKind.SESSIONLESS
+    if isinstance(message, Request) and message.method == "initialize" and "mcp-session-id" not in headers:
+        return PostKind.NEW_SESSION
+    return PostKind.IN_SESSION
 
 
 def media_type(value: str) -> str:

@@ -28,16 +28,17 @@ from ..protocol.http_rules import (
     DEFAULT_ORIGINS,
     SESSION_NOT_FOUND,
     HTTPRefusal,
+    PostKind,
     accepts,
     allowed,
     asks_for_notifications,
     media_type,
+    post_kind,
     request_version,
 )
 from ..protocol.jsonrpc import Notification, Request, classify, decode, encode, error_message
-from ..protocol.modern import is_modern_request
 from ..protocol.utilities import read_cancel
-from ..protocol.versions import SUPPORTED_VERSIONS, Feature, has, is_modern
+from ..protocol.versions import Feature, has
 from .event_store import EventStore, InMemoryEventStore
 from .http_asgi import (
     JSON_HEADERS,
@@ -217,7 +218,9 @@ class StreamableHTTPApp:
             message = classify(decode(body))
         except MCPError as exc:
             raise HTTPRefusal(400, exc.message, exc.code) from None
-        if isinstance(message, Request) and _stateless_era(headers, message):
+        kind = post_kind(headers, message, keeps_sessions=not self.stateless)
+        if kind is PostKind.STATELESS_ERA:
+            assert isinstance(message, Request)
             run, mirrored = self._registry.run, self._mirrored
             json_only = self.json_response
             with self._in_flight(client, message):
@@ -236,10 +239,10 @@ class StreamableHTTPApp:
         _refuse_repeats(repeated, _SINGLE)
         header_version = request_version(headers.get("mcp-protocol-version"), None)
         is_init = isinstance(message, Request) and message.method == "initialize"
-        if self.stateless:
+        if kind is PostKind.SESSIONLESS:
             with self._in_flight(client, message):
                 await self._post_stateless(message, body, header_version, is_init, receive, send)
-        elif is_init and "mcp-session-id" not in headers:
+        elif kind is PostKind.NEW_SESSION:
             session = await self._registry.new(client)
             await self._deliver(session, message, body, receive, send, header_version, include_session=True)
         else:
@@ -350,13 +353,6 @@ def _refuse_repeats(repeated: frozenset[str], single: frozenset[str]) -> None:
     twice = repeated & single
     if twice:
         raise HTTPRefusal(400, f"Bad Request: the {min(twice)} header appears more than once")
-
-
-def _stateless_era(headers: dict[str, str], message: Request) -> bool:
-    """versioning "Backward Compatibility": the modern `_meta`, or a modern MCP-Protocol-Version,
-    selects the stateless era; everything else (initialize, a session) the handshake era."""
-    header = headers.get("mcp-protocol-version")
-    return is_modern_request(message.params) or (header in SUPPORTED_VERSIONS and is_modern(header))
 
 
 def serve_http(target: Any, *, host: str = "127.0.0.1", port: int = 8000, **app_options: Any) -> None:
