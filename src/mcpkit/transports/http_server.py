@@ -36,7 +36,7 @@ from ..protocol.http_rules import (
     post_kind,
     request_version,
 )
-from ..protocol.jsonrpc import Notification, Request, classify, decode, encode, error_message
+from ..protocol.jsonrpc import Message, Notification, Request, classify, decode, encode, error_message
 from ..protocol.utilities import read_cancel
 from ..protocol.versions import Feature, has
 from .event_store import EventStore, InMemoryEventStore
@@ -52,6 +52,7 @@ from .http_asgi import (
     respond,
 )
 from .http_clients import ClientCounts, SessionKey, client_address
+from .http_exchange import Exchange
 from .http_registry import SessionRegistry
 from .http_sessions import SessionStream, stateless_handshake
 from .http_stateless import answer_stateless, mirrored_for
@@ -174,25 +175,22 @@ class StreamableHTTPApp:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
         # only a request that repeats a header pays for finding which
         repeated = repeated_fields(raw) if len(headers) < len(raw) else frozenset()
-        path = scope.get("path", "")
-        root = scope.get("root_path", "")
-        if root and path.startswith(root):
-            path = path[len(root) :]
-        if path != self.path:
+        if _path(scope) != self.path:
             raise HTTPRefusal(404, "Not Found")
         if not allowed(headers.get("host", ""), self.allowed_hosts):
             raise HTTPRefusal(421, "Misdirected Request: Host not allowed")
         origin = headers.get("origin")
         if origin is not None and not allowed(origin, self.allowed_origins):
             raise HTTPRefusal(403, "Forbidden: Origin not allowed")
+        exchange = Exchange(headers, receive, send, repeated)
         method = scope["method"]
-        if method != "POST":  # a POST is checked once its era is known (a modern one by Server Validation)
-            _refuse_repeats(repeated, _SINGLE)
         if method == "POST":
-            client = self.session_key(scope) if self.session_key is not None else None
-            await self._post(headers, repeated, client, receive, send)
-        elif method == "GET" and not self.stateless:
-            await self._get(headers, receive, send)
+            exchange.client = self.session_key(scope) if self.session_key is not None else None
+            await self._post(exchange)
+            return
+        _refuse_repeats(repeated, _SINGLE)  # a POST is checked once its era is known
+        if method == "GET" and not self.stateless:
+            await self._get(exchange)
         elif method == "DELETE" and not self.stateless:
             session, _ = self._session_of(headers, "DELETE")
             self._registry.end(session.session_id or "")
@@ -201,152 +199,132 @@ class StreamableHTTPApp:
             allow = "POST" if self.stateless else "GET, POST, DELETE"
             raise HTTPRefusal(405, "Method Not Allowed", allow=allow)
 
-    async def _post(
-        self,
-        headers: dict[str, str],
-        repeated: frozenset[str],
-        client: str | None,
-        receive: Receive,
-        send: Send,
-    ) -> None:
-        if not accepts(headers, "application/json", "text/event-stream"):
-            raise HTTPRefusal(406, "Not Acceptable: Accept must list application/json and text/event-stream")
-        if media_type(headers.get("content-type", "")) != "application/json":
-            raise HTTPRefusal(415, "Unsupported Media Type: Content-Type must be application/json")
-        body = await read_body(headers, receive, self.max_body, self.body_timeout)
-        try:
-            message = classify(decode(body))
-        except MCPError as exc:
-            raise HTTPRefusal(400, exc.message, exc.code) from None
+    async def _post(self, exchange: Exchange) -> None:
+        headers = exchange.headers
+        _check_content_headers(headers)
+        exchange.body = await read_body(headers, exchange.receive, self.max_body, self.body_timeout)
+        exchange.message = message = _parse(exchange.body)
         kind = post_kind(headers, message, keeps_sessions=not self.stateless)
         if kind is PostKind.STATELESS_ERA:
-            assert isinstance(message, Request)
-            run, mirrored = self._registry.run, self._mirrored
-            json_only = self.json_response
-            with self._in_flight(client, message):
-                await answer_stateless(
-                    run,
-                    mirrored,
-                    headers,
-                    message,
-                    body,
-                    receive,
-                    send,
-                    json_only=json_only,
-                    repeated=repeated,
-                )
+            run, json_only = self._registry.run, self.json_response
+            with self._in_flight(exchange):
+                await answer_stateless(run, self._mirrored, exchange, json_only=json_only)
             return
-        _refuse_repeats(repeated, _SINGLE)
-        header_version = request_version(headers.get("mcp-protocol-version"), None)
-        is_init = isinstance(message, Request) and message.method == "initialize"
+        _refuse_repeats(exchange.repeated, _SINGLE)
+        exchange.version = request_version(headers.get("mcp-protocol-version"), None)
+        if kind is PostKind.IN_SESSION:
+            session, exchange.version = self._session_of(headers, _what(message))
+            await self._deliver(session, exchange)
+            return
         if kind is PostKind.SESSIONLESS:
-            with self._in_flight(client, message):
-                await self._post_stateless(message, body, header_version, is_init, receive, send)
-        elif kind is PostKind.NEW_SESSION:
-            session = await self._registry.new(client)
-            await self._deliver(session, message, body, receive, send, header_version, include_session=True)
+            with self._in_flight(exchange):
+                await self._post_sessionless(exchange)
         else:
-            what = f"{message.method!r}" if isinstance(message, Request | Notification) else "a response"
-            session, version = self._session_of(headers, what)
-            await self._deliver(session, message, body, receive, send, version)
+            session = await self._registry.new(exchange.client)
+            exchange.response_headers.append((b"mcp-session-id", (session.session_id or "").encode()))
+            await self._deliver(session, exchange)
 
-    async def _post_stateless(
-        self, message: Any, body: bytes, version: str, is_init: bool, receive: Receive, send: Send
-    ) -> None:
+    async def _post_sessionless(self, exchange: Exchange) -> None:
+        message = exchange.message
         session = SessionStream(None)
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._registry.run, session)
-            if not is_init:
-                await stateless_handshake(session, version)
-            await self._deliver(session, message, body, receive, send, version)
+            if not (isinstance(message, Request) and message.method == "initialize"):
+                await stateless_handshake(session, exchange.version)
+            await self._deliver(session, exchange)
             session.close()
 
     @contextmanager
-    def _in_flight(self, client: str | None, message: Any) -> Iterator[None]:
-        """A stateless request counted against its client's share; 429 (with the request's id) past it."""
+    def _in_flight(self, exchange: Exchange) -> Iterator[None]:
+        """A request without a session counted against its client's share; 429 (with its id) past it."""
         try:
-            self._stateless_clients.acquire(client)
+            self._stateless_clients.acquire(exchange.client)
         except HTTPRefusal as refusal:
-            refusal.rid = message.id if isinstance(message, Request) else None
+            refusal.rid = exchange.message.id if isinstance(exchange.message, Request) else None
             raise
         try:
             yield
         finally:
-            self._stateless_clients.release(client)
+            self._stateless_clients.release(exchange.client)
 
     def _retry_for(self, version: str) -> int | None:
         return self.retry_ms if has(version, Feature.SSE_PRIMING) else None
 
-    async def _deliver(
-        self,
-        session: SessionStream,
-        message: Any,
-        body: bytes,
-        receive: Receive,
-        send: Send,
-        version: str,
-        include_session: bool = False,
-    ) -> None:
+    async def _deliver(self, session: SessionStream, exchange: Exchange) -> None:
         session.last_seen = monotonic()
+        message = exchange.message
         if not isinstance(message, Request):
             if isinstance(message, Notification) and message.method == "notifications/cancelled":
                 named = read_cancel(message.params)
                 cancelled = session.routes.get(named[0]) if named is not None else None
                 if named is not None and cancelled is not None:  # no response will come: its stream ends
                     session.close_route(named[0], cancelled)
-            await session.push(body)
-            await respond(send, 202, b"", [])
+            await session.push(exchange.body)
+            await respond(exchange.send, 202, b"", [])
             return
         if message.id in session.routes:
             raise HTTPRefusal(400, f"Bad Request: request id {message.id!r} is already in flight")
         if message.method == "initialize":
             session.init_id = message.id
-        sid = session.session_id
-        extra = [(b"mcp-session-id", sid.encode())] if include_session and sid else []
         with session.busy():
-            await self._answer(session, message, body, receive, send, version, extra)
+            await self._answer(session, exchange, message)
 
-    async def _answer(
-        self,
-        session: SessionStream,
-        message: Request,
-        body: bytes,
-        receive: Receive,
-        send: Send,
-        version: str,
-        extra: list[tuple[bytes, bytes]],
-    ) -> None:
+    async def _answer(self, session: SessionStream, exchange: Exchange, request: Request) -> None:
         """Hand the request to `serve` and answer it: an SSE stream, or JSON in json_response mode
         unless the request asked for notifications (a progressToken), which JSON has no room for."""
-        sse = not self.json_response or asks_for_notifications(message.method, message.params)
-        route = session.open_route(message.id, sse, self._retry_for(version) if sse else None)
+        sse = not self.json_response or asks_for_notifications(request.method, request.params)
+        route = session.open_route(request.id, sse, self._retry_for(exchange.version) if sse else None)
         receiver = route.attach()
         try:
             first = await prime(session, route)
             try:
-                await session.push(body)
+                await session.push(exchange.body)
             except HTTPRefusal:
-                session.close_route(message.id, route)
+                session.close_route(request.id, route)
                 raise
             if sse:
-                await write_sse(route, receiver, receive, send, first=first, extra=extra)
+                await write_sse(route, receiver, exchange, first=first)
             else:
-                await reply_json(session, receiver, message.id, receive, send, extra)
+                await reply_json(session, receiver, request.id, exchange)
         finally:
             route.detach(receiver)
             if not sse:  # a stored stream outlives a dropped POST: the rest is kept for a resume
-                session.close_route(message.id, route)
+                session.close_route(request.id, route)
 
-    async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
-        if not accepts(headers, "text/event-stream"):
+    async def _get(self, exchange: Exchange) -> None:
+        if not accepts(exchange.headers, "text/event-stream"):
             raise HTTPRefusal(406, "Not Acceptable: Accept must include text/event-stream")
-        session, version = self._session_of(headers, "GET")
-        last_event_id = headers.get("last-event-id")
+        session, version = self._session_of(exchange.headers, "GET")
+        last_event_id = exchange.headers.get("last-event-id")
         with session.busy():
             if last_event_id is not None:
-                await resume(session, self.event_store, last_event_id, receive, send)
+                await resume(session, self.event_store, last_event_id, exchange)
             else:
-                await stream_standalone(session, self._retry_for(version), receive, send)
+                await stream_standalone(session, self._retry_for(version), exchange)
+
+
+def _path(scope: Scope) -> str:
+    path: str = scope.get("path", "")
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
+
+
+def _check_content_headers(headers: dict[str, str]) -> None:
+    if not accepts(headers, "application/json", "text/event-stream"):
+        raise HTTPRefusal(406, "Not Acceptable: Accept must list application/json and text/event-stream")
+    if media_type(headers.get("content-type", "")) != "application/json":
+        raise HTTPRefusal(415, "Unsupported Media Type: Content-Type must be application/json")
+
+
+def _parse(body: bytes) -> Message:
+    try:
+        return classify(decode(body))
+    except MCPError as exc:
+        raise HTTPRefusal(400, exc.message, exc.code) from None
+
+
+def _what(message: Message) -> str:
+    return f"{message.method!r}" if isinstance(message, Request | Notification) else "a response"
 
 
 def _refuse_repeats(repeated: frozenset[str], single: frozenset[str]) -> None:

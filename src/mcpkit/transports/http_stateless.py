@@ -22,8 +22,11 @@ from ..protocol.http_modern import check_request_headers, status_for_error
 from ..protocol.http_rules import asks_for_notifications
 from ..protocol.jsonrpc import Request, encode, error_message
 from ..protocol.sse import encode_event
-from .http_asgi import JSON_HEADERS, SSE_HEADERS, Receive, Send, respond, until_disconnect
-from .http_sessions import SessionStream
+from ..runtime.mailbox import Mailbox
+from .http_asgi import JSON_HEADERS, respond, until_disconnect
+from .http_exchange import Exchange
+from .http_sessions import Item, Route, SessionStream
+from .http_streams import write_sse
 
 __all__ = ["answer_stateless", "mirrored_for"]
 
@@ -39,47 +42,46 @@ def mirrored_for(target: Any) -> Mirrored:
 async def answer_stateless(
     run: Callable[[SessionStream], Coroutine[Any, Any, None]],
     mirrored: Mirrored,
-    headers: dict[str, str],
-    message: Request,
-    body: bytes,
-    receive: Receive,
-    send: Send,
+    exchange: Exchange,
     *,
     json_only: bool,
-    repeated: frozenset[str] = frozenset(),
 ) -> None:
+    """Check the request's headers against its body, serve it in a session of its own, and answer it."""
+    message = exchange.message
+    assert isinstance(message, Request)  # post_kind gives the stateless era only requests
     try:
         tool = message.params.get("name") if message.method == "tools/call" else None
-        params, method = message.params, message.method
         mirrors = mirrored(tool) if isinstance(tool, str) else []
-        check_request_headers(headers, method, params, mirrors, repeated)
+        check_request_headers(exchange.headers, message.method, message.params, mirrors, exchange.repeated)
     except MCPError as exc:
-        await respond(send, 400, encode(error_message(message.id, exc.to_wire())), JSON_HEADERS)
+        await respond(exchange.send, 400, encode(error_message(message.id, exc.to_wire())), JSON_HEADERS)
         return
     session = SessionStream(None)
     route = session.open_route(message.id, False, None)
     receiver = route.attach()
+    json_only = json_only and not asks_for_notifications(message.method, message.params)
     async with anyio.create_task_group() as tg:
         tg.start_soon(run, session)
-        await session.push(body)
-        async with until_disconnect(receive) as gone:
-            first = await receiver.get()
-            if first.final or (json_only and not asks_for_notifications(message.method, message.params)):
-                while not first.final:  # JSON has no room for notifications; they are dropped
-                    first = await receiver.get()
-                await respond(send, _status(first.data), first.data, JSON_HEADERS)
-            else:
-                await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-                item = first
-                while True:  # the response's event also ends the body
-                    event = encode_event(item.data)
-                    await send({"type": "http.response.body", "body": event, "more_body": not item.final})
-                    if item.final:
-                        break
-                    item = await receiver.get()
+        await session.push(exchange.body)
+        answered = await _answer(route, receiver, exchange, json_only)
         session.close()  # the request is over (or the client left): serve() ends, cancelling what is left
-        if gone.is_set():
+        if not answered:
             tg.cancel_scope.cancel()
+
+
+async def _answer(route: Route, receiver: Mailbox[Item], exchange: Exchange, json_only: bool) -> bool:
+    """The response as JSON when it comes first (or with `json_only`, dropping what came before it),
+    else an SSE stream of everything up to it. False if the client left before it went out."""
+    async with until_disconnect(exchange.receive) as gone:
+        first = await receiver.get()
+        if first.final or json_only:
+            while not first.final:  # JSON has no room for notifications; they are dropped
+                first = await receiver.get()
+            await respond(exchange.send, _status(first.data), first.data, JSON_HEADERS)
+            return True
+    if gone.is_set():
+        return False
+    return await write_sse(route, receiver, exchange, first=encode_event(first.data))
 
 
 def _status(response: bytes) -> int:

@@ -9,12 +9,11 @@ from ..protocol.jsonrpc import RequestId, encode, error_message
 from ..protocol.sse import encode_event
 from ..runtime.mailbox import Mailbox
 from .event_store import EventStore, Replay, UnknownEventId
-from .http_asgi import JSON_HEADERS, SSE_HEADERS, Receive, Send, respond, until_disconnect
+from .http_asgi import JSON_HEADERS, SSE_HEADERS, respond, until_disconnect
+from .http_exchange import Exchange
 from .http_sessions import STANDALONE, Item, Route, SessionStream
 
 __all__ = ["prime", "reply_json", "resume", "stream_standalone", "write_sse"]
-
-Headers = list[tuple[bytes, bytes]]
 
 
 async def prime(session: SessionStream, route: Route) -> bytes:
@@ -35,19 +34,20 @@ def take_backlog(session: SessionStream) -> bytes:
 async def write_sse(
     route: Route,
     receiver: Mailbox[Item],
-    receive: Receive,
-    send: Send,
+    exchange: Exchange,
     *,
     first: bytes = b"",
     replay: Replay | None = None,
-    extra: Headers | None = None,
-) -> None:
+) -> bool:
     """Start an SSE response: `first`, then the replayed events, then each live message until the one that
-    ends the stream, the stream's end, or the client's disconnect. Detaches `receiver` in every case."""
+    ends the stream, the stream's end, or the client's disconnect. Detaches `receiver` in every case.
+    True if the message that ends the stream went out."""
     ended = False  # the event that ends the stream also ends the body: one write, not two
+    send = exchange.send
     try:
-        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS + (extra or [])})
-        async with until_disconnect(receive):
+        headers = SSE_HEADERS + exchange.response_headers
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        async with until_disconnect(exchange.receive):
             replayed = set()
             for event_id, data in replay.events if replay else ():
                 replayed.add(event_id)
@@ -67,22 +67,18 @@ async def write_sse(
         route.detach(receiver)
     if not ended:
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+    return ended
 
 
 async def reply_json(
-    session: SessionStream,
-    receiver: Mailbox[Item],
-    rid: RequestId,
-    receive: Receive,
-    send: Send,
-    extra: Headers,
+    session: SessionStream, receiver: Mailbox[Item], rid: RequestId, exchange: Exchange
 ) -> None:
     """Answer with the response as application/json; messages before it go to the standalone stream,
     as a JSON answer has no room for them. A request cancelled meanwhile gets no response (utilities
     "Cancellation"), so its POST is answered with an SSE stream that ends at once (a request's POST is
     JSON or SSE, never 202); one whose session ended meanwhile gets 404, as its next request would."""
     response = None
-    async with until_disconnect(receive) as gone:
+    async with until_disconnect(exchange.receive) as gone:
         async for item in receiver:
             if item.final:
                 response = item.data
@@ -91,6 +87,7 @@ async def reply_json(
     receiver.discard()
     if gone.is_set():
         return
+    send, extra = exchange.send, exchange.response_headers
     if response is None and session.closed:
         error = {"code": SESSION_NOT_FOUND, "message": "Session not found: it ended before the response"}
         await respond(send, 404, encode(error_message(rid, error)), JSON_HEADERS + extra)
@@ -100,9 +97,7 @@ async def reply_json(
         await respond(send, 200, response, JSON_HEADERS + extra)
 
 
-async def stream_standalone(
-    session: SessionStream, retry_ms: int | None, receive: Receive, send: Send
-) -> None:
+async def stream_standalone(session: SessionStream, retry_ms: int | None, exchange: Exchange) -> None:
     """The session's standalone GET stream: what waited for it, then each message as it comes."""
     route = session.standalone
     if route.attached:
@@ -111,14 +106,12 @@ async def stream_standalone(
     receiver = route.attach()
     try:
         first = take_backlog(session) + await prime(session, route)
-        await write_sse(route, receiver, receive, send, first=first)
+        await write_sse(route, receiver, exchange, first=first)
     finally:
         route.detach(receiver)
 
 
-async def resume(
-    session: SessionStream, store: EventStore, last_event_id: str, receive: Receive, send: Send
-) -> None:
+async def resume(session: SessionStream, store: EventStore, last_event_id: str, exchange: Exchange) -> None:
     """Replay what followed `last_event_id` on the stream it names, then that stream live while it is open.
 
     An id that is malformed, was not issued in this session, or whose successors were dropped is 400
@@ -141,6 +134,6 @@ async def resume(
             raise HTTPRefusal(400, f"Bad Request: {exc}") from None
         if route is session.standalone:
             session.backlog = None  # all stored, so in the replay where the client has not seen them
-        await write_sse(route, receiver, receive, send, replay=replay)
+        await write_sse(route, receiver, exchange, replay=replay)
     finally:
         route.detach(receiver)
