@@ -30,6 +30,7 @@ __all__ = [
     "allowed",
     "asks_for_notifications",
     "format_event_id",
+    "guard",
     "media_type",
     "negotiated_version",
     "parse_event_id",
@@ -118,6 +119,20 @@ def allowed(value: str, allowed_values: tuple[str, ...]) -> bool:
     match = _PORT.fullmatch(value)
     bare = match.group(1) if match else value
     return "*" in allowed_values or value in allowed_values or bare in allowed_values
+
+
+def guard(headers: Mapping[str, str], hosts: tuple[str, ...], origins: tuple[str, ...]) -> None:
+    """Refuse a request from outside the trusted hosts and origins ("Security Warning": servers MUST
+    validate Origin, and bind to localhost or check Host against DNS rebinding).
+
+    A Host outside `hosts` is 421 Misdirected Request; an Origin outside `origins` is 403 (a request
+    without Origin, from a non-browser client, passes). Entries are lower-case; see `allowed`.
+    """
+    if not allowed(headers.get("host", ""), hosts):
+        raise HTTPRefusal(421, "Misdirected Request: Host not allowed")
+    origin = headers.get("origin")
+    if origin is not None and not allowed(origin, origins):
+        raise HTTPRefusal(403, "Forbidden: Origin not allowed")
 
 
 def request_version(header: str | None, negotiated: str | None, strict: bool = False) -> str:

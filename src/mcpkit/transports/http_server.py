@@ -30,8 +30,8 @@ from ..protocol.http_rules import (
     HTTPRefusal,
     PostKind,
     accepts,
-    allowed,
     asks_for_notifications,
+    guard,
     media_type,
     post_kind,
     request_version,
@@ -177,11 +177,7 @@ class StreamableHTTPApp:
         repeated = repeated_fields(raw) if len(headers) < len(raw) else frozenset()
         if _path(scope) != self.path:
             raise HTTPRefusal(404, "Not Found")
-        if not allowed(headers.get("host", ""), self.allowed_hosts):
-            raise HTTPRefusal(421, "Misdirected Request: Host not allowed")
-        origin = headers.get("origin")
-        if origin is not None and not allowed(origin, self.allowed_origins):
-            raise HTTPRefusal(403, "Forbidden: Origin not allowed")
+        guard(headers, self.allowed_hosts, self.allowed_origins)
         exchange = Exchange(headers, receive, send, repeated)
         method = scope["method"]
         if method == "POST":
