@@ -32,7 +32,9 @@ def sampling_server() -> Server:
 
 
 @pytest.mark.parametrize("answer", [{"result": "not an object"}, {"error": {"code": "x", "message": 1}}])
-async def test_a_malformed_answer_to_sampling_over_http_fails_the_tool_at_once(answer: dict[str, Any]) -> None:
+async def test_a_malformed_answer_to_sampling_over_http_fails_the_tool_at_once(
+    answer: dict[str, Any],
+) -> None:
     app = StreamableHTTPApp(sampling_server())
     async with running(app) as url, httpx.AsyncClient(timeout=10) as http:
         headers = await open_session(http, url, capabilities={"sampling": {}})
