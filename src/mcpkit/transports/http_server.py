@@ -199,7 +199,7 @@ class StreamableHTTPApp:
         headers = exchange.headers
         _check_content_headers(headers)
         exchange.body = await read_body(headers, exchange.receive, self.max_body, self.body_timeout)
-        exchange.message = message = _parse(exchange.body)
+        exchange.message = message = await self._parse(exchange)
         kind = post_kind(headers, message, keeps_sessions=not self.stateless)
         if kind is PostKind.STATELESS_ERA:
             run, json_only = self._registry.run, self.json_response
@@ -219,6 +219,17 @@ class StreamableHTTPApp:
             session = await self._registry.new(exchange.client)
             exchange.response_headers.append((b"mcp-session-id", (session.session_id or "").encode()))
             await self._deliver(session, exchange)
+
+    async def _parse(self, exchange: Exchange) -> Message:
+        """The POSTed message; 400 for one that is not JSON-RPC."""
+        try:
+            return classify(decode(exchange.body))
+        except MCPError as exc:
+            if getattr(exc, "response", False) and "mcp-session-id" in exchange.headers:
+                # a malformed answer to the server's request: its session fails that request at once
+                session, _ = self._session_of(exchange.headers, "a response")
+                await session.push(exchange.body)
+            raise HTTPRefusal(400, exc.message, exc.code) from None
 
     async def _post_sessionless(self, exchange: Exchange) -> None:
         message = exchange.message
@@ -310,13 +321,6 @@ def _check_content_headers(headers: dict[str, str]) -> None:
         raise HTTPRefusal(406, "Not Acceptable: Accept must list application/json and text/event-stream")
     if media_type(headers.get("content-type", "")) != "application/json":
         raise HTTPRefusal(415, "Unsupported Media Type: Content-Type must be application/json")
-
-
-def _parse(body: bytes) -> Message:
-    try:
-        return classify(decode(body))
-    except MCPError as exc:
-        raise HTTPRefusal(400, exc.message, exc.code) from None
 
 
 def _what(message: Message) -> str:
