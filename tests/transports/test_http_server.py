@@ -318,8 +318,8 @@ async def test_at_max_sessions_a_new_initialize_is_503() -> None:
         assert (await client.post(url, content=init_body(), headers=HEADERS)).status_code == 200
 
 
-async def test_stateless_mode_serves_each_post_alone_without_session_ids() -> None:
-    async with serving(stateless=True, json_response=True) as (client, url, app, _):
+async def test_sessionless_mode_serves_each_post_alone_without_session_ids() -> None:
+    async with serving(sessionless=True, json_response=True) as (client, url, app, _):
         response = await client.post(url, content=call(1, "add", {"a": 4, "b": 5}), headers=HEADERS)
         assert "mcp-session-id" not in response.headers
         assert response.json()["result"]["content"][0]["text"] == "9"
@@ -327,8 +327,8 @@ async def test_stateless_mode_serves_each_post_alone_without_session_ids() -> No
         assert (await client.get(url, headers=HEADERS)).status_code == 405
 
 
-async def test_stateless_mode_streams_a_requests_messages_as_sse_too() -> None:
-    async with serving(stateless=True) as (client, url, _, _):
+async def test_sessionless_mode_streams_a_requests_messages_as_sse_too() -> None:
+    async with serving(sessionless=True) as (client, url, _, _):
         response = await client.post(url, content=call(1, "chatty"), headers=HEADERS)
         messages = events(response.content)
         assert messages[0]["method"] == "notifications/message"

@@ -29,7 +29,7 @@ from .jsonrpc import ErrorResponse, InvalidMessage, Notification, Request, Reque
 from .lifecycle import Negotiated, Phase, accept_initialize, check_initialize_result, initialize_params
 from .modern import SUBSCRIPTION_ID, finish_result, is_modern_request, read_request_meta, request_meta
 from .utilities import cancel_params, log_params, progress_params, read_cancel, read_level, read_progress
-from .versions import LATEST, SUPPORTED_VERSIONS, Feature, has, is_modern
+from .versions import LATEST, SUPPORTED_VERSIONS, Feature, has, is_modern, negotiate
 
 __all__ = ["Connection"]
 
@@ -251,6 +251,16 @@ class Connection:
         return rid, rpc.request_message(
             rid, "initialize", initialize_params(version, self.capabilities, self.info)
         )
+
+    def assume(self, version: str) -> None:
+        """The server's side, when its transport serves a handshake-era message without any handshake (a
+        server keeping no HTTP sessions): proceed as if a client that declared nothing had initialized
+        with `version`, negotiated as initialize would be."""
+        if self.role is not Role.SERVER or self.phase is not Phase.NEW:
+            raise LocalError("only a server that has not been initialized assumes a version")
+        agreed = negotiate(version, self.versions)
+        self.negotiated = Negotiated(agreed, {}, {}, self.info, self.capabilities, self.instructions)
+        self.phase, self.peer_initialized = Phase.READY, True
 
     def adopt_modern(self, negotiated: Negotiated) -> None:
         """The client's side: speak the stateless era from now on (after server/discover, or pinned)."""

@@ -125,6 +125,10 @@ class Session:
         self._idle: anyio.Event | None = None  # set when the last handler ends, once waited on
         self._running = False
         self._tokens = itertools.count(1)
+        agreed: str | None = getattr(stream, "pre_agreed", None)
+        if agreed is not None:  # a transport serving without a handshake (see MessageStream)
+            connection.assume(agreed)
+            self.ready.set()
 
     @property
     def negotiated(self) -> Negotiated:

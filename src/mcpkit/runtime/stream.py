@@ -25,6 +25,10 @@ class MessageStream(Protocol):
     `receive` raises `anyio.EndOfStream` when the peer is gone, and returns `Oversized` for a
     message the transport refused to hold whole. `related` on `send` names the inbound request a
     message belongs to (its response, or what its handler sends), for transports that route by it.
+
+    Optional attributes a stream may have: `eof_grace` (seconds the requests already read may still
+    be answered once input ends) and `pre_agreed` (a protocol version the server side proceeds with
+    without an initialize, for a transport that serves handshake-era messages with no session).
     """
 
     async def receive(self) -> bytes | bytearray | Oversized: ...

@@ -14,6 +14,7 @@ Request (DNS rebinding), a present Origin outside `allowed_origins` gets 403. Bo
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from time import monotonic
@@ -54,11 +55,18 @@ from .http_asgi import (
 from .http_clients import ClientCounts, SessionKey, client_address
 from .http_exchange import Exchange
 from .http_registry import SessionRegistry
-from .http_sessions import SessionStream, stateless_handshake
-from .http_stateless import answer_stateless, mirrored_for
+from .http_sessions import SessionStream
+from .http_stateless import HeaderMirror, MirrorsHeaders, answer_stateless, header_mirror_of
 from .http_streams import prime, reply_json, resume, stream_standalone, write_sse
 
-__all__ = ["SessionStream", "StreamableHTTPApp", "client_address", "serve_http"]
+__all__ = [
+    "HeaderMirror",
+    "MirrorsHeaders",
+    "SessionStream",
+    "StreamableHTTPApp",
+    "client_address",
+    "serve_http",
+]
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +74,7 @@ _NO_SESSION = (
     "carries no Mcp-Session-Id header: this server keeps sessions, so send initialize first and name the "
     "session it returns (a 2026-07-28 request carries its version in _meta and needs no session)"
 )
+_RENAMED = "StreamableHTTPApp(stateless=) is now sessionless=: 'stateless' names the 2026-07-28 era"
 # Handshake-era headers a request must not repeat (a proxy and this server could read different copies).
 _SINGLE = frozenset({"mcp-session-id", "mcp-protocol-version", "last-event-id"})
 
@@ -78,7 +87,11 @@ class StreamableHTTPApp:
     `max_sessions` bounds the sessions of all clients together, so one client could hold them all;
     `session_key` (a request's scope -> a client identity, e.g. `client_address` or a token's subject;
     None: unidentified) lets the server cap each identified client at `max_sessions_per_client`
-    sessions and `max_stateless_in_flight_per_client` stateless requests in flight (429 beyond).
+    sessions and `max_stateless_in_flight_per_client` requests in flight without a session (429 beyond).
+    `sessionless` keeps no sessions: each handshake-era POST is served alone, at the version its header
+    names, and GET and DELETE are 405 (`stateless=` is its deprecated old name). 2026-07-28 requests are
+    served statelessly either way; `header_mirror` names a tool's `x-mcp-header` parameters for them
+    (default: the target's, when it is a `MirrorsHeaders` such as a Server).
     """
 
     def __init__(
@@ -87,7 +100,8 @@ class StreamableHTTPApp:
         *,
         path: str = "/mcp",
         json_response: bool = False,
-        stateless: bool = False,
+        sessionless: bool = False,
+        header_mirror: HeaderMirror | None = None,
         allowed_origins: Iterable[str] | None = None,
         allowed_hosts: Iterable[str] | None = None,
         max_body: int = 4 * 1024 * 1024,
@@ -100,11 +114,15 @@ class StreamableHTTPApp:
         session_key: SessionKey | None = None,
         max_sessions_per_client: int = 100,
         max_stateless_in_flight_per_client: int = 100,
+        stateless: bool | None = None,
     ) -> None:
         serve: Callable[[SessionStream], Awaitable[None]] = getattr(target, "serve", target)
         self.path = path
         self.json_response = json_response
-        self.stateless = stateless
+        if stateless is not None:
+            warnings.warn(_RENAMED, DeprecationWarning, stacklevel=2)
+            sessionless = sessionless or stateless
+        self.sessionless = sessionless
         self.allowed_origins = tuple(o.lower() for o in (allowed_origins or DEFAULT_ORIGINS))
         self.allowed_hosts = tuple(h.lower() for h in (allowed_hosts or DEFAULT_HOSTS))
         self.max_body = max_body
@@ -123,7 +141,12 @@ class StreamableHTTPApp:
         )
         self._stateless_clients = ClientCounts("requests in flight", max_stateless_in_flight_per_client)
         self.sessions = self._registry.sessions
-        self._mirrored = mirrored_for(target)
+        self._mirror = header_mirror if header_mirror is not None else header_mirror_of(target)
+
+    @property
+    def stateless(self) -> bool:
+        """Deprecated: `sessionless`."""
+        return self.sessionless
 
     # ---- ASGI ----------------------------------------------------------------------------------
 
@@ -185,14 +208,14 @@ class StreamableHTTPApp:
             await self._post(exchange)
             return
         _refuse_repeats(repeated, _SINGLE)  # a POST is checked once its era is known
-        if method == "GET" and not self.stateless:
+        if method == "GET" and not self.sessionless:
             await self._get(exchange)
-        elif method == "DELETE" and not self.stateless:
+        elif method == "DELETE" and not self.sessionless:
             session, _ = self._session_of(headers, "DELETE")
             self._registry.end(session.session_id or "")
             await respond(send, 204, b"", [])
         else:
-            allow = "POST" if self.stateless else "GET, POST, DELETE"
+            allow = "POST" if self.sessionless else "GET, POST, DELETE"
             raise HTTPRefusal(405, "Method Not Allowed", allow=allow)
 
     async def _post(self, exchange: Exchange) -> None:
@@ -200,11 +223,11 @@ class StreamableHTTPApp:
         _check_content_headers(headers)
         exchange.body = await read_body(headers, exchange.receive, self.max_body, self.body_timeout)
         exchange.message = message = await self._parse(exchange)
-        kind = post_kind(headers, message, keeps_sessions=not self.stateless)
+        kind = post_kind(headers, message, keeps_sessions=not self.sessionless)
         if kind is PostKind.STATELESS_ERA:
             run, json_only = self._registry.run, self.json_response
             with self._in_flight(exchange):
-                await answer_stateless(run, self._mirrored, exchange, json_only=json_only)
+                await answer_stateless(run, self._mirror, exchange, json_only=json_only)
             return
         _refuse_repeats(exchange.repeated, _SINGLE)
         exchange.version = request_version(headers.get("mcp-protocol-version"), None)
@@ -232,12 +255,13 @@ class StreamableHTTPApp:
             raise HTTPRefusal(400, exc.message, exc.code) from None
 
     async def _post_sessionless(self, exchange: Exchange) -> None:
+        """One message served alone; anything but an initialize at its version, without a handshake."""
         message = exchange.message
         session = SessionStream(None)
+        if not (isinstance(message, Request) and message.method == "initialize"):
+            session.pre_agreed = exchange.version
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._registry.run, session)
-            if not (isinstance(message, Request) and message.method == "initialize"):
-                await stateless_handshake(session, exchange.version)
             await self._deliver(session, exchange)
             session.close()
 

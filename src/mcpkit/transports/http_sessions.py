@@ -10,7 +10,6 @@ have carried is lost to a client that resumes with Last-Event-ID (transports "Re
 from __future__ import annotations
 
 import itertools
-import secrets
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,11 +24,11 @@ from ..protocol.http_rules import (
     negotiated_version,
     response_id,
 )
-from ..protocol.jsonrpc import RequestId, encode
+from ..protocol.jsonrpc import RequestId
 from ..runtime.mailbox import Mailbox
 from .event_store import EventStore
 
-__all__ = ["STANDALONE", "Item", "Route", "SessionStream", "stateless_handshake"]
+__all__ = ["STANDALONE", "Item", "Route", "SessionStream"]
 
 STANDALONE = "get"
 _BUFFER = 256
@@ -51,7 +50,7 @@ class Route:
     __slots__ = ("_conn", "done", "prime_retry_ms", "stream_id")
 
     def __init__(self, stream_id: str | None, prime_retry_ms: int | None = None) -> None:
-        self.stream_id = stream_id  # None: not stored (a JSON-mode answer, a stateless handshake)
+        self.stream_id = stream_id  # None: not stored (a JSON-mode answer, a POST without a session)
         self.prime_retry_ms = prime_retry_ms  # from 2025-11-25 a stream opens with an id-only event
         self.done = False
         self._conn: Mailbox[Item] | None = None
@@ -93,7 +92,8 @@ class Route:
 
 
 class SessionStream:
-    """The MessageStream of one session (or of one stateless POST, when `session_id` is None)."""
+    """The MessageStream of one session (or of one POST served without a session, when `session_id` is
+    None: a 2026-07-28 request, or any message to a server keeping no sessions)."""
 
     __slots__ = (
         "_inbox",
@@ -105,6 +105,7 @@ class SessionStream:
         "closed",
         "init_id",
         "last_seen",
+        "pre_agreed",
         "routes",
         "session_id",
         "standalone",
@@ -127,6 +128,7 @@ class SessionStream:
         self.init_id: RequestId | None = None
         self.closed = False
         self.client: str | None = None  # who holds it, when the server can tell (http_clients)
+        self.pre_agreed: str | None = None  # a sessionless POST's version, served without initialize
         self._stream_ids = itertools.count(1)
         self._local_ids = itertools.count(1)
 
@@ -202,21 +204,3 @@ class SessionStream:
 
     async def aclose(self) -> None:
         self.close()
-
-
-async def stateless_handshake(session: SessionStream, version: str) -> None:
-    """Initialize a stateless request's fresh session on the client's behalf (no client capabilities)."""
-    rid = f"mcpkit-stateless-{secrets.token_hex(8)}"
-    client = {"name": "stateless", "version": "0"}
-    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": client}
-    route = session.open_route(rid, False, None)
-    receiver = route.attach()
-    try:
-        await session.push(encode({"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": params}))
-        async for item in receiver:
-            if item.final:
-                break
-    finally:
-        route.detach(receiver)
-        session.close_route(rid, route)
-    await session.push(encode({"jsonrpc": "2.0", "method": "notifications/initialized"}))

@@ -12,7 +12,7 @@ request that asked for notifications (listen, a progressToken, a log level) is s
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import anyio
 import orjson
@@ -28,20 +28,27 @@ from .http_exchange import Exchange
 from .http_sessions import Item, Route, SessionStream
 from .http_streams import write_sse
 
-__all__ = ["answer_stateless", "mirrored_for"]
+__all__ = ["HeaderMirror", "MirrorsHeaders", "answer_stateless", "header_mirror_of"]
 
-Mirrored = Callable[[str], list[tuple[str, tuple[str, ...]]]]
+HeaderMirror = Callable[[str], list[tuple[str, tuple[str, ...]]]]
 
 
-def mirrored_for(target: Any) -> Mirrored:
-    """The target's `x-mcp-header` lookup (a Server has one), or one that finds none."""
-    found = getattr(target, "mirrored_headers", None)
-    return found if callable(found) else (lambda _tool: [])
+@runtime_checkable
+class MirrorsHeaders(Protocol):
+    """A target that names its tools' `x-mcp-header` parameters (a Server does): the header each one
+    is sent in and the path of the argument it mirrors, which a 2026-07-28 tools/call must match."""
+
+    def mirrored_headers(self, tool: str) -> list[tuple[str, tuple[str, ...]]]: ...
+
+
+def header_mirror_of(target: object) -> HeaderMirror:
+    """The target's `mirrored_headers` if it is a MirrorsHeaders, else a mirror that finds none."""
+    return target.mirrored_headers if isinstance(target, MirrorsHeaders) else (lambda _tool: [])
 
 
 async def answer_stateless(
     run: Callable[[SessionStream], Coroutine[Any, Any, None]],
-    mirrored: Mirrored,
+    mirror: HeaderMirror,
     exchange: Exchange,
     *,
     json_only: bool,
@@ -51,7 +58,7 @@ async def answer_stateless(
     assert isinstance(message, Request)  # post_kind gives the stateless era only requests
     try:
         tool = message.params.get("name") if message.method == "tools/call" else None
-        mirrors = mirrored(tool) if isinstance(tool, str) else []
+        mirrors = mirror(tool) if isinstance(tool, str) else []
         check_request_headers(exchange.headers, message.method, message.params, mirrors, exchange.repeated)
     except MCPError as exc:
         await respond(exchange.send, 400, encode(error_message(message.id, exc.to_wire())), JSON_HEADERS)
