@@ -27,7 +27,7 @@ from ..protocol.resource_auth import (
     same_resource,
     scope_challenge,
 )
-from ..transports.http_asgi import JSON_HEADERS, Receive, Scope, Send, respond
+from ..transports.http_server.asgi import JSON_HEADERS, Receive, Scope, Send, respond
 from .verifier import TokenVerifier, VerifierUnavailable
 
 __all__ = ["SCOPE_KEY", "ProtectedResource", "protect"]

@@ -29,12 +29,14 @@ __all__ = [
     "accepts",
     "allowed",
     "asks_for_notifications",
+    "check_post_headers",
     "format_event_id",
     "guard",
     "media_type",
     "negotiated_version",
     "parse_event_id",
     "post_kind",
+    "refuse_repeats",
     "request_version",
     "response_id",
 ]
@@ -44,6 +46,7 @@ DEFAULT_HOSTS: Final = _LOCAL
 DEFAULT_ORIGINS: Final = tuple(f"{scheme}://{host}" for scheme in ("http", "https") for host in _LOCAL)
 SESSION_NOT_FOUND: Final = -32001
 _PORT: Final = re.compile(r"(.*?)(:\d+)?")
+_SINGLE: Final = frozenset({"mcp-session-id", "mcp-protocol-version", "last-event-id"})
 _EVENT_ID: Final = re.compile(r"([A-Za-z0-9_.]+)-([0-9]{1,18})")
 
 
@@ -100,7 +103,7 @@ def media_type(value: str) -> str:
     return value.split(";", 1)[0].strip().lower()
 
 
-def accepts(headers: dict[str, str], *types: str) -> bool:
+def accepts(headers: Mapping[str, str], *types: str) -> bool:
     """Whether the Accept header lists every one of `types` (or */*)."""
     offered = _offered(headers.get("accept", ""))
     return "*/*" in offered or all(t in offered for t in types)
@@ -109,6 +112,21 @@ def accepts(headers: dict[str, str], *types: str) -> bool:
 @lru_cache(maxsize=64)  # a client sends the same Accept on every request
 def _offered(accept: str) -> frozenset[str]:
     return frozenset(media_type(part) for part in accept.split(","))
+
+
+def check_post_headers(headers: Mapping[str, str]) -> None:
+    """A POST must accept both answers (406) and carry JSON (415) ("Sending Messages to the Server")."""
+    if not accepts(headers, "application/json", "text/event-stream"):
+        raise HTTPRefusal(406, "Not Acceptable: Accept must list application/json and text/event-stream")
+    if media_type(headers.get("content-type", "")) != "application/json":
+        raise HTTPRefusal(415, "Unsupported Media Type: Content-Type must be application/json")
+
+
+def refuse_repeats(repeated: frozenset[str]) -> None:
+    """400 for a handshake-era header sent twice: a proxy and this server could read different copies."""
+    twice = repeated & _SINGLE
+    if twice:
+        raise HTTPRefusal(400, f"Bad Request: the {min(twice)} header appears more than once")
 
 
 def allowed(value: str, allowed_values: tuple[str, ...]) -> bool:

@@ -17,8 +17,8 @@ __all__ = [
 ]
 
 _EXPORTS = {
-    "EventStore": "mcpkit.transports.event_store",
-    "InMemoryEventStore": "mcpkit.transports.event_store",
+    "EventStore": "mcpkit.transports.http_server.event_store",
+    "InMemoryEventStore": "mcpkit.transports.http_server.event_store",
     "StreamableHTTPApp": "mcpkit.transports.http_server",
     "open_http_stream": "mcpkit.transports.http_client",
     "serve_http": "mcpkit.transports.http_server",
@@ -27,9 +27,9 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
-    from .event_store import EventStore, InMemoryEventStore
     from .http_client import open_http_stream
     from .http_server import StreamableHTTPApp, serve_http
+    from .http_server.event_store import EventStore, InMemoryEventStore
     from .stdio import serve_stdio, spawn
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -1,71 +1,8 @@
-"""Where the Streamable HTTP server's session tasks live, so sessions outlive the request that made them.
+"""Moved to `mcpkit.transports.http_server.hosting`; this old import path gives that same module."""
 
-With ASGI lifespan (uvicorn) they live in a task group entered on startup and cancelled on shutdown.
-Without it (httpx.ASGITransport, a mount whose router does not forward lifespan) the first request starts
-that task group in a detached asyncio task; `aclose()` ends it.
-"""
+import sys
 
-from __future__ import annotations
+from .http_server import hosting as _moved
+from .http_server.hosting import *  # noqa: F403  (for type checkers)
 
-import asyncio
-from collections.abc import Callable, Coroutine
-from typing import Any
-
-import anyio
-from anyio.abc import TaskGroup
-
-from .http_asgi import Receive, Send
-
-__all__ = ["TaskHost"]
-
-
-class TaskHost:
-    """A task group for session tasks, plus one background task (`keeper`) running as long as it does."""
-
-    def __init__(
-        self, keeper: Callable[[], Coroutine[Any, Any, None]], on_shutdown: Callable[[], None]
-    ) -> None:
-        self._keeper = keeper
-        self._on_shutdown = on_shutdown
-        self._tg: TaskGroup | None = None
-        self._hosted: anyio.Event | None = None
-        self._host_task: asyncio.Task[None] | None = None
-
-    async def lifespan(self, receive: Receive, send: Send) -> None:
-        await receive()  # lifespan.startup
-        async with anyio.create_task_group() as tg:
-            self._tg = tg
-            tg.start_soon(self._keeper)
-            await send({"type": "lifespan.startup.complete"})
-            while (await receive())["type"] != "lifespan.shutdown":
-                pass
-            self._on_shutdown()
-            tg.cancel_scope.cancel()
-        self._tg = None
-        await send({"type": "lifespan.shutdown.complete"})
-
-    async def task_group(self) -> TaskGroup:
-        if self._tg is None:
-            if self._hosted is None:
-                self._hosted = anyio.Event()
-                self._host_task = asyncio.get_running_loop().create_task(self._host())
-            await self._hosted.wait()
-        assert self._tg is not None
-        return self._tg
-
-    async def _host(self) -> None:
-        async with anyio.create_task_group() as tg:
-            self._tg = tg
-            tg.start_soon(self._keeper)
-            assert self._hosted is not None
-            self._hosted.set()
-            await anyio.sleep_forever()
-
-    async def aclose(self) -> None:
-        """End the task group hosted without lifespan, if one was started."""
-        task, self._host_task = self._host_task, None
-        if task is not None:
-            task.cancel()
-            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                await asyncio.wait([task])
-            self._tg, self._hosted = None, None
+sys.modules[__name__] = _moved

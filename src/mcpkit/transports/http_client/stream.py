@@ -24,13 +24,13 @@ import httpx
 import orjson
 from anyio.abc import TaskGroup
 
-from ..protocol.framing import Oversized
-from ..protocol.http_rules import negotiated_version
-from ..protocol.jsonrpc import RequestId
-from ..protocol.sse import SSEDecoder
-from ..runtime.groups import CallerCancellation, single_error
-from .http_backoff import Backoff
-from .http_failures import (
+from ...protocol.framing import Oversized
+from ...protocol.http_rules import negotiated_version
+from ...protocol.jsonrpc import RequestId
+from ...protocol.sse import SSEDecoder
+from ...runtime.groups import CallerCancellation, single_error
+from .backoff import Backoff
+from .failures import (
     describe_error,
     describe_status,
     describe_unexpected,
@@ -39,9 +39,9 @@ from .http_failures import (
     read_head,
     too_large,
 )
-from .http_handshake import new_session, renew_hint
-from .http_modern_traffic import ModernTraffic, error_answer
-from .legacy_sse_client import LegacyEndpointError, LegacySSEStream, connect_legacy, long_lived
+from .handshake import new_session, renew_hint
+from .legacy_sse import LegacyEndpointError, LegacySSEStream, connect_legacy, long_lived
+from .modern_traffic import ModernTraffic, error_answer
 
 __all__ = ["HTTPClientStream", "open_http_stream"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..protocol.jsonrpc import Message
-from ..protocol.versions import V2025_03_26
-from .http_asgi import Receive, Send
+from ...protocol.jsonrpc import Message
+from ...protocol.versions import V2025_03_26
+from .asgi import Receive, Send
 
 __all__ = ["Exchange", "Headers"]
 

@@ -1,0 +1,229 @@
+"""Streamable HTTP, server side: a plain ASGI callable serving MCP sessions (transports "Streamable HTTP").
+
+One POST carries one JSON-RPC message. A request is answered on that POST, as JSON or as an SSE stream of
+every message the server sends with `related` equal to its id; messages related to nothing go to the
+session's standalone GET stream. Each session is one `serve(stream)` call (see `sessions`), its tasks
+hosted as `hosting` describes. Every SSE event is stored in an EventStore first, and a GET with
+Last-Event-ID replays the events that followed on the stream that id names, then goes on live.
+
+Security defaults (transports "Security Warning"): a Host outside `allowed_hosts` gets 421 Misdirected
+Request (DNS rebinding), a present Origin outside `allowed_origins` gets 403. Both default to localhost,
+127.0.0.1 and [::1] on any port; an entry without a port matches any port, and "*" matches everything.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from ...protocol.errors import MCPError
+from ...protocol.http_modern import repeated_fields
+from ...protocol.http_rules import (
+    DEFAULT_HOSTS,
+    DEFAULT_ORIGINS,
+    HTTPRefusal,
+    PostKind,
+    accepts,
+    check_post_headers,
+    guard,
+    post_kind,
+    refuse_repeats,
+    request_version,
+)
+from ...protocol.jsonrpc import (
+    Message,
+    Notification,
+    Request,
+    RequestId,
+    classify,
+    decode,
+)
+from .asgi import Receive, Scope, Send, endpoint_path, handle, read_body, respond
+from .clients import ClientCounts, SessionKey
+from .delivery import Answering, deliver, serve_alone
+from .event_store import EventStore, InMemoryEventStore
+from .exchange import Exchange
+from .registry import SessionRegistry
+from .sessions import SessionStream
+from .stateless import HeaderMirror, answer_stateless, header_mirror_of
+from .streams import resume, stream_standalone
+
+__all__ = ["StreamableHTTPApp", "serve_http"]
+
+_RENAMED = "StreamableHTTPApp(stateless=) is now sessionless=: 'stateless' names the 2026-07-28 era"
+
+
+class StreamableHTTPApp:
+    """An ASGI app serving `target` (anything with async `serve(stream)`, or that function) at `path`.
+
+    `event_store` keeps sent SSE events for resumption; the default is an InMemoryEventStore.
+    `strict_version` refuses an MCP-Protocol-Version other than the session's negotiated one (400).
+    `max_sessions` bounds the sessions of all clients together, so one client could hold them all;
+    `session_key` (a request's scope -> a client identity, e.g. `client_address` or a token's subject;
+    None: unidentified) lets the server cap each identified client at `max_sessions_per_client`
+    sessions and `max_stateless_in_flight_per_client` requests in flight without a session (429 beyond).
+    `sessionless` keeps no sessions: each handshake-era POST is served alone, at the version its header
+    names, and GET and DELETE are 405 (`stateless=` is its deprecated old name). 2026-07-28 requests are
+    served statelessly either way; `header_mirror` names a tool's `x-mcp-header` parameters for them
+    (default: the target's, when it is a `MirrorsHeaders` such as a Server).
+    """
+
+    def __init__(
+        self,
+        target: Any,
+        *,
+        path: str = "/mcp",
+        json_response: bool = False,
+        sessionless: bool = False,
+        header_mirror: HeaderMirror | None = None,
+        allowed_origins: Iterable[str] | None = None,
+        allowed_hosts: Iterable[str] | None = None,
+        max_body: int = 4 * 1024 * 1024,
+        session_idle_timeout: float = 1800.0,
+        max_sessions: int = 10_000,
+        body_timeout: float = 30.0,
+        retry_ms: int = 1000,
+        event_store: EventStore | None = None,
+        strict_version: bool = False,
+        session_key: SessionKey | None = None,
+        max_sessions_per_client: int = 100,
+        max_stateless_in_flight_per_client: int = 100,
+        stateless: bool | None = None,
+    ) -> None:
+        serve: Callable[[SessionStream], Awaitable[None]] = getattr(target, "serve", target)
+        self.path = path
+        if stateless is not None:
+            warnings.warn(_RENAMED, DeprecationWarning, stacklevel=2)
+            sessionless = sessionless or stateless
+        self.sessionless = sessionless
+        self.allowed_origins = tuple(o.lower() for o in (allowed_origins or DEFAULT_ORIGINS))
+        self.allowed_hosts = tuple(h.lower() for h in (allowed_hosts or DEFAULT_HOSTS))
+        self.max_body = max_body
+        self.body_timeout = body_timeout
+        self.json_response = json_response
+        self.retry_ms = retry_ms  # the SSE `retry` a client waits before reconnecting a dropped stream
+        self._answering = Answering(json_response, retry_ms)
+        # MCP-Protocol-Version must equal the session's negotiated version, not just be supported
+        self.strict_version = strict_version
+        self.event_store: EventStore = event_store if event_store is not None else InMemoryEventStore()
+        self.session_key = session_key
+        self._registry = SessionRegistry(
+            serve,
+            self.event_store,
+            max_sessions=max_sessions,
+            idle_timeout=session_idle_timeout,
+            max_sessions_per_client=max_sessions_per_client,
+        )
+        self._sessionless_clients = ClientCounts("requests in flight", max_stateless_in_flight_per_client)
+        self.sessions = self._registry.sessions
+        self._mirror = header_mirror if header_mirror is not None else header_mirror_of(target)
+
+    @property
+    def stateless(self) -> bool:
+        """Deprecated: `sessionless`."""
+        return self.sessionless
+
+    # ---- ASGI ----------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._registry.lifespan(receive, send)
+        elif scope["type"] == "http":
+            await handle(self._route, scope, receive, send)
+
+    async def aclose(self) -> None:
+        """End every session, and the task group hosted without lifespan (if one was started)."""
+        await self._registry.aclose()
+
+    # ---- HTTP --------------------------------------------------------------------------------
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw = scope["headers"]
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in raw}
+        # only a request that repeats a header pays for finding which
+        repeated = repeated_fields(raw) if len(headers) < len(raw) else frozenset()
+        if endpoint_path(scope) != self.path:
+            raise HTTPRefusal(404, "Not Found")
+        guard(headers, self.allowed_hosts, self.allowed_origins)
+        exchange = Exchange(headers, receive, send, repeated)
+        method = scope["method"]
+        if method == "POST":
+            exchange.client = self.session_key(scope) if self.session_key is not None else None
+            await self._post(exchange)
+            return
+        refuse_repeats(repeated)  # a POST is checked once its era is known
+        if method == "GET" and not self.sessionless:
+            await self._get(exchange)
+        elif method == "DELETE" and not self.sessionless:
+            session, _ = self._registry.find(headers, "DELETE", self.strict_version)
+            self._registry.end(session.session_id or "")
+            await respond(send, 204, b"", [])
+        else:
+            allow = "POST" if self.sessionless else "GET, POST, DELETE"
+            raise HTTPRefusal(405, "Method Not Allowed", allow=allow)
+
+    async def _post(self, exchange: Exchange) -> None:
+        headers = exchange.headers
+        check_post_headers(headers)
+        exchange.body = await read_body(headers, exchange.receive, self.max_body, self.body_timeout)
+        exchange.message = message = await self._parse(exchange)
+        kind = post_kind(headers, message, keeps_sessions=not self.sessionless)
+        if kind is PostKind.STATELESS_ERA:
+            run, json_only = self._registry.run, self._answering.json_response
+            with self._sessionless_clients.held(exchange.client, _rid(message)):
+                await answer_stateless(run, self._mirror, exchange, json_only=json_only)
+            return
+        refuse_repeats(exchange.repeated)
+        exchange.version = request_version(headers.get("mcp-protocol-version"), None)
+        if kind is PostKind.IN_SESSION:
+            session, exchange.version = self._registry.find(headers, _what(message), self.strict_version)
+            await deliver(session, exchange, self._answering)
+            return
+        if kind is PostKind.SESSIONLESS:
+            with self._sessionless_clients.held(exchange.client, _rid(message)):
+                await serve_alone(self._registry.run, exchange, self._answering)
+        else:
+            session = await self._registry.new(exchange.client)
+            exchange.response_headers.append((b"mcp-session-id", (session.session_id or "").encode()))
+            await deliver(session, exchange, self._answering)
+
+    async def _parse(self, exchange: Exchange) -> Message:
+        """The POSTed message; 400 for one that is not JSON-RPC."""
+        try:
+            return classify(decode(exchange.body))
+        except MCPError as exc:
+            if getattr(exc, "response", False) and "mcp-session-id" in exchange.headers:
+                # a malformed answer to the server's request: its session fails that request at once
+                session, _ = self._registry.find(exchange.headers, "a response", self.strict_version)
+                await session.push(exchange.body)
+            raise HTTPRefusal(400, exc.message, exc.code) from None
+
+    async def _get(self, exchange: Exchange) -> None:
+        if not accepts(exchange.headers, "text/event-stream"):
+            raise HTTPRefusal(406, "Not Acceptable: Accept must include text/event-stream")
+        session, version = self._registry.find(exchange.headers, "GET", self.strict_version)
+        last_event_id = exchange.headers.get("last-event-id")
+        with session.busy():
+            if last_event_id is not None:
+                await resume(session, self.event_store, last_event_id, exchange)
+            else:
+                await stream_standalone(session, self._answering.retry_for(version), exchange)
+
+
+def _rid(message: Message) -> RequestId | None:
+    return message.id if isinstance(message, Request) else None
+
+
+def _what(message: Message) -> str:
+    return f"{message.method!r}" if isinstance(message, Request | Notification) else "a response"
+
+
+def serve_http(target: Any, *, host: str = "127.0.0.1", port: int = 8000, **app_options: Any) -> None:
+    """Serve `target` over Streamable HTTP with uvicorn until interrupted.
+
+    Binding beyond localhost needs `allowed_hosts` (and usually `allowed_origins`) to match.
+    """
+    import uvicorn
+
+    uvicorn.run(StreamableHTTPApp(target, **app_options), host=host, port=port, lifespan="on")

@@ -1,0 +1,116 @@
+"""The live sessions of a Streamable HTTP server: created on initialize, each one `serve` task, ended by
+DELETE, by idling past the timeout, or by shutdown; at most `max_sessions` at once, and at most
+`per_client.limit` of them held by one client the server can identify (http_clients). A session's stored
+events are forgotten when it ends, so abandoned sessions leave nothing behind."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from time import monotonic
+
+import anyio
+
+from ...protocol.errors import INTERNAL_ERROR
+from ...protocol.http_rules import SESSION_NOT_FOUND, HTTPRefusal, request_version
+from .asgi import Receive, Send
+from .clients import ClientCounts
+from .event_store import EventStore
+from .hosting import TaskHost
+from .sessions import SessionStream
+
+__all__ = ["SessionRegistry"]
+
+log = logging.getLogger("mcpkit.transports.http_server")
+
+_NO_SESSION = (
+    "carries no Mcp-Session-Id header: this server keeps sessions, so send initialize first and name the "
+    "session it returns (a 2026-07-28 request carries its version in _meta and needs no session)"
+)
+
+
+class SessionRegistry:
+    def __init__(
+        self,
+        serve: Callable[[SessionStream], Awaitable[None]],
+        store: EventStore,
+        *,
+        max_sessions: int,
+        idle_timeout: float,
+        max_sessions_per_client: int = 100,
+    ) -> None:
+        self._serve = serve
+        self.per_client = ClientCounts("sessions", max_sessions_per_client)
+        self.store = store
+        self.max_sessions = max_sessions
+        self.idle_timeout = idle_timeout
+        self.sessions: dict[str, SessionStream] = {}
+        self._host = TaskHost(self._reap, self.end_all)
+
+    async def lifespan(self, receive: Receive, send: Send) -> None:
+        await self._host.lifespan(receive, send)
+
+    async def aclose(self) -> None:
+        """End every session, and the task group hosted without lifespan (if one was started)."""
+        self.end_all()
+        await self._host.aclose()
+
+    async def new(self, client: str | None = None) -> SessionStream:
+        """A new session with its `serve` task running, held by `client` (None: unidentified);
+        503 at `max_sessions`, 429 when `client` already holds its share."""
+        if len(self.sessions) >= self.max_sessions:
+            raise HTTPRefusal(503, "Service Unavailable: too many sessions", INTERNAL_ERROR, retry_after="5")
+        tg = await self._host.task_group()
+        self.per_client.acquire(client)  # released when the session's `run` ends
+        session = SessionStream(secrets.token_urlsafe(32), self.store)
+        session.client = client
+        assert session.session_id is not None
+        self.sessions[session.session_id] = session
+        tg.start_soon(self.run, session)
+        return session
+
+    def find(self, headers: dict[str, str], what: str, strict_version: bool) -> tuple[SessionStream, str]:
+        """The session a request names, and the version it speaks (checked against the session's):
+        400 when it names none, 404 when that session is gone."""
+        sid = headers.get("mcp-session-id")
+        if sid is None:
+            raise HTTPRefusal(400, f"Bad Request: {what} {_NO_SESSION}")
+        session = self.sessions.get(sid)
+        if session is None:
+            raise HTTPRefusal(404, "Session not found", SESSION_NOT_FOUND)
+        return session, request_version(headers.get("mcp-protocol-version"), session.version, strict_version)
+
+    def end(self, session_id: str) -> None:
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            session.close()
+
+    def end_all(self) -> None:
+        for sid in list(self.sessions):
+            self.end(sid)
+
+    async def run(self, session: SessionStream) -> None:
+        """Serve one session (also a stateless one, inside its request) and clean up after it."""
+        try:
+            await self._serve(session)
+        except Exception:
+            log.exception("MCP session %s failed", session.session_id)
+        finally:
+            session.close()
+            self.per_client.release(session.client)
+            sid = session.session_id
+            if sid is not None:
+                if self.sessions.get(sid) is session:
+                    del self.sessions[sid]
+                with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                    await self.store.forget(sid)
+
+    async def _reap(self) -> None:
+        period = max(0.01, min(self.idle_timeout / 4, 30.0))
+        while True:
+            await anyio.sleep(period)
+            deadline = monotonic() - self.idle_timeout
+            for sid, session in list(self.sessions.items()):
+                if session.active == 0 and session.last_seen < deadline:
+                    self.end(sid)

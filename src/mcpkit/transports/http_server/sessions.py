@@ -1,0 +1,206 @@
+"""One Streamable HTTP session as the MessageStream its `serve` sees, and the SSE streams it sends on.
+
+POST bodies come in through `push`. Each message `serve` sends is routed: to the stream of the request it
+is `related` to while that request is unanswered, else to the session's standalone (GET) stream. A routed
+message is stored in the EventStore first and then handed to the HTTP response currently attached to its
+stream, if any; a stream whose connection dropped keeps storing until its response, so nothing it would
+have carried is lost to a client that resumes with Last-Event-ID (transports "Resumability").
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from time import monotonic
+from typing import NamedTuple
+
+from ...protocol.framing import Oversized
+from ...protocol.http_rules import (
+    SESSION_NOT_FOUND,
+    HTTPRefusal,
+    format_event_id,
+    negotiated_version,
+    response_id,
+)
+from ...protocol.jsonrpc import RequestId
+from ...runtime.mailbox import Mailbox
+from .event_store import EventStore
+
+__all__ = ["STANDALONE", "Item", "Route", "SessionStream"]
+
+STANDALONE = "get"
+_BUFFER = 256
+_BACKLOG = 64  # standalone events kept for the next GET when none is open; older ones wait only in the store
+
+
+class Item(NamedTuple):
+    """One message on its way to an HTTP response: its SSE event id (None when not stored) and whether it
+    is the response that ends its stream."""
+
+    event_id: str | None
+    data: bytes
+    final: bool = False
+
+
+class Route:
+    """One SSE stream (a POST's, or the standalone one) and the HTTP response now writing it, if any."""
+
+    __slots__ = ("_conn", "done", "prime_retry_ms", "stream_id")
+
+    def __init__(self, stream_id: str | None, prime_retry_ms: int | None = None) -> None:
+        self.stream_id = stream_id  # None: not stored (a JSON-mode answer, a POST without a session)
+        self.prime_retry_ms = prime_retry_ms  # from 2025-11-25 a stream opens with an id-only event
+        self.done = False
+        self._conn: Mailbox[Item] | None = None
+
+    @property
+    def attached(self) -> bool:
+        return self._conn is not None
+
+    def attach(self) -> Mailbox[Item]:
+        """A new response takes this stream over; one it replaces ends."""
+        if self._conn is not None:
+            self._conn.close()
+        self._conn = Mailbox[Item](_BUFFER)
+        if self.done:
+            self._conn.close()
+        return self._conn
+
+    def detach(self, receiver: Mailbox[Item]) -> None:
+        receiver.discard()
+        if self._conn is receiver:
+            self._conn = None
+
+    async def offer(self, item: Item) -> bool:
+        """Hand `item` to the attached response; False if none took it."""
+        conn = self._conn
+        if conn is None:
+            return False
+        if await conn.put(item):
+            return True
+        if self._conn is conn:
+            self._conn = None
+        return False
+
+    def finish(self) -> None:
+        """No more messages: the response went out, the request was cancelled, or the session ended."""
+        self.done = True
+        if self._conn is not None:
+            self._conn.close()
+
+
+class SessionStream:
+    """The MessageStream of one session (or of one POST served without a session, when `session_id` is
+    None: a 2026-07-28 request, or any message to a server keeping no sessions)."""
+
+    __slots__ = (
+        "_inbox",
+        "_local_ids",
+        "_stream_ids",
+        "active",
+        "backlog",
+        "client",
+        "closed",
+        "init_id",
+        "last_seen",
+        "pre_agreed",
+        "routes",
+        "session_id",
+        "standalone",
+        "store",
+        "streams",
+        "version",
+    )
+
+    def __init__(self, session_id: str | None, store: EventStore | None = None) -> None:
+        self.session_id = session_id
+        self.store = store if session_id is not None else None
+        self._inbox = Mailbox[bytes](16)
+        self.routes: dict[RequestId, Route] = {}  # unanswered requests with a stream
+        self.streams: dict[str, Route] = {}  # the same routes by stream id, for resuming
+        self.standalone = Route(STANDALONE)
+        self.backlog: deque[Item] | None = None  # made on first use: an empty deque is ~600 bytes
+        self.last_seen = monotonic()
+        self.active = 0  # POSTs in flight and open GET streams; a session with any is never idle
+        self.version: str | None = None  # negotiated, once the initialize response went out
+        self.init_id: RequestId | None = None
+        self.closed = False
+        self.client: str | None = None  # who holds it, when the server can tell (http_clients)
+        self.pre_agreed: str | None = None  # a sessionless POST's version, served without initialize
+        self._stream_ids = itertools.count(1)
+        self._local_ids = itertools.count(1)
+
+    @contextmanager
+    def busy(self) -> Iterator[None]:
+        """While an HTTP request is using the session: it is not idle, and was last seen at the end."""
+        self.active += 1
+        try:
+            yield
+        finally:
+            self.active -= 1
+            self.last_seen = monotonic()
+
+    def open_route(self, rid: RequestId, stored: bool, prime_retry_ms: int | None) -> Route:
+        route = Route(f"p{next(self._stream_ids)}" if stored else None, prime_retry_ms)
+        self.routes[rid] = route
+        if route.stream_id is not None:
+            self.streams[route.stream_id] = route
+        return route
+
+    def close_route(self, rid: RequestId, route: Route) -> None:
+        route.finish()
+        if self.routes.get(rid) is route:
+            del self.routes[rid]
+        if route.stream_id is not None and self.streams.get(route.stream_id) is route:
+            del self.streams[route.stream_id]
+
+    async def record(self, stream_id: str | None, data: bytes) -> str | None:
+        """Store one event and return its id (a local id when there is no store; None if not stored)."""
+        if stream_id is None or self.closed:
+            return None
+        if self.store is None or self.session_id is None:
+            return format_event_id(stream_id, next(self._local_ids))
+        return await self.store.store(self.session_id, stream_id, data)
+
+    async def receive(self) -> bytes | Oversized:
+        return await self._inbox.get()
+
+    async def send(self, data: bytes, related: RequestId | None = None) -> None:
+        route = self.routes.get(related) if related is not None else None
+        if related is None or route is None:
+            if related is not None and response_id(data) == related:
+                return  # answers a cancelled request: a GET stream MUST NOT carry responses
+            await self.send_standalone(data)
+            return
+        final = response_id(data) == related
+        if final and related == self.init_id and self.version is None:
+            self.version = negotiated_version(data)
+        event_id = await self.record(route.stream_id, data)
+        delivered = await route.offer(Item(event_id, data, final))
+        if final:
+            self.close_route(related, route)
+        elif not delivered and route.stream_id is None:
+            await self.send_standalone(data)  # an unstored stream's messages are not left behind
+
+    async def send_standalone(self, data: bytes) -> None:
+        item = Item(await self.record(STANDALONE, data), data)
+        if not await self.standalone.offer(item):
+            if self.backlog is None:
+                self.backlog = deque(maxlen=_BACKLOG)
+            self.backlog.append(item)
+
+    async def push(self, data: bytes) -> None:
+        """Hand an inbound message to `serve`; raises HTTPRefusal 404 once the session has ended."""
+        if not await self._inbox.put(data):
+            raise HTTPRefusal(404, "Session not found", SESSION_NOT_FOUND)
+
+    def close(self) -> None:
+        self.closed = True
+        self._inbox.close()
+        for route in [*self.routes.values(), self.standalone]:
+            route.finish()
+
+    async def aclose(self) -> None:
+        self.close()
