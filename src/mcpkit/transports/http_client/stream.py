@@ -9,7 +9,7 @@ the client replays its handshake for a new session and resends ("Session Managem
 A 400/404/405 to the first initialize means a 2024-11-05 server: the client falls back to HTTP+SSE
 ("Backwards Compatibility"). Every failure of a request becomes a JSON-RPC error for it.
 A 2026-07-28 request (modern `_meta`) is one POST with its metadata headers and no session or
-resumption; its refusal's JSON-RPC error is its answer (`http_modern_traffic`).
+resumption; its refusal's JSON-RPC error is its answer (`modern_traffic`).
 """
 
 from __future__ import annotations

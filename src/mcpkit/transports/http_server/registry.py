@@ -1,6 +1,6 @@
 """The live sessions of a Streamable HTTP server: created on initialize, each one `serve` task, ended by
 DELETE, by idling past the timeout, or by shutdown; at most `max_sessions` at once, and at most
-`per_client.limit` of them held by one client the server can identify (http_clients). A session's stored
+`per_client.limit` of them held by one client the server can identify (`clients`). A session's stored
 events are forgotten when it ends, so abandoned sessions leave nothing behind."""
 
 from __future__ import annotations

@@ -127,7 +127,7 @@ class SessionStream:
         self.version: str | None = None  # negotiated, once the initialize response went out
         self.init_id: RequestId | None = None
         self.closed = False
-        self.client: str | None = None  # who holds it, when the server can tell (http_clients)
+        self.client: str | None = None  # who holds it, when the server can tell (`clients`)
         self.pre_agreed: str | None = None  # a sessionless POST's version, served without initialize
         self._stream_ids = itertools.count(1)
         self._local_ids = itertools.count(1)
