@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ import anyio
 import orjson
 import pytest
 
+from mcpkit.protocol.errors import RequestCancelled
 from mcpkit.transports.stdio import _gated, _ThreadWriter
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,3 +141,61 @@ async def test_the_thread_writer_holds_off_reading_while_more_than_its_high_wate
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+DEAF = [sys.executable, str(ROOT / "tests" / "transports" / "deaf_server.py")]
+BIG = {"text": "x" * 4 * MiB}  # far more than a pipe holds
+
+
+def _finishes(scenario: Callable[[], Awaitable[BaseException | None]], within: float = 20) -> BaseException:
+    """Run `scenario` on its own event loop; fail (instead of hanging the suite) if it is still going."""
+    outcome: list[BaseException | None] = []
+    thread = threading.Thread(target=lambda: outcome.append(anyio.run(scenario)), daemon=True)
+    thread.start()
+    thread.join(within)
+    assert outcome, f"still blocked after {within} s"
+    assert outcome[0] is not None, "the call returned instead of raising"
+    return outcome[0]
+
+
+async def _call_deaf(guarded: Callable[[Awaitable[Any]], Awaitable[None]]) -> BaseException | None:
+    from mcpkit.client.client import connect_stdio
+
+    async with connect_stdio(DEAF, era="handshake", protocol_version="2025-11-25", shutdown_timeout=1) as c:
+        try:
+            await guarded(c.call_tool("echo", BIG))
+        except Exception as exc:
+            return exc
+    return None
+
+
+def test_a_request_timeout_fires_while_the_write_to_a_server_that_reads_nothing_is_blocked() -> None:
+    async def scenario() -> BaseException | None:
+        from mcpkit.client.client import connect_stdio
+
+        async with connect_stdio(
+            DEAF, era="handshake", protocol_version="2025-11-25", shutdown_timeout=1
+        ) as c:
+            try:
+                await c.call_tool("echo", BIG, timeout=1)
+            except RequestCancelled as exc:
+                return exc
+        return None
+
+    assert "timed out" in str(_finishes(scenario))
+
+
+def test_anyio_fail_after_cancels_a_write_to_a_server_that_reads_nothing() -> None:
+    async def guarded(call: Awaitable[Any]) -> None:
+        with anyio.fail_after(1):
+            await call
+
+    assert isinstance(_finishes(lambda: _call_deaf(guarded)), TimeoutError)
+
+
+def test_asyncio_timeout_cancels_a_write_to_a_server_that_reads_nothing() -> None:
+    async def guarded(call: Awaitable[Any]) -> None:
+        async with asyncio.timeout(1):
+            await call
+
+    assert isinstance(_finishes(lambda: _call_deaf(guarded)), TimeoutError)

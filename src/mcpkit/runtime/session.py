@@ -81,7 +81,13 @@ class _Pending:
 
 
 class Session:
-    """A running conversation with one peer."""
+    """A running conversation with one peer.
+
+    `cancel_send_timeout` (seconds, default 1) bounds how long a timed-out or cancelled request waits
+    to hand its notifications/cancelled to the stream.
+    """
+
+    cancel_send_timeout: float = 1.0
 
     def __init__(
         self,
@@ -372,8 +378,9 @@ class Session:
         pending = _Pending(on_progress, timeout if timeout is not None else math.inf, cap)
         self._pending[rid] = pending
         try:
-            await self._write(message, related)
+            # The write is inside the deadline too: a peer that stops reading must not outlast `timeout`.
             with anyio.CancelScope(deadline=first) as pending.scope:
+                await self._write(message, related)
                 await pending.done.wait()
             if not pending.done.is_set():
                 await self._cancel(rid, "timed out", related)
@@ -392,7 +399,10 @@ class Session:
     async def _cancel(self, rid: RequestId, reason: str, related: RequestId | None) -> None:
         message = self.connection.cancel(rid, reason)
         if message is not None:
-            await self._write(message, related)
+            # Sent even from a cancelled caller, but never waited on for long: a peer that reads nothing
+            # would hold the caller forever (a stream that buffers keeps the message queued anyway).
+            with anyio.move_on_after(self.cancel_send_timeout):
+                await self._write(message, related)
 
     async def send_built(
         self,
