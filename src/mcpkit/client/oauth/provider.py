@@ -21,6 +21,7 @@ from .discovery import (
     discover_legacy_server,
     discover_resource,
     discover_server,
+    require_fetchable,
 )
 from .errors import OAuthError
 from .registration import ClientMetadata, metadata_document_client, register
@@ -49,6 +50,8 @@ class OAuthClient(httpx.Auth):
     `assertion`). client: pre-registered credentials, used only at `client_issuer` (or, when that is
     not given, the first issuer they are used at); any other server is an OAuthError "issuer_mismatch".
     client_metadata_url: this client's metadata document URL, used where the server supports it.
+    allow_private_networks: fetch metadata and endpoints a server names on private, link-local and
+    unique-local addresses too (off by default: server-side request forgery; loopback is always allowed).
     """
 
     def __init__(
@@ -66,6 +69,7 @@ class OAuthClient(httpx.Auth):
         store: TokenStore | None = None,
         max_step_ups: int = 2,
         timeout: float = 30.0,
+        allow_private_networks: bool = False,
     ) -> None:
         self.server_url = server_url
         self.grant = grant
@@ -79,6 +83,7 @@ class OAuthClient(httpx.Auth):
         self.store: TokenStore = store or InMemoryTokenStore()
         self.max_step_ups = max_step_ups
         self.timeout = timeout
+        self.allow_private_networks = allow_private_networks
         self.issuer: str | None = None
         self._target: _Target | None = None
         self._lock = anyio.Lock()
@@ -164,14 +169,24 @@ class OAuthClient(httpx.Auth):
     # ---- discovery and grants ---------------------------------------------------------------------
 
     async def _discover(self, http: httpx.AsyncClient, challenge: Challenge) -> _Target:
-        prm = await discover_resource(http, self.server_url, challenge)
+        allow = self.allow_private_networks
+        prm = await discover_resource(http, self.server_url, challenge, allow_private_networks=allow)
         if prm is None:  # a 2025-03-26 server: no resource metadata
             legacy = await discover_legacy_server(http, self.server_url)
             return _Target(legacy, canonical_resource(self.server_url), None)
         if not prm.authorization_servers:
             raise OAuthError("no_authorization_server", "the resource metadata lists no authorization server")
+        await self._require_fetchable(prm.authorization_servers[0])
         metadata = await discover_server(http, prm.authorization_servers[0])
+        for endpoint in (metadata.token_endpoint, metadata.registration_endpoint):
+            if endpoint:
+                await self._require_fetchable(endpoint)
         return _Target(metadata, _resource(prm, self.server_url), prm.scopes_supported)
+
+    async def _require_fetchable(self, url: str) -> None:
+        await require_fetchable(
+            url, trusted_origin=self.server_url, allow_private_networks=self.allow_private_networks
+        )
 
     def _select_scope(self, target: _Target, challenge: Challenge, current: Tokens | None) -> str | None:
         """ "Scope Selection Strategy": the challenge's scope, else the resource's scopes_supported,

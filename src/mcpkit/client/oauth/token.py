@@ -15,6 +15,7 @@ import httpx
 from .discovery import ServerMetadata
 from .errors import OAuthError
 from .store import ClientCredentials, Tokens
+from .url_safety import secure_url_problem
 
 JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 _PREFERRED_SECRET_METHODS = ("client_secret_basic", "client_secret_post")
@@ -80,7 +81,14 @@ async def request_token(
     client: ClientCredentials,
     form: dict[str, str],
 ) -> Tokens:
-    """POST a grant to the token endpoint; the tokens, or OAuthError with the server's error code."""
+    """POST a grant to the token endpoint; the tokens, or OAuthError with the server's error code.
+
+    Authorization "Communication Security": the endpoint must be https (http only on loopback), else
+    OAuthError "unsafe_url" before anything, the client's secret least of all, is sent.
+    """
+    problem = secure_url_problem(metadata.token_endpoint)
+    if problem is not None:
+        raise OAuthError("unsafe_url", f"token endpoint {problem}")
     form = dict(form)
     headers = {"Accept": "application/json", **authenticate(client, metadata, form)}
     try:
