@@ -342,7 +342,7 @@ class Server:
             raise MCPError(-32601, f"Method not found: {request.method!r}")
         params, meta = request.params, request.params.get("_meta")
         trip = None
-        if request.negotiated is not None and request.method in INPUT_REQUIRED_METHODS:
+        if request.negotiated.stateless and request.method in INPUT_REQUIRED_METHODS:
             trip = RoundTrip.from_params(params, self.state_sealer, request.method)
         ctx = Context(
             self, session, request.id, meta if isinstance(meta, dict) else None, request.negotiated, trip
