@@ -30,6 +30,8 @@ class Role(enum.Enum):
     CLIENT = "client"
     SERVER = "server"
 
+    __hash__ = object.__hash__  # singletons: cheaper than Enum's hash of the name (see lifecycle.Phase)
+
     @property
     def peer(self) -> Role:
         return Role.SERVER if self is Role.CLIENT else Role.CLIENT

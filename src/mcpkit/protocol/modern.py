@@ -7,7 +7,6 @@ Requests" (which methods may answer input_required).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -23,7 +22,7 @@ from .errors import (
 )
 from .levels import LEVELS
 from .lifecycle import Negotiated
-from .versions import is_modern
+from .versions import MODERN_VERSIONS, is_modern
 
 __all__ = [
     "CLIENT_CAPABILITIES",
@@ -59,6 +58,7 @@ SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
 # patterns "Multi Round-Trip Requests", "Supported Requests": no other request may answer input_required.
 INPUT_REQUIRED_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 _RESULT_TYPES: Final = frozenset({"complete", "input_required"})
+_STATELESS: Final = frozenset(MODERN_VERSIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,10 +103,9 @@ def read_request_meta(params: JSON, supported: tuple[str, ...]) -> RequestMeta:
     return RequestMeta(version, capabilities, info if isinstance(info, dict) else {}, level)
 
 
-@functools.cache
 def serves_stateless(versions: tuple[str, ...]) -> bool:
     """Whether a server configured with `versions` serves any stateless (2026-07-28) version."""
-    return any(is_modern(v) for v in versions)
+    return not _STATELESS.isdisjoint(versions)
 
 
 def served_statelessly(
@@ -115,12 +114,11 @@ def served_statelessly(
     """Whether a server configured with `versions` serves this request statelessly. versioning
     "Backward Compatibility": a request with the modern `_meta` is stateless; before any handshake,
     so is all but what may open the initialize era (initialize, ping)."""
-    if receiver is not caps.Role.SERVER or not serves_stateless(versions):
+    marked = is_modern_request(params)
+    if receiver is not caps.Role.SERVER or not (marked or before_handshake) or not serves_stateless(versions):
         return False
-    if is_modern_request(params):
+    if marked:
         return True
-    if not before_handshake:
-        return False
     rule = caps.METHODS.get(method)
     return not (rule is not None and rule.handshake and rule.before_ready and not rule.notification)
 

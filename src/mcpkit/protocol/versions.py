@@ -105,8 +105,12 @@ def has(version: str, feature: Feature) -> bool:
     return first is None or index >= _ORDER[first]
 
 
+_STATELESS: Final = frozenset(v for v in SUPPORTED_VERSIONS if has(v, Feature.STATELESS))
+
+
 def is_modern(version: str) -> bool:
-    return has(version, Feature.STATELESS)
+    """Whether `version` is of the stateless era (a set lookup: every request asks)."""
+    return version in _STATELESS
 
 
 def negotiate(requested: object, supported: tuple[str, ...] = SUPPORTED_VERSIONS) -> str:
