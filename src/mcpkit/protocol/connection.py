@@ -1,27 +1,27 @@
 """The sans-I/O MCP connection: messages in, events out; calls in, messages out. No I/O, no clock.
 
 A façade over tables: the lifecycle (`lifecycle.TRANSITIONS`), who may send what (`capabilities.METHODS`),
-what the core answers itself (`CORE_REQUESTS`, `CORE_NOTIFICATIONS`) and the ids in flight (`Correlation`).
+what the core answers itself (`core_methods`) and the ids in flight in each direction (`Correlation`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Final
+from typing import Any
 
 from . import capabilities as caps
 from . import events as ev
 from . import jsonrpc as rpc
 from . import lifecycle, modern
 from .capabilities import Owner, Role
+from .core_methods import CORE_NOTIFICATIONS, CORE_REQUESTS, CORE_RESULTS
 from .correlation import Correlation
 from .errors import LocalError, RemoteError, to_wire_error
 from .jsonrpc import ErrorResponse, InvalidMessage, Notification, Request, RequestId
-from .lifecycle import Negotiated, Phase, Trigger, advance
-from .utilities import cancel_params, log_params, read_level
+from .lifecycle import ON_RECEIVE, ON_SEND_NOTIFICATION, ON_SEND_REQUEST, Negotiated, Phase, Trigger, advance
+from .utilities import cancel_params, log_params
 from .versions import LATEST, SUPPORTED_VERSIONS
 
-__all__ = ["CORE_NOTIFICATIONS", "CORE_REQUESTS", "Connection"]
+__all__ = ["Connection"]
 
 JSON = dict[str, Any]
 
@@ -90,14 +90,13 @@ class Connection:
             own, level = modern.accept_stateless(
                 method, params, self.versions, self.info, self.capabilities, self.instructions
             )
-            self.calls.expect_new(rid)
             self.calls.received(rid, method, params, own, level)
             return [ev.RequestReceived(rid, method, params, own)]
         rule = caps.inbound_rule(method, self.role, False, self.capabilities, self._stateless)
-        self.calls.expect_new(rid)
-        self._advance(Trigger.RECEIVE_EARLY if rule.before_ready else Trigger.RECEIVE_REQUEST, method)
+        self.phase = advance(self.role, self.phase, ON_RECEIVE[rule.before_ready], method)
         core = CORE_REQUESTS.get(method)
         if core is not None:
+            self.calls.expect_new(rid)
             return core(self, rid, params)
         agreed = self.negotiated
         assert agreed is not None  # the core answers every request the lifecycle lets in early
@@ -123,25 +122,12 @@ class Connection:
         if isinstance(outcome, InvalidMessage):
             peer, why = self.role.peer.value, outcome.message
             outcome = RemoteError(outcome.code, f"The {peer} sent a malformed response to {method!r}: {why}")
-        if method == "initialize":
-            return self._initialized(rid, outcome)
+        core = CORE_RESULTS.get(method)
+        if core is not None:
+            return core(self, rid, outcome)
         if isinstance(outcome, RemoteError):
             return [ev.ErrorReceived(rid, outcome)]
         return [ev.ResponseReceived(rid, outcome)]
-
-    def _initialized(self, rid: RequestId, outcome: JSON | RemoteError) -> list[ev.Event]:
-        try:
-            if isinstance(outcome, RemoteError):
-                raise outcome
-            own = self.info, self.capabilities, self.versions
-            negotiated = lifecycle.check_initialize_result(outcome, *own)
-        except RemoteError as exc:
-            self._advance(Trigger.INITIALIZE_FAILED, "initialize")
-            return [ev.ErrorReceived(rid, exc)]
-        self._advance(Trigger.INITIALIZE_RESULT, "initialize")
-        self.negotiated = negotiated
-        done = ev.SendMessage(rpc.notification_message("notifications/initialized", None))
-        return [ev.ResponseReceived(rid, outcome), done, ev.Ready(negotiated)]
 
     # ---- outbound --------------------------------------------------------------------------
 
@@ -168,7 +154,7 @@ class Connection:
         `progress`: give it a progress token (if it has none), so the peer's progress is reported."""
         params = params or {}
         rule = self._outbound_rule(method, False, params)
-        self._advance(Trigger.SEND_EARLY if rule.before_ready else Trigger.SEND_REQUEST, method)
+        self._advance(ON_SEND_REQUEST[rule.before_ready], method)
         if self.negotiated is not None and self.negotiated.stateless:
             params = self._with_request_meta(params, self.negotiated.version)
         rid, params = self.calls.open(method, params, progress)
@@ -185,7 +171,7 @@ class Connection:
 
     def send_notification(self, method: str, params: JSON | None = None) -> JSON:
         rule = self._outbound_rule(method, True)
-        self._advance(Trigger.SEND_EARLY if rule.before_ready else Trigger.SEND_NOTIFICATION, method)
+        self._advance(ON_SEND_NOTIFICATION[rule.before_ready], method)
         return rpc.notification_message(method, params)
 
     def subscription_notification(self, method: str, params: JSON | None, subscription_id: RequestId) -> JSON:
@@ -255,29 +241,3 @@ class Connection:
 
     def is_cancelled(self, rid: RequestId) -> bool:
         return self.calls.is_cancelled(rid)
-
-
-# ---- what the core answers itself: method -> handler ------------------------------------------
-
-
-def _accept_initialize(conn: Connection, rid: RequestId, params: JSON) -> list[ev.Event]:
-    conn._advance(Trigger.RECEIVE_INITIALIZE, "initialize")
-    own = conn.versions, conn.info, conn.capabilities, conn.instructions
-    conn.negotiated, result = lifecycle.accept_initialize(params, *own)
-    return [ev.SendMessage(rpc.result_message(rid, result)), ev.Ready(conn.negotiated)]
-
-
-def _set_level(conn: Connection, rid: RequestId, params: JSON) -> list[ev.Event]:
-    conn.log_level = read_level(params)
-    return [ev.SendMessage(rpc.result_message(rid, {}))]
-
-
-CORE_REQUESTS: Final[dict[str, Callable[[Connection, RequestId, JSON], list[ev.Event]]]] = {
-    "initialize": _accept_initialize,
-    "ping": lambda conn, rid, params: [ev.SendMessage(rpc.result_message(rid, {}))],
-    "logging/setLevel": _set_level,
-}
-CORE_NOTIFICATIONS: Final[dict[str, Callable[[Connection, JSON], list[ev.Event]]]] = {
-    "notifications/progress": lambda conn, params: list(conn.calls.progressed(params)),
-    "notifications/cancelled": lambda conn, params: list(conn.calls.peer_cancelled(params)),
-}

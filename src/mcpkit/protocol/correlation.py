@@ -92,7 +92,9 @@ class Correlation:
     def received(
         self, rid: RequestId, method: str, params: JSON, negotiated: Negotiated, log_level: str | None
     ) -> None:
-        """Owe the peer an answer to `rid` (whose id `expect_new` accepted)."""
+        """Owe the peer an answer to `rid`; -32600 if its id is already in use (see `expect_new`)."""
+        if rid in self._inbound:
+            self.expect_new(rid)
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         token = token if isinstance(token, str | int) else None

@@ -12,9 +12,12 @@ from typing import Any, Final
 
 from .capabilities import Role
 from .errors import INVALID_PARAMS, INVALID_REQUEST, LocalError, RemoteError
-from .versions import SUPPORTED_VERSIONS, is_modern, negotiate
+from .versions import STATELESS_VERSIONS, SUPPORTED_VERSIONS, negotiate
 
 __all__ = [
+    "ON_RECEIVE",
+    "ON_SEND_NOTIFICATION",
+    "ON_SEND_REQUEST",
     "TRANSITIONS",
     "Negotiated",
     "Phase",
@@ -84,6 +87,12 @@ TRANSITIONS: Final[dict[tuple[Role, Phase, Trigger], Phase]] = {
     **{(role, phase, t): phase for role in Role for phase in Phase for t in (T.SEND_EARLY, T.RECEIVE_EARLY)},
 }
 
+# The move a message makes, indexed by whether its method may come before initialization
+# (capabilities.Rule.before_ready).
+ON_RECEIVE: Final = (T.RECEIVE_REQUEST, T.RECEIVE_EARLY)
+ON_SEND_REQUEST: Final = (T.SEND_REQUEST, T.SEND_EARLY)
+ON_SEND_NOTIFICATION: Final = (T.SEND_NOTIFICATION, T.SEND_EARLY)
+
 
 def advance(role: Role, phase: Phase, trigger: Trigger, subject: str) -> Phase:
     """The phase after `trigger`; RemoteError (-32600) for the peer's illegal move, LocalError for ours.
@@ -110,7 +119,7 @@ class Negotiated:
     @property
     def stateless(self) -> bool:
         """Whether this agreement is of the stateless era (2026-07-28): per-request `_meta`, no session."""
-        return is_modern(self.version)
+        return self.version in STATELESS_VERSIONS
 
     def capabilities_of(self, role: Role) -> JSON:
         return self.client_capabilities if role is Role.CLIENT else self.server_capabilities

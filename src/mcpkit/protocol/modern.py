@@ -22,7 +22,7 @@ from .errors import (
 )
 from .levels import LEVELS
 from .lifecycle import Negotiated
-from .versions import MODERN_VERSIONS, is_modern
+from .versions import STATELESS_VERSIONS, is_modern
 
 __all__ = [
     "CLIENT_CAPABILITIES",
@@ -58,7 +58,6 @@ SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
 # patterns "Multi Round-Trip Requests", "Supported Requests": no other request may answer input_required.
 INPUT_REQUIRED_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 _RESULT_TYPES: Final = frozenset({"complete", "input_required"})
-_STATELESS: Final = frozenset(MODERN_VERSIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +104,7 @@ def read_request_meta(params: JSON, supported: tuple[str, ...]) -> RequestMeta:
 
 def serves_stateless(versions: tuple[str, ...]) -> bool:
     """Whether a server configured with `versions` serves any stateless (2026-07-28) version."""
-    return not _STATELESS.isdisjoint(versions)
+    return not STATELESS_VERSIONS.isdisjoint(versions)
 
 
 def served_statelessly(
