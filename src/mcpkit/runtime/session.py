@@ -382,7 +382,7 @@ class Session:
         """
         if self.closed.is_set() or self._input_ended:
             raise MCPError(CONNECTION_CLOSED, "Connection closed")
-        if progress_token is not None:  # the caller's own token; the connection allocates one otherwise
+        if on_progress is not None and progress_token is not None:  # else the connection allocates one
             params = dict(params or {})
             params["_meta"] = {**(params.get("_meta") or {}), "progressToken": progress_token}
         rid, message = self.connection.send_request(method, params, progress=on_progress is not None)
