@@ -90,7 +90,11 @@ class Session:
     `max_in_flight` caps the peer's requests being handled at once: one more is answered at once with
     SERVER_BUSY (-32010). `max_worker_threads` caps the worker threads its sync handlers hold at once
     (of the process's shared pool), so one peer cannot starve the others. None: no cap.
+    `cancel_send_timeout` (seconds, default 1) bounds how long a timed-out or cancelled request waits
+    to hand its notifications/cancelled to the stream.
     """
+
+    cancel_send_timeout: float = 1.0
 
     def __init__(
         self,
@@ -409,8 +413,9 @@ class Session:
         pending = _Pending(on_progress, timeout if timeout is not None else math.inf, cap)
         self._pending[rid] = pending
         try:
-            await self._write(message, related)
+            # The write is inside the deadline too: a peer that stops reading must not outlast `timeout`.
             with anyio.CancelScope(deadline=first) as pending.scope:
+                await self._write(message, related)
                 await pending.done.wait()
             if not pending.done.is_set():
                 await self._cancel(rid, "timed out", related)
@@ -429,7 +434,10 @@ class Session:
     async def _cancel(self, rid: RequestId, reason: str, related: RequestId | None) -> None:
         message = self.connection.cancel(rid, reason)
         if message is not None:
-            await self._write(message, related)
+            # Sent even from a cancelled caller, but never waited on for long: a peer that reads nothing
+            # would hold the caller forever (a stream that buffers keeps the message queued anyway).
+            with anyio.move_on_after(self.cancel_send_timeout):
+                await self._write(message, related)
 
     async def apply(self, events: list[ev.Event]) -> None:
         """Act on the events a Connection call returned outside the reader (e.g. `adopt_modern`'s Ready)."""
