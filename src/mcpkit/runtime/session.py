@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import itertools
 import logging
 import math
 import sys
@@ -128,7 +127,6 @@ class Session:
         self._input_ended = False  # the peer sends nothing more; what it sent may still be answered
         self._idle: anyio.Event | None = None  # set when the last handler ends, once waited on
         self._running = False
-        self._tokens = itertools.count(1)
 
     @property
     def negotiated(self) -> Negotiated:
@@ -388,12 +386,10 @@ class Session:
         """
         if self.closed.is_set() or self._input_ended:
             raise MCPError(CONNECTION_CLOSED, "Connection closed")
-        if on_progress is not None:
+        if on_progress is not None and progress_token is not None:  # else the connection allocates one
             params = dict(params or {})
-            meta = dict(params.get("_meta") or {})
-            meta["progressToken"] = progress_token if progress_token is not None else next(self._tokens)
-            params["_meta"] = meta
-        rid, message = self.connection.send_request(method, params)
+            params["_meta"] = {**(params.get("_meta") or {}), "progressToken": progress_token}
+        rid, message = self.connection.send_request(method, params, progress=on_progress is not None)
         return await self._send_and_wait(rid, message, timeout, max_timeout, on_progress, related)
 
     async def initialize(self, version: str, timeout: float | None) -> Negotiated:
@@ -442,6 +438,11 @@ class Session:
             # would hold the caller forever (a stream that buffers keeps the message queued anyway).
             with anyio.move_on_after(self.cancel_send_timeout):
                 await self._write(message, related)
+
+    async def apply(self, events: list[ev.Event]) -> None:
+        """Act on the events a Connection call returned outside the reader (e.g. `adopt_modern`'s Ready)."""
+        for event in events:
+            await self._dispatch(event)
 
     async def send_built(
         self,

@@ -307,7 +307,7 @@ class Server:
         if handler is None:  # declared in the table but this server offers no handler for it
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {request.method!r}")
         params, meta = request.params, request.params.get("_meta")
-        agreement = request.negotiated if request.negotiated is not None else session.negotiated
+        agreement = request.negotiated
         asker = asker_for(
             session,
             request.id,
