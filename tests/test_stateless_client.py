@@ -91,6 +91,11 @@ async def test_a_pinned_modern_client_discovers_and_calls_statelessly() -> None:
     assert {t["name"] for t in tools} >= {"greet", "everything"}
 
 
+async def test_a_modern_clients_session_is_made_ready_by_the_event_adopting_the_agreement_returns() -> None:
+    async with connect(build(), era="modern") as client:
+        assert client.stateless and client.session.ready.is_set()
+
+
 @requirement("modern-probe-fallback")
 async def test_auto_mode_ends_modern_with_a_dual_era_server_and_handshake_with_a_legacy_one() -> None:
     forget()

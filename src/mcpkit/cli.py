@@ -20,6 +20,7 @@ import anyio
 import orjson
 
 from . import __version__
+from .cli_escape import terminal_json, terminal_line, terminal_text
 
 __all__ = ["main"]
 
@@ -76,7 +77,8 @@ async def open_client(server: str, args: argparse.Namespace) -> AsyncIterator[An
     from .client.client import connect_http, connect_stdio
 
     def on_log(params: dict[str, Any]) -> None:
-        print(f"[{params.get('level')}] {orjson.dumps(params.get('data')).decode()}", file=sys.stderr)
+        data = terminal_json(orjson.dumps(params.get("data")).decode())
+        print(f"[{terminal_line(params.get('level'))}] {data}", file=sys.stderr)
 
     from .cli_prompts import sampling_by_command, terminal_elicitation
 
@@ -99,14 +101,15 @@ async def open_client(server: str, args: argparse.Namespace) -> AsyncIterator[An
 
 def show(result: Any, as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+        sys.stdout.write(terminal_json(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode()) + "\n")
         return
     blocks: list[Any] = []
     if isinstance(result, dict):
         blocks = result.get("content") or result.get("contents") or []
     for block in blocks:
         text = block.get("text")
-        print(text if text is not None else f"<{block.get('type', 'blob')} {block.get('mimeType', '')}>")
+        shown = text if text is not None else f"<{block.get('type', 'blob')} {block.get('mimeType', '')}>"
+        print(terminal_text(shown))
 
 
 async def run_command(args: argparse.Namespace) -> int:
@@ -128,7 +131,8 @@ async def run_command(args: argparse.Namespace) -> int:
                 show(result, True)
             for message in [] if args.json else result.get("messages", []):
                 content = message.get("content", {})
-                print(f"{message.get('role')}: {content.get('text', '<' + str(content.get('type')) + '>')}")
+                text = content.get("text", "<" + str(content.get("type")) + ">")
+                print(f"{terminal_line(message.get('role'))}: {terminal_text(text)}")
             return OK
     raise UsageError(f"unknown command {args.command!r}")
 
@@ -149,7 +153,8 @@ async def list_items(client: Any, args: argparse.Namespace) -> int:
         label = item.get("name") if kind != "resources" else item.get("uri")
         if kind == "templates":
             label = item.get("uriTemplate")
-        print(f"{label:<32} {item.get('title') or item.get('description') or ''}".rstrip())
+        about = item.get("title") or item.get("description") or ""
+        print(f"{terminal_line(label):<32} {terminal_line(about)}".rstrip())
     return OK
 
 
@@ -169,7 +174,9 @@ async def call(client: Any, args: argparse.Namespace) -> int:
     def progress(value: float, total: float | None, message: str | None) -> None:
         shown_progress.append(True)
         shown = f"{value}/{total}" if total else f"{value}"
-        print(f"\r[{shown}] {message or ''}", end="", file=sys.stderr, flush=True)
+        print(
+            f"\r[{terminal_line(shown)}] {terminal_line(message or '')}", end="", file=sys.stderr, flush=True
+        )
 
     result = await client.call_tool(args.tool, arguments, on_progress=progress)
     if shown_progress:
@@ -239,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return OK
         return anyio.run(run_command, args)
     except UsageError as exc:
-        print(f"mcpkit: {exc}", file=sys.stderr)
+        print(f"mcpkit: {terminal_line(exc)}", file=sys.stderr)
         return USAGE
     except MCPError as exc:
         hint = ""
@@ -247,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             hint = " (the server exited or closed the connection; its own stderr, if any, is above)"
         elif exc.code == MISSING_CLIENT_CAPABILITY and "sampling" in str(exc.data):
             hint = " (pass --sampling CMD to answer sampling requests)"
-        print(f"mcpkit: error {exc.code}: {exc.message}{hint}", file=sys.stderr)
+        print(f"mcpkit: error {exc.code}: {terminal_line(exc.message)}{hint}", file=sys.stderr)
         return PROTOCOL
     except OSError as exc:
         print(f"mcpkit: could not start or reach the server: {exc}", file=sys.stderr)

@@ -10,6 +10,8 @@ from typing import Any, TextIO
 
 import orjson
 
+from .cli_escape import terminal_line, terminal_text
+
 __all__ = ["sampling_by_command", "terminal_elicitation"]
 
 JSON = dict[str, Any]
@@ -26,11 +28,12 @@ def _ask(prompt: str, stdin: TextIO) -> str:
 def _field(name: str, schema: JSON, required: bool, stdin: TextIO) -> Any:
     kind = schema.get("type")
     options = schema.get("enum") or [o.get("const") for o in schema.get("oneOf", [])]
-    hint = f" [{'/'.join(map(str, options))}]" if options else " [y/n]" if kind == "boolean" else ""
+    hint = f" [{'/'.join(map(terminal_line, options))}]" if options else " [y/n]" if kind == "boolean" else ""
     default = schema.get("default")
-    label = schema.get("title") or schema.get("description") or name
+    label = terminal_line(schema.get("title") or schema.get("description") or name)
     while True:
-        raw = _ask(f"  {label}{hint}{'' if default is None else f' ({default})'}: ", stdin)
+        shown_default = "" if default is None else f" ({terminal_line(default)})"
+        raw = _ask(f"  {label}{hint}{shown_default}: ", stdin)
         if not raw:
             if default is not None or not required:
                 return default
@@ -41,7 +44,7 @@ def _field(name: str, schema: JSON, required: bool, stdin: TextIO) -> Any:
             try:
                 return int(raw) if kind == "integer" else float(raw)
             except ValueError:
-                print(f"  {name} must be a {kind}", file=sys.stderr)
+                print(f"  {terminal_line(name)} must be a {terminal_line(kind)}", file=sys.stderr)
                 continue
         return raw
 
@@ -50,10 +53,10 @@ def terminal_elicitation(stdin: TextIO = sys.stdin) -> Callable[[JSON], JSON]:
     """Ask the person at the terminal: a form built from requestedSchema; URL mode prints the URL."""
 
     def answer(params: JSON) -> JSON:
-        print(f"\nThe server asks: {params.get('message', '')}", file=sys.stderr)
+        print(f"\nThe server asks: {terminal_text(params.get('message', ''))}", file=sys.stderr)
         try:
             if params.get("mode") == "url":
-                print(f"  open: {params.get('url')}", file=sys.stderr)
+                print(f"  open: {terminal_line(params.get('url'))}", file=sys.stderr)
                 done = _ask("  done? [y/n]: ", stdin).lower() in ("y", "yes")
                 return {"action": "accept" if done else "decline"}
             schema = params.get("requestedSchema", {})

@@ -147,3 +147,59 @@ def test_a_server_that_dies_at_start_is_a_connection_error_with_its_stderr() -> 
     done = mcpkit("ping", crash)
     assert done.returncode == 3
     assert "boom: no config" in done.stderr and "the server exited" in done.stderr
+
+
+HOSTILE = f"{sys.executable} {ROOT / 'tests' / 'cli' / 'hostile_server.py'}"
+NAME = "evil\x1b]52;c;cm0gLXJmIH4K\x07"  # only its start: the CLI matches the full name from tools/list
+
+
+def _raw_mcpkit(*args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcpkit.cli", *args], capture_output=True, env=ENV, timeout=60
+    )
+
+
+def _no_terminal_controls(output: bytes) -> None:
+    text = output.decode().replace("\r[", "[")  # the CLI's own progress line rewrites itself
+    controls = [c for c in text if (ord(c) < 0x20 and c not in "\n\t") or 0x7F <= ord(c) < 0xA0]
+    assert controls == [], f"raw controls reach the terminal: {controls!r}"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("list", HOSTILE),
+        ("list", HOSTILE, "--json"),
+        ("prompt", HOSTILE, "p"),
+        ("read", HOSTILE, "x://y"),
+        ("read", HOSTILE, "x://y", "--json"),
+        ("call", HOSTILE, "nope"),
+    ],
+    ids=["list", "list-json", "prompt", "read", "read-json", "unknown-tool"],
+)
+def test_escape_sequences_a_server_sends_never_reach_the_terminal_raw(args: tuple[str, ...]) -> None:
+    done = _raw_mcpkit(*args)
+    assert done.stdout or done.stderr
+    _no_terminal_controls(done.stdout)
+    _no_terminal_controls(done.stderr)
+
+
+def test_a_hostile_tool_call_shows_its_result_log_and_progress_escaped() -> None:
+    listed = orjson.loads(_raw_mcpkit("list", HOSTILE, "--json").stdout)
+    name = listed[0]["name"]
+    assert name.startswith(NAME)  # --json keeps the value itself, only its encoding is escaped
+    for extra in ((), ("--json",)):
+        done = _raw_mcpkit("call", HOSTILE, name, *extra)
+        assert done.returncode == 0, done.stderr
+        _no_terminal_controls(done.stdout)
+        _no_terminal_controls(done.stderr)
+        assert b"\\x1b]52;c;" in done.stderr  # the log line, visible but inert
+    plain = _raw_mcpkit("call", HOSTILE, name).stdout.decode()
+    assert plain.startswith("result\\x1b]52;c;") and plain.endswith("\nsecond line\n")
+
+
+def test_a_hostile_error_message_is_escaped() -> None:
+    listed = orjson.loads(_raw_mcpkit("list", HOSTILE, "--json").stdout)
+    done = _raw_mcpkit("call", HOSTILE, listed[0]["name"] + "x")
+    assert done.returncode == 2  # unknown tool; its close match is the hostile name
+    _no_terminal_controls(done.stderr)

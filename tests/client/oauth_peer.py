@@ -47,6 +47,9 @@ class Settings:
     metadata_issuer: str | None = None  # an issuer in the metadata other than the one it was fetched for
     issuer_path: str = "/as"  # where the one authorization server lives; a test may move it
     legacy: bool = False  # a 2025-03-26 server: no metadata at all, endpoints /authorize /token /register
+    authorization_endpoint: str | None = None  # advertised instead of <issuer>/authorize
+    token_endpoint: str | None = None  # advertised instead of <issuer>/token
+    resource_metadata_url: str | None = None  # named in the 401 challenge instead of the real one
 
 
 class AuthorizedMCP:
@@ -102,8 +105,8 @@ class AuthorizedMCP:
             200,
             {
                 "issuer": self.settings.metadata_issuer or issuer,
-                "authorization_endpoint": f"{issuer}/authorize",
-                "token_endpoint": f"{issuer}/token",
+                "authorization_endpoint": self.settings.authorization_endpoint or f"{issuer}/authorize",
+                "token_endpoint": self.settings.token_endpoint or f"{issuer}/token",
                 "registration_endpoint": f"{issuer}/register",
                 "response_types_supported": ["code"],
                 **({"code_challenge_methods_supported": ["S256"]} if self.settings.pkce else {}),
@@ -181,6 +184,7 @@ class AuthorizedMCP:
         metadata = f"{self.base}/.well-known/oauth-protected-resource/mcp"
         if self.settings.legacy:
             metadata = f"{self.base}/nowhere"
+        metadata = self.settings.resource_metadata_url or metadata
         token = headers.get("authorization", "").removeprefix("Bearer ")
         granted = self.tokens.get(token)
         method = json.loads(body).get("method") if body else None

@@ -35,7 +35,7 @@ async def test_respelled_cursors_for_page_zero_are_refused_and_not_cached() -> N
                 await client.list_tools("!" * junk + plain)  # base64 decoding skips the "!"s
             assert info.value.code == -32602
     assert [t["name"] for t in first["tools"]] == ["tool0", "tool1"]
-    assert len(server._list_cache) == 1
+    assert server.registry.cached_pages == 1
 
 
 async def test_every_offset_cursor_without_page_size_keeps_one_cache_entry() -> None:
@@ -44,7 +44,7 @@ async def test_every_offset_cursor_without_page_size_keeps_one_cache_entry() -> 
         for offset in range(301):
             result = await client.list_tools(cursor_for(offset) if offset else None)
             assert len(result["tools"]) == 300 - offset
-    assert len(server._list_cache) == 1
+    assert server.registry.cached_pages == 1
 
 
 async def test_cache_holds_one_entry_per_page_of_a_paginated_list() -> None:
@@ -54,7 +54,7 @@ async def test_cache_holds_one_entry_per_page_of_a_paginated_list() -> None:
             assert len(await client.list_all_tools()) == 10
         for offset in range(11):
             await client.list_tools(cursor_for(offset) if offset else None)
-    assert len(server._list_cache) == 4
+    assert server.registry.cached_pages == 4
 
 
 LISTS = ["tools/list", "resources/list", "resources/templates/list", "prompts/list"]

@@ -122,8 +122,7 @@ class Client(Listening):
             probe = self.probe_timeout if era is Era.AUTO else self.timeout
             agreed = await discover(self.session, self.versions, probe, probing=era is Era.AUTO)
             if agreed is not None:
-                self.session.connection.adopt_modern(agreed)
-                self.session.ready.set()
+                await self.session.apply(self.session.connection.adopt_modern(agreed))
                 remember(self.era_key, Era.MODERN)
                 return
         await self.session.initialize(self.protocol_version, self.timeout)
@@ -133,7 +132,8 @@ class Client(Listening):
     @property
     def stateless(self) -> bool:
         """Whether this client speaks the 2026-07-28 (stateless) era with its server."""
-        return self.session.connection.modern is not None
+        negotiated = self.session.connection.negotiated
+        return negotiated is not None and negotiated.stateless
 
     @property
     def server_info(self) -> JSON:

@@ -30,6 +30,8 @@ class Role(enum.Enum):
     CLIENT = "client"
     SERVER = "server"
 
+    __hash__ = object.__hash__  # singletons: cheaper than Enum's hash of the name (see lifecycle.Phase)
+
     @property
     def peer(self) -> Role:
         return Role.SERVER if self is Role.CLIENT else Role.CLIENT
@@ -172,8 +174,11 @@ def outbound_rule(
     own: dict[str, Any],
     peer: dict[str, Any],
     modern: bool = False,
+    params: dict[str, Any] | None = None,
 ) -> Rule:
-    """The rule for a message `sender` is about to send; a local error before anything is sent."""
+    """The rule for a message `sender` is about to send; a local error before anything is sent.
+
+    Given the request's `params`, also the finer capability they ask of the peer (`param_capability`)."""
     rule = rule_for(method, sender, notification, modern)
     if isinstance(rule, str):
         raise LocalError(rule, METHOD_NOT_FOUND)
@@ -182,4 +187,7 @@ def outbound_rule(
         if not declares(own if mine else peer, rule.capability):
             who = f"this {sender.value}" if mine else f"the {sender.peer.value}"
             raise CapabilityError(f"{method!r} needs {who} to declare {'.'.join(rule.capability)!r}")
+    finer = param_capability(method, params, peer) if params is not None else None
+    if finer and not declares(peer, finer):
+        raise CapabilityError(f"the {sender.peer.value} did not declare {'.'.join(finer)!r}")
     return rule

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from .versions import Feature, has
+
 __all__ = [
     "CONNECTION_CLOSED",
     "HEADER_MISMATCH",
@@ -18,6 +20,7 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "MISSING_CLIENT_CAPABILITY",
     "PARSE_ERROR",
+    "REPLACED_CODES",
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
     "SERVER_BUSY",
@@ -111,12 +114,23 @@ class RequestCancelled(MCPError):
         super().__init__(code, message)
 
 
-def to_wire_error(exc: BaseException) -> dict[str, Any]:
-    """Turn any exception raised by a handler into a JSON-RPC error object.
+# A code some versions lack: code -> (the feature that has it, what replaces it without).
+# 2026-07-28 basic "Error Codes": -32002 MUST NOT be emitted; resource not found is -32602.
+REPLACED_CODES: Final[dict[int, tuple[Feature, int]]] = {
+    RESOURCE_NOT_FOUND: (Feature.RESOURCE_NOT_FOUND_CODE, INVALID_PARAMS),
+}
+
+
+def to_wire_error(exc: BaseException, version: str | None = None) -> dict[str, Any]:
+    """Turn any exception raised by a handler into a JSON-RPC error object, in the codes `version` has.
 
     Only `MCPError` carries its message to the peer; anything else is an internal error whose
     details stay on this side (the caller logs the traceback).
     """
-    if isinstance(exc, MCPError):
-        return exc.to_wire()
-    return {"code": INTERNAL_ERROR, "message": "Internal error"}
+    if not isinstance(exc, MCPError):
+        return {"code": INTERNAL_ERROR, "message": "Internal error"}
+    error = exc.to_wire()
+    replaced = REPLACED_CODES.get(exc.code) if version is not None else None
+    if replaced is not None and version is not None and not has(version, replaced[0]):
+        error["code"] = replaced[1]
+    return error

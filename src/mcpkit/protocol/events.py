@@ -31,9 +31,8 @@ class RequestReceived:
     id: RequestId
     method: str
     params: JSON
-    # A stateless (2026-07-28) request brings its own version and client capabilities;
-    # None means the connection's handshake agreement applies.
-    negotiated: Negotiated | None = None
+    # The agreement it is served under: the handshake's, or a stateless (2026-07-28) request's own.
+    negotiated: Negotiated
 
 
 @dataclass(frozen=True, slots=True)

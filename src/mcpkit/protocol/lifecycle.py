@@ -1,26 +1,113 @@
-"""The handshake: what each side says in `initialize`, and the value both end up agreeing on.
+"""The lifecycle as a table, the handshake's messages, and the value both sides end up agreeing on.
 
-Spec: lifecycle "Initialization" and "Version Negotiation" (2024-11-05 .. 2025-11-25).
+Spec: lifecycle "Initialization" and "Version Negotiation" (2024-11-05 .. 2025-11-25). A move the
+table has no entry for is illegal, and the error says which role, phase and move failed the lookup.
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
-from .errors import INVALID_PARAMS, INVALID_REQUEST, RemoteError
-from .versions import SUPPORTED_VERSIONS, negotiate
+from .capabilities import Role
+from .errors import INVALID_PARAMS, INVALID_REQUEST, LocalError, RemoteError
+from .versions import STATELESS_VERSIONS, SUPPORTED_VERSIONS, negotiate
 
-__all__ = ["Negotiated", "Phase", "accept_initialize", "check_initialize_result", "initialize_params"]
+__all__ = [
+    "ON_RECEIVE",
+    "ON_SEND_NOTIFICATION",
+    "ON_SEND_REQUEST",
+    "TRANSITIONS",
+    "Negotiated",
+    "Phase",
+    "Trigger",
+    "accept_initialize",
+    "advance",
+    "check_initialize_result",
+    "initialize_params",
+]
 
 JSON = dict[str, Any]
 
 
 class Phase(enum.Enum):
-    NEW = "awaiting initialize"
-    INITIALIZING = "initialize sent, awaiting its result"
-    READY = "ready"
+    NEW = "not initialized"
+    INITIALIZING = "waiting for its initialize result"
+    READY = "initialized"
+
+    # Members are singletons, so identity hashing is correct; Enum's own hashes the name in Python,
+    # which tripled the cost of the TRANSITIONS lookup every message makes.
+    __hash__ = object.__hash__
+
+
+class Trigger(enum.Enum):
+    """A move that may change the phase: this side's call, or a message from the peer."""
+
+    SEND_INITIALIZE = "send initialize"
+    SEND_PROBE = "send a stateless probe (server/discover)"
+    ADOPT_STATELESS = "adopt a 2026-07-28 agreement"
+    ASSUME_VERSION = "assume a version its transport agreed without initialize"
+    ABANDON_INITIALIZE = "stop waiting for the initialize result"
+    SEND_REQUEST = "send a request"
+    SEND_NOTIFICATION = "send a notification"
+    SEND_EARLY = "send a message allowed before initialization (ping, log, cancel, progress)"
+    RECEIVE_INITIALIZE = "receive initialize"
+    INITIALIZE_RESULT = "receive the initialize result"
+    INITIALIZE_FAILED = "receive an initialize error"
+    RECEIVE_REQUEST = "receive a request"
+    RECEIVE_EARLY = "receive a request allowed before initialization (initialize, ping)"
+
+    __hash__ = object.__hash__  # as for Phase
+
+    @property
+    def remote(self) -> bool:
+        """Whether the peer's message caused it (a failed lookup is then the peer's fault)."""
+        return self in _PEER_MOVES
+
+
+C, S = Role.CLIENT, Role.SERVER
+T, P = Trigger, Phase
+_PEER_MOVES: Final = frozenset(
+    {T.RECEIVE_INITIALIZE, T.INITIALIZE_RESULT, T.INITIALIZE_FAILED, T.RECEIVE_REQUEST, T.RECEIVE_EARLY}
+)
+
+# (role, phase, trigger) -> next phase. lifecycle "Initialization": the client sends initialize first and
+# nothing but pings (and logs, from the server) flows until it has been answered; 2026-07-28 clients
+# skip the handshake by adopting a discovered (or pinned) agreement; a server whose transport serves
+# without sessions (sessionless HTTP) assumes the version the request names.
+TRANSITIONS: Final[dict[tuple[Role, Phase, Trigger], Phase]] = {
+    (C, P.NEW, T.SEND_INITIALIZE): P.INITIALIZING,
+    (C, P.NEW, T.SEND_PROBE): P.NEW,
+    (C, P.NEW, T.ADOPT_STATELESS): P.READY,
+    (C, P.INITIALIZING, T.INITIALIZE_RESULT): P.READY,
+    (C, P.INITIALIZING, T.INITIALIZE_FAILED): P.NEW,
+    (C, P.INITIALIZING, T.ABANDON_INITIALIZE): P.NEW,
+    (S, P.NEW, T.RECEIVE_INITIALIZE): P.READY,
+    (S, P.NEW, T.ASSUME_VERSION): P.READY,
+    **{(role, P.READY, t): P.READY for role in Role for t in (T.SEND_REQUEST, T.SEND_NOTIFICATION)},
+    **{(role, P.READY, T.RECEIVE_REQUEST): P.READY for role in Role},
+    **{(role, phase, t): phase for role in Role for phase in Phase for t in (T.SEND_EARLY, T.RECEIVE_EARLY)},
+}
+
+# The move a message makes, indexed by whether its method may come before initialization
+# (capabilities.Rule.before_ready).
+ON_RECEIVE: Final = (T.RECEIVE_REQUEST, T.RECEIVE_EARLY)
+ON_SEND_REQUEST: Final = (T.SEND_REQUEST, T.SEND_EARLY)
+ON_SEND_NOTIFICATION: Final = (T.SEND_NOTIFICATION, T.SEND_EARLY)
+
+
+def advance(role: Role, phase: Phase, trigger: Trigger, subject: str) -> Phase:
+    """The phase after `trigger`; RemoteError (-32600) for the peer's illegal move, LocalError for ours.
+
+    `subject` (usually the method) only names the move in the error."""
+    after = TRANSITIONS.get((role, phase, trigger))
+    if after is not None:
+        return after
+    why = f"{subject!r}: a {role.value} cannot {trigger.value} while {phase.value}"
+    if trigger.remote:
+        raise RemoteError(INVALID_REQUEST, f"Invalid Request: {why}")
+    raise LocalError(why)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +118,14 @@ class Negotiated:
     server_info: JSON
     server_capabilities: JSON
     instructions: str | None = None
+
+    @property
+    def stateless(self) -> bool:
+        """Whether this agreement is of the stateless era (2026-07-28): per-request `_meta`, no session."""
+        return self.version in STATELESS_VERSIONS
+
+    def capabilities_of(self, role: Role) -> JSON:
+        return self.client_capabilities if role is Role.CLIENT else self.server_capabilities
 
 
 def initialize_params(version: str, capabilities: JSON, info: JSON) -> JSON:

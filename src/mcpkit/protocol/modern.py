@@ -10,15 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from . import capabilities as caps
 from .errors import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     MISSING_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
+    LocalError,
     MCPError,
     RemoteError,
 )
 from .levels import LEVELS
-from .versions import is_modern
+from .lifecycle import Negotiated
+from .versions import STATELESS_VERSIONS, is_modern
 
 __all__ = [
     "CLIENT_CAPABILITIES",
@@ -29,12 +33,17 @@ __all__ = [
     "SERVER_INFO",
     "SUBSCRIPTION_ID",
     "RequestMeta",
+    "accept_stateless",
     "finish_result",
     "is_modern_request",
     "missing_capability",
     "read_request_meta",
     "request_meta",
     "result_type",
+    "served_statelessly",
+    "serves_stateless",
+    "subscription_notification",
+    "with_request_meta",
 ]
 
 JSON = dict[str, Any]
@@ -93,6 +102,43 @@ def read_request_meta(params: JSON, supported: tuple[str, ...]) -> RequestMeta:
     return RequestMeta(version, capabilities, info if isinstance(info, dict) else {}, level)
 
 
+def serves_stateless(versions: tuple[str, ...]) -> bool:
+    """Whether a server configured with `versions` serves any stateless (2026-07-28) version."""
+    return not STATELESS_VERSIONS.isdisjoint(versions)
+
+
+def served_statelessly(
+    receiver: caps.Role, versions: tuple[str, ...], method: str, params: JSON, before_handshake: bool
+) -> bool:
+    """Whether a server configured with `versions` serves this request statelessly. versioning
+    "Backward Compatibility": a request with the modern `_meta` is stateless; before any handshake,
+    so is all but what may open the initialize era (initialize, ping)."""
+    marked = is_modern_request(params)
+    if receiver is not caps.Role.SERVER or not (marked or before_handshake) or not serves_stateless(versions):
+        return False
+    if marked:
+        return True
+    rule = caps.METHODS.get(method)
+    return not (rule is not None and rule.handshake and rule.before_ready and not rule.notification)
+
+
+def accept_stateless(
+    method: str,
+    params: JSON,
+    versions: tuple[str, ...],
+    info: JSON,
+    capabilities: JSON,
+    instructions: str | None,
+) -> tuple[Negotiated, str | None]:
+    """The server's side of a stateless request: the agreement it is served under and its own log
+    level. RemoteError: -32602 or -32022 for its `_meta`, -32601 for a method this server lacks."""
+    meta = read_request_meta(params, versions)
+    caps.inbound_rule(method, caps.Role.SERVER, False, capabilities, modern=True)
+    client_info, client_capabilities = meta.client_info, meta.client_capabilities
+    agreed = Negotiated(meta.version, client_info, client_capabilities, info, capabilities, instructions)
+    return agreed, meta.log_level
+
+
 def _newest(supported: tuple[str, ...]) -> str:
     modern = [v for v in supported if is_modern(v)]
     return modern[-1] if modern else supported[-1]
@@ -106,14 +152,33 @@ def request_meta(version: str, capabilities: JSON, info: JSON, log_level: str | 
     return meta
 
 
+def with_request_meta(
+    params: JSON, version: str, capabilities: JSON, info: JSON, log_level: str | None
+) -> JSON:
+    """The client's side: `params` with the protocol fields added to its `_meta` (a copy)."""
+    meta = params.get("_meta")
+    fields = request_meta(version, capabilities, info, log_level)
+    return {**params, "_meta": {**meta, **fields} if isinstance(meta, dict) else fields}
+
+
+def subscription_notification(method: str, params: JSON | None, subscription_id: Any, own: JSON) -> JSON:
+    """A notification on a subscriptions/listen stream, tagged with that subscription's id
+    (basic "_meta": the server MUST include it on every such notification)."""
+    caps.outbound_rule(method, caps.Role.SERVER, True, own, {}, modern=True)
+    meta = {SUBSCRIPTION_ID: subscription_id}
+    return {"jsonrpc": "2.0", "method": method, "params": {**(params or {}), "_meta": meta}}
+
+
 def finish_result(method: str, result: JSON, server_info: JSON | None) -> JSON:
     """A modern result as sent: `resultType` present (basic "Responses") and the server named in `_meta`.
 
     The result is copied, never changed in place: handlers may hand back cached results.
+    LocalError (-32603) when `method` may not answer input_required.
     """
     kind = result.get("resultType", "complete")
     if kind == "input_required" and method not in INPUT_REQUIRED_METHODS:
-        raise ValueError(f"{method} may not answer input_required (patterns: Multi Round-Trip Requests)")
+        why = f"{method} may not answer input_required (patterns: Multi Round-Trip Requests)"
+        raise LocalError(why, INTERNAL_ERROR)
     out = dict(result)
     out["resultType"] = kind
     if server_info is not None:

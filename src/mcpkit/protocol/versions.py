@@ -13,6 +13,7 @@ __all__ = [
     "LATEST",
     "LATEST_MODERN",
     "MODERN_VERSIONS",
+    "STATELESS_VERSIONS",
     "SUPPORTED_VERSIONS",
     "Feature",
     "has",
@@ -105,8 +106,13 @@ def has(version: str, feature: Feature) -> bool:
     return first is None or index >= _ORDER[first]
 
 
+# Derived from the table once: every request asks.
+STATELESS_VERSIONS: Final = frozenset(v for v in SUPPORTED_VERSIONS if has(v, Feature.STATELESS))
+
+
 def is_modern(version: str) -> bool:
-    return has(version, Feature.STATELESS)
+    """Whether `version` is of the stateless era (2026-07-28: per-request `_meta`, no handshake)."""
+    return version in STATELESS_VERSIONS
 
 
 def negotiate(requested: object, supported: tuple[str, ...] = SUPPORTED_VERSIONS) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import itertools
 import logging
 import math
 import sys
@@ -91,7 +90,11 @@ class Session:
     `max_in_flight` caps the peer's requests being handled at once: one more is answered at once with
     SERVER_BUSY (-32010). `max_worker_threads` caps the worker threads its sync handlers hold at once
     (of the process's shared pool), so one peer cannot starve the others. None: no cap.
+    `cancel_send_timeout` (seconds, default 1) bounds how long a timed-out or cancelled request waits
+    to hand its notifications/cancelled to the stream.
     """
+
+    cancel_send_timeout: float = 1.0
 
     def __init__(
         self,
@@ -124,7 +127,6 @@ class Session:
         self._input_ended = False  # the peer sends nothing more; what it sent may still be answered
         self._idle: anyio.Event | None = None  # set when the last handler ends, once waited on
         self._running = False
-        self._tokens = itertools.count(1)
         agreed: str | None = getattr(stream, "pre_agreed", None)
         if agreed is not None:  # a transport serving without a handshake (see MessageStream)
             connection.assume(agreed)
@@ -388,12 +390,10 @@ class Session:
         """
         if self.closed.is_set() or self._input_ended:
             raise MCPError(CONNECTION_CLOSED, "Connection closed")
-        if on_progress is not None:
+        if on_progress is not None and progress_token is not None:  # else the connection allocates one
             params = dict(params or {})
-            meta = dict(params.get("_meta") or {})
-            meta["progressToken"] = progress_token if progress_token is not None else next(self._tokens)
-            params["_meta"] = meta
-        rid, message = self.connection.send_request(method, params)
+            params["_meta"] = {**(params.get("_meta") or {}), "progressToken": progress_token}
+        rid, message = self.connection.send_request(method, params, progress=on_progress is not None)
         return await self._send_and_wait(rid, message, timeout, max_timeout, on_progress, related)
 
     async def initialize(self, version: str, timeout: float | None) -> Negotiated:
@@ -417,8 +417,9 @@ class Session:
         pending = _Pending(on_progress, timeout if timeout is not None else math.inf, cap)
         self._pending[rid] = pending
         try:
-            await self._write(message, related)
+            # The write is inside the deadline too: a peer that stops reading must not outlast `timeout`.
             with anyio.CancelScope(deadline=first) as pending.scope:
+                await self._write(message, related)
                 await pending.done.wait()
             if not pending.done.is_set():
                 await self._cancel(rid, "timed out", related)
@@ -437,7 +438,15 @@ class Session:
     async def _cancel(self, rid: RequestId, reason: str, related: RequestId | None) -> None:
         message = self.connection.cancel(rid, reason)
         if message is not None:
-            await self._write(message, related)
+            # Sent even from a cancelled caller, but never waited on for long: a peer that reads nothing
+            # would hold the caller forever (a stream that buffers keeps the message queued anyway).
+            with anyio.move_on_after(self.cancel_send_timeout):
+                await self._write(message, related)
+
+    async def apply(self, events: list[ev.Event]) -> None:
+        """Act on the events a Connection call returned outside the reader (e.g. `adopt_modern`'s Ready)."""
+        for event in events:
+            await self._dispatch(event)
 
     async def send_built(
         self,

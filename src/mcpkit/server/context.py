@@ -5,29 +5,46 @@ Each call checks what the client declared before anything is sent (a CapabilityE
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-import anyio
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..content import text
-from ..protocol import capabilities as caps
 from ..protocol.errors import INVALID_PARAMS, LocalError, MCPError, RemoteError
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Negotiated
-from ..protocol.modern import missing_capability
 from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import Feature, has, is_modern
-from ..runtime.session import Session
-from .round_trip import RoundTrip
+from .asking import Asker
 
 if TYPE_CHECKING:
-    from .server import Server
+    from ..runtime.session import Session
+    from .registry import Registry
 
-__all__ = ["Context", "Elicited"]
+__all__ = ["Context", "Elicited", "ServerHandle"]
 
 JSON = dict[str, Any]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ServerHandle(Protocol):
+    """What `ctx.server` offers a handler (the Server serving the request has all of it)."""
+
+    async def notify_resource_updated(self, uri: str) -> None: ...
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None: ...
+
+    def tool(self, name: str | None = None, **options: Any) -> Callable[[F], F]: ...
+
+    def resource(self, uri: str, **options: Any) -> Callable[[F], F]: ...
+
+    def prompt(self, name: str | None = None, **options: Any) -> Callable[[F], F]: ...
+
+    def remove_tool(self, name: str) -> None: ...
+
+    def remove_resource(self, uri: str) -> None: ...
+
+    def remove_prompt(self, name: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,27 +62,35 @@ class Elicited:
 class Context:
     """Handed to a handler that declares a parameter of this type."""
 
-    __slots__ = ("_negotiated", "meta", "request_id", "round_trip", "server", "session")
+    __slots__ = ("_server", "asker", "meta", "negotiated", "registry", "request_id", "session")
 
     def __init__(
         self,
-        server: Server,
+        registry: Registry,
         session: Session,
         request_id: RequestId,
+        negotiated: Negotiated,
+        asker: Asker,
+        *,
         meta: JSON | None = None,
-        negotiated: Negotiated | None = None,
-        round_trip: RoundTrip | None = None,
+        server: ServerHandle | None = None,
     ) -> None:
-        self.server = server
+        """`negotiated`: the agreement this request is served under (a stateless request carries its
+        own); `asker`: how this request reaches the client (asking.asker_for chooses)."""
+        self.registry = registry
         self.session = session
         self.request_id = request_id
+        self.negotiated = negotiated
+        self.asker = asker
         self.meta: JSON = meta or {}  # the request's `_meta`, untouched
-        self._negotiated = negotiated  # a stateless request's own agreement
-        self.round_trip = round_trip  # set on a stateless request that may answer input_required
+        self._server = server
 
     @property
-    def negotiated(self) -> Negotiated:
-        return self._negotiated if self._negotiated is not None else self.session.negotiated
+    def server(self) -> ServerHandle:
+        """The Server answering this request."""
+        if self._server is None:
+            raise LocalError("this Context was made without a Server")
+        return self._server
 
     @property
     def stateless(self) -> bool:
@@ -107,52 +132,13 @@ class Context:
     async def error(self, data: Any) -> None:
         await self.log("error", data)
 
-    async def _ask(self, method: str, params: JSON, key: str | None = None) -> JSON:
-        if not self.stateless:
-            return await self.session.request(
-                method, params, timeout=self.server.client_request_timeout, related=self.request_id
-            )
-        trip = self._trip()
-        answers = await self.request_input({trip.key_for(method, key): {"method": method, "params": params}})
-        return next(iter(answers.values()))
-
-    def _trip(self) -> RoundTrip:
-        if self.round_trip is None:
-            raise LocalError(
-                "this request cannot ask the client: in 2026-07-28 only tools/call, prompts/get and "
-                "resources/read may answer input_required"
-            )
-        return self.round_trip
-
     async def request_input(self, requests: dict[str, JSON]) -> dict[str, JSON]:
         """Ask the client several things at once: key -> {"method", "params"}; key -> its result.
 
         Stateless era: one input-required round carries every unanswered request. Handshake era:
         the requests go to the client concurrently.
         """
-        if self.stateless:
-            client = self.negotiated.client_capabilities
-            for request in requests.values():
-                self._require(request["method"], request.get("params") or {}, client)
-            return self._trip().ask(requests)
-        answers: dict[str, JSON] = {}
-
-        async def one(key: str, request: JSON) -> None:
-            answers[key] = await self._ask(request["method"], request.get("params") or {})
-
-        async with anyio.create_task_group() as tg:
-            for key, request in requests.items():
-                tg.start_soon(one, key, request)
-        return answers
-
-    @staticmethod
-    def _require(method: str, params: JSON, client: JSON) -> None:
-        """2026-07-28 basic "_meta": needing an undeclared client capability is -32021."""
-        rule = caps.METHODS[method]
-        finer = caps.param_capability(method, params, client)
-        for path in (rule.capability, finer):
-            if path and not caps.declares(client, path):
-                raise missing_capability(path)
+        return await self.asker.ask_many(requests)
 
     async def sample(
         self,
@@ -188,7 +174,7 @@ class Context:
             raise MCPError(
                 INVALID_PARAMS, f"tools in sampling need protocol 2025-11-25, not {self.negotiated.version}"
             )
-        result = await self._ask("sampling/createMessage", params, key)
+        result = await self.asker.ask("sampling/createMessage", params, key)
         if not isinstance(result.get("role"), str) or not isinstance(result.get("content"), dict | list):
             raise RemoteError(
                 INVALID_PARAMS, "The client answered sampling/createMessage without a role and content"
@@ -202,7 +188,7 @@ class Context:
         """
         requested = _requested_schema(schema)
         params = {"message": message, "requestedSchema": requested}
-        result = await self._ask("elicitation/create", params, key)
+        result = await self.asker.ask("elicitation/create", params, key)
         action = result.get("action")
         if action not in ("accept", "decline", "cancel"):
             raise RemoteError(INVALID_PARAMS, f"The client answered elicitation with action {action!r}")
@@ -225,7 +211,7 @@ class Context:
         # 2026-07-28 dropped elicitationId: the retry itself tells the server the user is back.
         if has(self.negotiated.version, Feature.ELICITATION_COMPLETE):
             params["elicitationId"] = elicitation_id
-        result = await self._ask("elicitation/create", params, f"url-{elicitation_id}")
+        result = await self.asker.ask("elicitation/create", params, f"url-{elicitation_id}")
         return Elicited(str(result.get("action")), None)
 
     async def complete_elicitation(self, elicitation_id: str) -> None:
@@ -236,13 +222,13 @@ class Context:
         await self.session.notify("notifications/elicitation/complete", params, self.request_id)
 
     async def list_roots(self, *, key: str | None = None) -> list[JSON]:
-        result = await self._ask("roots/list", {}, key)
+        result = await self.asker.ask("roots/list", {}, key)
         roots = result.get("roots")
         return roots if isinstance(roots, list) else []
 
     async def read_resource(self, uri: str) -> list[JSON]:
         """Read one of this server's own resources."""
-        return await self.server.read_resource(uri, self)
+        return await self.registry.read_resource(uri, self)
 
 
 def _requested_schema(schema: JSON | type) -> JSON:

@@ -23,7 +23,7 @@ from .signature import ArgumentError, Signature, inspect_function
 if TYPE_CHECKING:  # imported when the first template is compiled: its regexes cost ~5 ms at start
     from .uri_template import UriTemplate
 
-__all__ = ["Resource", "ResourceTemplate", "not_found", "to_contents"]
+__all__ = ["Resource", "ResourceTemplate", "not_found", "resource_from", "to_contents"]
 
 JSON = dict[str, Any]
 log = logging.getLogger("mcpkit")
@@ -130,6 +130,34 @@ class ResourceTemplate(_Described):
             kwargs[self.signature.context_param] = context
         value = await invoke(self.read_fn, kwargs, self.signature.is_async)
         return to_contents(uri, value, self.mime_type)
+
+
+_DESCRIBED = ("name", "title", "description", "mime_type", "annotations", "icons", "meta", "size")
+
+
+def resource_from(
+    uri: str,
+    fn: Callable[..., Any] | None,
+    content: Any,
+    context_type: type,
+    *,
+    allow_traversal: bool,
+    **described: Any,
+) -> Resource | ResourceTemplate:
+    """A template when `uri` has `{...}` expressions and a reader, else a resource of fixed URI.
+    `described`: the optional fields of the definition (name, title, description, mime_type, ...)."""
+    if fn is None and content is None:
+        raise TypeError("add_resource needs a reader function or content")
+    described = dict.fromkeys(_DESCRIBED, None) | described
+    described["name"] = described["name"] or (fn.__name__ if fn else uri)
+    from .uri_template import UriTemplate  # ~5 ms to import: only once a resource is registered
+
+    if fn is not None and UriTemplate.is_template(uri):
+        return ResourceTemplate.compile(uri, fn, context_type, allow_traversal=allow_traversal, **described)
+    if allow_traversal:
+        raise TypeError("allow_traversal applies to URI templates only")
+    sig = inspect_function(fn, context_type=context_type, structured_output=False) if fn is not None else None
+    return Resource(uri=uri, read_fn=fn, signature=sig, content=content, **described)
 
 
 def to_contents(uri: str, value: Any, mime_type: str | None) -> list[JSON]:

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol import capabilities as caps
+from ..protocol.errors import INVALID_PARAMS, LocalError, MCPError
+from ..protocol.modern import missing_capability
 from .request_state import StateSealer, request_binding
 
-__all__ = ["InputRequired", "RoundTrip"]
+__all__ = ["CannotAsk", "InputRequired", "RoundTrip", "require"]
 
 JSON = dict[str, Any]
 
@@ -34,23 +36,60 @@ class InputRequired(Exception):
         self.answers = answers
 
 
-class RoundTrip:
-    """The answers one attempt of a request can draw on: sealed earlier ones plus this retry's."""
+def require(method: str, params: JSON, client: JSON) -> None:
+    """2026-07-28 basic "_meta": needing an undeclared client capability is -32021."""
+    rule = caps.METHODS[method]
+    finer = caps.param_capability(method, params, client)
+    for path in (rule.capability, finer):
+        if path and not caps.declares(client, path):
+            raise missing_capability(path)
 
-    def __init__(self, answers: dict[str, JSON], method: str, params: JSON) -> None:
+
+class CannotAsk:
+    """The asker of a stateless request that may not answer input_required."""
+
+    def __init__(self, client: JSON) -> None:
+        self.client = client
+
+    async def ask(self, method: str, params: JSON, key: str | None = None) -> JSON:
+        raise self._refusal()
+
+    async def ask_many(self, requests: dict[str, JSON]) -> dict[str, JSON]:
+        for request in requests.values():
+            require(request["method"], request.get("params") or {}, self.client)
+        raise self._refusal()
+
+    @staticmethod
+    def _refusal() -> LocalError:
+        return LocalError(
+            "this request cannot ask the client: in 2026-07-28 only tools/call, prompts/get and "
+            "resources/read may answer input_required"
+        )
+
+
+class RoundTrip:
+    """The answers one attempt of a request can draw on: sealed earlier ones plus this retry's.
+
+    As the asker of a stateless request, an ask with no answer yet raises InputRequired.
+    """
+
+    def __init__(
+        self, answers: dict[str, JSON], method: str, params: JSON, client: JSON, sealer: StateSealer
+    ) -> None:
         self.answers = answers
-        self._method, self._params = method, params
+        self.client = client  # the capabilities the request declared
+        self._method, self._params, self._sealer = method, params, sealer
         self._counts: dict[str, int] = {}
         self._used: set[str] = set()
 
     @classmethod
-    def from_params(cls, params: JSON, sealer: StateSealer, method: str) -> RoundTrip:
+    def from_params(cls, params: JSON, sealer: StateSealer, method: str, client: JSON) -> RoundTrip:
         """Open the requestState (if any) and merge in `inputResponses`; -32602 for malformed ones.
 
         The request's binding digest is computed only when state is opened or sealed, so a call
         that never asks the client costs nothing here.
         """
-        trip = cls({}, method, params)
+        trip = cls({}, method, params, client, sealer)
         if "requestState" in params:
             earlier = sealer.open(params["requestState"], trip.binding()).get("answers")
             if isinstance(earlier, dict):
@@ -74,7 +113,16 @@ class RoundTrip:
         n = self._counts[short] = self._counts.get(short, 0) + 1
         return f"{short}-{n}"
 
-    def ask(self, requests: dict[str, JSON]) -> dict[str, JSON]:
+    async def ask(self, method: str, params: JSON, key: str | None = None) -> JSON:
+        answers = await self.ask_many({self.key_for(method, key): {"method": method, "params": params}})
+        return next(iter(answers.values()))
+
+    async def ask_many(self, requests: dict[str, JSON]) -> dict[str, JSON]:
+        for request in requests.values():
+            require(request["method"], request.get("params") or {}, self.client)
+        return self.answers_for(requests)
+
+    def answers_for(self, requests: dict[str, JSON]) -> dict[str, JSON]:
         """The answers to `requests` (key -> {method, params}); InputRequired for the missing ones."""
         missing = {k: r for k, r in requests.items() if k not in self.answers}
         self._used.update(k for k in requests if k in self.answers)
@@ -83,7 +131,7 @@ class RoundTrip:
             raise InputRequired(missing, {k: self.answers[k] for k in sorted(self._used)})
         return {k: self.answers[k] for k in requests}
 
-    def result(self, need: InputRequired, sealer: StateSealer) -> JSON:
+    def result(self, need: InputRequired) -> JSON:
         """The InputRequiredResult; only answers this request asked for are carried forward."""
-        state = sealer.seal({"answers": need.answers}, self.binding())
+        state = self._sealer.seal({"answers": need.answers}, self.binding())
         return {"resultType": "input_required", "inputRequests": need.requests, "requestState": state}

@@ -8,27 +8,27 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, cast, overload
 
 import anyio
 
 from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
-from ..protocol.errors import MCPError
-from ..protocol.http_request_headers import tool_headers
-from ..protocol.modern import INPUT_REQUIRED_METHODS
+from ..protocol.errors import METHOD_NOT_FOUND, MCPError
 from ..protocol.versions import SUPPORTED_VERSIONS
 from ..runtime.session import Session
 from ..runtime.stream import MessageStream
+from .asking import asker_for
 from .caching import CacheHint
 from .completion import Completions
 from .context import Context
 from .handlers import HANDLERS
+from .peers import Peers
 from .prompts import Prompt
+from .registry import Registry
 from .request_state import StateSealer
-from .resources import Resource, ResourceTemplate, not_found
+from .resources import Resource, ResourceTemplate, resource_from
 from .round_trip import InputRequired, RoundTrip
 from .subscriptions import Listener
 from .tools import Tool, tool_annotations
@@ -37,19 +37,24 @@ __all__ = ["Server"]
 
 JSON = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
-
-_CHANGED = {
-    "tools": "notifications/tools/list_changed",
-    "resources": "notifications/resources/list_changed",
-    "resourceTemplates": "notifications/resources/list_changed",
-    "prompts": "notifications/prompts/list_changed",
-}
+T = TypeVar("T")
 
 
-@dataclass(eq=False)
-class _Peer:
-    session: Session
-    subscriptions: set[str] = field(default_factory=set)
+class _OnRegistry(Generic[T]):
+    """A Server attribute kept on its Registry, where the handlers read it."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, server: None, owner: type) -> _OnRegistry[T]: ...
+    @overload
+    def __get__(self, server: Server, owner: type) -> T: ...
+    def __get__(self, server: Server | None, owner: type) -> T | _OnRegistry[T]:
+        return self if server is None else cast(T, getattr(server.registry, self.name))
+
+    def __set__(self, server: Server, value: T) -> None:
+        setattr(server.registry, self.name, value)
 
 
 class Server:
@@ -89,25 +94,37 @@ class Server:
         self.max_worker_threads = max_worker_threads
         self.versions = versions
         self.identify = identify
-        self.mask_errors = mask_errors
         self.info: JSON = {"name": name, "version": version}
         if title:
             self.info["title"] = title
-        self.instructions = instructions
-        self.page_size = page_size
         self.client_request_timeout = client_request_timeout
-        self.logging = logging
-        self.tools: dict[str, Tool] = {}
-        self.resources: dict[str, Resource] = {}
-        self.templates: dict[str, ResourceTemplate] = {}
-        self.prompts: dict[str, Prompt] = {}
-        self.completions = Completions()
-        self._peers: dict[Session, _Peer] = {}
-        self._roots_changed: list[Callable[[Session], Any]] = []
-        self._list_cache: dict[tuple[str, str, int], JSON] = {}
-        self.cache = cache or CacheHint()
         self.state_sealer = StateSealer(state_key, ttl=state_ttl)
-        self.listeners: set[Listener] = set()
+        self.peers = Peers()
+        self.registry = Registry(
+            instructions=instructions,
+            page_size=page_size,
+            logging=logging,
+            cache=cache,
+            mask_errors=mask_errors,
+            on_change=self.peers.changed,
+        )
+        self._roots_changed: list[Callable[[Session], Any]] = []
+
+    instructions: _OnRegistry[str | None] = _OnRegistry()
+    page_size: _OnRegistry[int | None] = _OnRegistry()
+    logging: _OnRegistry[bool] = _OnRegistry()
+    cache: _OnRegistry[CacheHint] = _OnRegistry()
+    mask_errors: _OnRegistry[bool] = _OnRegistry()
+    tools: _OnRegistry[dict[str, Tool]] = _OnRegistry()
+    resources: _OnRegistry[dict[str, Resource]] = _OnRegistry()
+    templates: _OnRegistry[dict[str, ResourceTemplate]] = _OnRegistry()
+    prompts: _OnRegistry[dict[str, Prompt]] = _OnRegistry()
+    completions: _OnRegistry[Completions] = _OnRegistry()
+
+    @property
+    def listeners(self) -> set[Listener]:
+        """The subscriptions/listen streams open now."""
+        return self.peers.listeners
 
     # ---- registration ------------------------------------------------------------------------
 
@@ -153,13 +170,10 @@ class Server:
             icons=icons,
             meta=meta,
         )
-        self.tools[tool.name] = tool
-        self._changed("tools")
-        return tool
+        return self.registry.add_tool(tool)
 
     def remove_tool(self, name: str) -> None:
-        del self.tools[name]
-        self._changed("tools")
+        self.registry.remove_tool(name)
 
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
         """Register a reader for a URI, or for an RFC 6570 URI template such as `notes://{id}`."""
@@ -192,41 +206,26 @@ class Server:
         A template refuses, as not found, values with a `..` segment, an absolute path or NUL
         (`%2F` decodes into a simple `{var}` too); `allow_traversal=True` hands them to the reader.
         """
-        if fn is None and content is None:
-            raise TypeError("add_resource needs a reader function or content")
-        described: JSON = {
-            "name": name or (fn.__name__ if fn else uri),
-            "title": title,
-            "description": description,
-            "mime_type": mime_type,
-            "annotations": annotations,
-            "icons": icons,
-            "meta": meta,
-            "size": size,
-            "cache": cache,
-        }
-        from .uri_template import UriTemplate  # ~5 ms to import: only once a resource is registered
-
-        if fn is not None and UriTemplate.is_template(uri):
-            described["allow_traversal"] = allow_traversal
-            self.templates[uri] = ResourceTemplate.compile(uri, fn, Context, **described)
-            self._changed("resourceTemplates")
-            return
-        if allow_traversal:
-            raise TypeError("allow_traversal applies to URI templates only")
-        from .signature import inspect_function
-
-        sig = inspect_function(fn, context_type=Context, structured_output=False) if fn is not None else None
-        self.resources[uri] = Resource(uri=uri, read_fn=fn, signature=sig, content=content, **described)
-        self._changed("resources")
+        made = resource_from(
+            uri,
+            fn,
+            content,
+            Context,
+            allow_traversal=allow_traversal,
+            name=name,
+            title=title,
+            description=description,
+            mime_type=mime_type,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+            size=size,
+            cache=cache,
+        )
+        self.registry.add_resource(made)
 
     def remove_resource(self, uri: str) -> None:
-        if self.resources.pop(uri, None) is not None:
-            self._changed("resources")
-        elif self.templates.pop(uri, None) is not None:
-            self._changed("resourceTemplates")
-        else:
-            raise KeyError(uri)
+        self.registry.remove_resource(uri)
 
     def prompt(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
         def register(fn: F) -> F:
@@ -236,14 +235,10 @@ class Server:
         return register
 
     def add_prompt(self, fn: Callable[..., Any], *, name: str | None = None, **options: Any) -> Prompt:
-        prompt = Prompt.from_function(fn, context_type=Context, name=name, **options)
-        self.prompts[prompt.name] = prompt
-        self._changed("prompts")
-        return prompt
+        return self.registry.add_prompt(Prompt.from_function(fn, context_type=Context, name=name, **options))
 
     def remove_prompt(self, name: str) -> None:
-        del self.prompts[name]
-        self._changed("prompts")
+        self.registry.remove_prompt(name)
 
     def completion(
         self, *, prompt: str | None = None, template: str | None = None, argument: str
@@ -259,41 +254,15 @@ class Server:
     # ---- capabilities and notifications ------------------------------------------------------
 
     def capabilities(self) -> JSON:
-        caps: JSON = {}
-        if self.logging:
-            caps["logging"] = {}
-        if self.tools:
-            caps["tools"] = {"listChanged": True}
-        if self.resources or self.templates:
-            caps["resources"] = {"subscribe": True, "listChanged": True}
-        if self.prompts:
-            caps["prompts"] = {"listChanged": True}
-        if self.completions:
-            caps["completions"] = {}
-        return caps
-
-    def _changed(self, kind: str) -> None:
-        for key in [k for k in self._list_cache if k[0] == kind]:
-            del self._list_cache[key]
-        method = _CHANGED[kind]
-        for peer in self._peers.values():
-            peer.session.notify_soon(method, None)
-        for listener in self.listeners:
-            listener.offer(method)
+        return self.registry.capabilities()
 
     async def notify_resource_updated(self, uri: str) -> None:
         """notifications/resources/updated to every session subscribed to `uri`."""
-        for peer in list(self._peers.values()):
-            if uri in peer.subscriptions:
-                await peer.session.notify("notifications/resources/updated", {"uri": uri})
-        for listener in self.listeners:
-            listener.offer("notifications/resources/updated", {"uri": uri})
+        await self.peers.resource_updated(uri)
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """A log message to every session whose level lets it through."""
-        for peer in list(self._peers.values()):
-            if peer.session.ready.is_set():
-                await peer.session.send_message(peer.session.connection.log(level, data, logger))
+        await self.peers.log(level, data, logger)
 
     # ---- serving -----------------------------------------------------------------------------
 
@@ -318,11 +287,8 @@ class Server:
             max_in_flight=self.max_in_flight,
             max_worker_threads=self.max_worker_threads,
         )
-        self._peers[session] = _Peer(session)
-        try:
+        with self.peers.connected(session):
             await session.run()
-        finally:
-            del self._peers[session]
 
     def on_roots_changed(self, fn: Callable[[Session], Any]) -> Callable[[Session], Any]:
         """Register `fn(session)` (sync or async), called on notifications/roots/list_changed."""
@@ -339,51 +305,42 @@ class Server:
     async def _on_request(self, session: Session, request: ev.RequestReceived) -> JSON:
         handler = HANDLERS.get(request.method)
         if handler is None:  # declared in the table but this server offers no handler for it
-            raise MCPError(-32601, f"Method not found: {request.method!r}")
+            raise MCPError(METHOD_NOT_FOUND, f"Method not found: {request.method!r}")
         params, meta = request.params, request.params.get("_meta")
-        trip = None
-        if request.negotiated is not None and request.method in INPUT_REQUIRED_METHODS:
-            trip = RoundTrip.from_params(params, self.state_sealer, request.method)
+        agreement = request.negotiated
+        asker = asker_for(
+            session,
+            request.id,
+            request.method,
+            params,
+            agreement,
+            sealer=self.state_sealer,
+            timeout=self.client_request_timeout,
+        )
         ctx = Context(
-            self, session, request.id, meta if isinstance(meta, dict) else None, request.negotiated, trip
+            self.registry,
+            session,
+            request.id,
+            agreement,
+            asker,
+            meta=meta if isinstance(meta, dict) else None,
+            server=self,
         )
         try:
-            result: JSON = await handler(self, ctx, params)
+            return await handler(self.registry, self.peers, ctx, params)
         except InputRequired as need:
-            assert trip is not None  # only a round trip raises it
-            return trip.result(need, self.state_sealer)
-        return result
+            assert isinstance(asker, RoundTrip)  # only a round trip raises it
+            return asker.result(need)
 
     def mirrored_headers(self, tool: str) -> list[tuple[str, tuple[str, ...]]]:
         """The `x-mcp-header` parameters of `tool` (Streamable HTTP checks them against the body)."""
-        found = self.tools.get(tool)
-        return list(tool_headers({"inputSchema": found.input_schema})) if found is not None else []
+        return self.registry.mirrored_headers(tool)
 
     def cache_hint_for(self, uri: str) -> CacheHint:
-        resource = self.resources.get(uri)
-        hint = resource.cache if resource is not None else None
-        if hint is None:
-            hint = next((t.cache for t in self.templates.values() if t.template.match(uri) is not None), None)
-        return hint or self.cache
-
-    def registry(self, kind: str) -> dict[str, Any]:
-        registries: dict[str, dict[str, Any]] = {
-            "tools": self.tools,
-            "resources": self.resources,
-            "resourceTemplates": self.templates,
-            "prompts": self.prompts,
-        }
-        return registries[kind]
+        return self.registry.cache_hint_for(uri)
 
     async def read_resource(self, uri: str, ctx: Context) -> list[JSON]:
-        resource = self.resources.get(uri)
-        if resource is not None:
-            return await resource.read(ctx)
-        for template in self.templates.values():
-            contents = await template.read(uri, ctx)
-            if contents is not None:
-                return contents
-        raise not_found(uri)
+        return await self.registry.read_resource(uri, ctx)
 
     def run(self, *, max_line: int | None = None, eof_grace: float | None = None) -> None:
         """Serve over stdio until stdin closes or SIGTERM (what `python server.py` should call).

@@ -16,16 +16,14 @@ import anyio
 
 from ..protocol.errors import INVALID_PARAMS, MCPError
 from ..protocol.jsonrpc import RequestId
-from ..protocol.modern import SUBSCRIPTION_ID
 from ..protocol.subscription_filter import FLAGS, SubscriptionFilter
-from .context import Context
 
 if TYPE_CHECKING:  # the memory streams are imported when the first listener is made (~2 ms at start)
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-    from .server import Server
+    from ..runtime.session import Session
 
-__all__ = ["Listener", "agreed_filter", "listen"]
+__all__ = ["Listener", "agreed_filter"]
 
 log = logging.getLogger("mcpkit")
 
@@ -40,6 +38,27 @@ class Listener:
     wanted: SubscriptionFilter
     send: MemoryObjectSendStream[tuple[str, JSON | None]]
     receive: MemoryObjectReceiveStream[tuple[str, JSON | None]] = field(repr=False)
+
+    @classmethod
+    def open(cls, subscription_id: RequestId, agreed: JSON) -> Listener:
+        send, receive = anyio.create_memory_object_stream[tuple[str, JSON | None]](_QUEUE)
+        return cls(subscription_id, SubscriptionFilter.of(agreed), send, receive)
+
+    async def relay(self, session: Session, agreed: JSON) -> None:
+        """Acknowledge with `agreed`, then forward what is offered, tagged with the subscription id,
+        until the request is cancelled or the session ends."""
+        rid, connection = self.subscription_id, session.connection
+        ack = connection.subscription_notification(
+            "notifications/subscriptions/acknowledged", {"notifications": agreed}, rid
+        )
+        try:
+            await session.send_message(ack, rid)
+            async for method, params in self.receive:
+                note = connection.subscription_notification(method, params, rid)
+                await session.send_message(note, rid)
+        finally:
+            self.send.close()
+            self.receive.close()
 
     def offer(self, method: str, params: JSON | None = None) -> None:
         """Queue a notification if this subscription asked for it; never blocks the caller."""
@@ -67,30 +86,3 @@ def agreed_filter(requested: object, server_caps: JSON) -> JSON:
     if isinstance(uris, list) and isinstance(resources, dict) and resources.get("subscribe"):
         agreed["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
     return agreed
-
-
-async def listen(server: Server, ctx: Context, params: JSON) -> JSON:
-    agreed = agreed_filter(params.get("notifications"), server.capabilities())
-    rid, session = ctx.request_id, ctx.session
-    connection = session.connection
-    send, receive = anyio.create_memory_object_stream[tuple[str, JSON | None]](_QUEUE)
-    listener = Listener(
-        rid,
-        SubscriptionFilter.of(agreed),
-        send,
-        receive,
-    )
-    ack = connection.subscription_notification(
-        "notifications/subscriptions/acknowledged", {"notifications": agreed}, rid
-    )
-    await session.send_message(ack, rid)
-    server.listeners.add(listener)
-    try:
-        async with receive:
-            async for method, note_params in receive:
-                note = connection.subscription_notification(method, note_params, rid)
-                await session.send_message(note, rid)
-    finally:
-        server.listeners.discard(listener)
-        send.close()
-    return {"_meta": {SUBSCRIPTION_ID: rid}}  # graceful closure: the server ended it

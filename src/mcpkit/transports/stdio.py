@@ -81,15 +81,20 @@ class LineStream:
 
 
 class _PipeWriter:
-    """Writes through the event loop's own pipe transport.
+    """Writes through the event loop's own pipe transport, waiting while its buffer is over `high_water`.
 
     The first message of a loop turn goes out at once (a lone reply waits for nothing); the ones that
-    follow in the same turn are joined into one write at the end of it (pipelined replies).
+    follow in the same turn are joined into one write at the end of it (pipelined replies), or as soon
+    as they add up to `high_water`, so a writer that never yields cannot pile them up unbounded.
     """
 
-    def __init__(self, transport: asyncio.WriteTransport, protocol: _WriteProtocol) -> None:
+    def __init__(
+        self, transport: asyncio.WriteTransport, protocol: _WriteProtocol, high_water: int = _HIGH_WATER
+    ) -> None:
         self._transport = transport
         self._protocol = protocol
+        self._high_water = high_water
+        transport.set_write_buffer_limits(high=high_water)
         self._pending: list[bytes] = []
         self._size = 0
         self._batching = False
@@ -107,25 +112,30 @@ class _PipeWriter:
         if self._batching:
             self._pending.extend(pieces)
             self._size += len(pieces[0])
+            if self._size >= self._high_water:
+                self._flush()
         else:
             self._batching = True
             asyncio.get_running_loop().call_soon(self._flush)
             for piece in pieces:
                 transport.write(piece)
-        if transport.get_write_buffer_size() > _HIGH_WATER:
-            await self._protocol.drained()
+        await self._protocol.drained()
+
+    async def drained(self) -> None:
+        """Return once the output buffer is under its high-water mark (or the pipe is gone)."""
+        await self._protocol.drained()
 
     def _flush(self) -> None:
         self._batching = False
         pending, self._pending = self._pending, []
+        size, self._size = self._size, 0
         if not pending or self._transport.is_closing():
             return
-        if self._size > _CHUNK:  # large messages: a copy costs more than a few more syscalls
+        if size > _CHUNK:  # large messages: a copy costs more than a few more syscalls
             for piece in pending:
                 self._transport.write(piece)
         else:
             self._transport.write(b"".join(pending))
-        self._size = 0
 
 
 class _WriteProtocol(asyncio.Protocol):
@@ -223,7 +233,7 @@ async def _loop_reader(fd: int) -> Callable[[], Awaitable[bytes]] | None:
     return protocol.read_chunk
 
 
-async def _loop_writer(fd: int) -> _PipeWriter | None:
+async def _loop_writer(fd: int, high_water: int) -> _PipeWriter | None:
     if not _pollable(fd):
         return None
     loop = asyncio.get_running_loop()
@@ -234,24 +244,56 @@ async def _loop_writer(fd: int) -> _PipeWriter | None:
     except (ValueError, OSError):
         os.set_blocking(fd, True)
         return None
-    return _PipeWriter(transport, protocol)
+    return _PipeWriter(transport, protocol, high_water)
 
 
 async def _thread_read(fd: int) -> bytes:
     return await anyio.to_thread.run_sync(os.read, fd, _CHUNK, abandon_on_cancel=True)
 
 
-def _thread_writer(fd: int) -> Callable[[bytes], Awaitable[None]]:
-    lock = anyio.Lock()
+class _ThreadWriter:
+    """Blocking writes on a worker thread, one message at a time; `drained` waits while more than
+    `high_water` bytes are queued behind the lock, so readers can hold off new work meanwhile."""
 
-    async def write(data: bytes) -> None:
-        async with lock:
-            view = memoryview(data)
-            while view:
-                written = await anyio.to_thread.run_sync(os.write, fd, view)
-                view = view[written:]
+    def __init__(self, fd: int, high_water: int = _HIGH_WATER) -> None:
+        self._fd = fd
+        self._high_water = high_water
+        self._lock = anyio.Lock()
+        self._queued = 0
+        self._below: anyio.Event | None = None
 
-    return write
+    async def write(self, data: bytes) -> None:
+        self._queued += len(data)
+        try:
+            async with self._lock:
+                view = memoryview(data)
+                while view:
+                    written = await anyio.to_thread.run_sync(os.write, self._fd, view)
+                    view = view[written:]
+        finally:
+            self._queued -= len(data)
+            if self._below is not None and self._queued <= self._high_water:
+                self._below.set()
+                self._below = None
+
+    async def drained(self) -> None:
+        while self._queued > self._high_water:
+            if self._below is None:
+                self._below = anyio.Event()
+            await self._below.wait()
+
+
+def _gated(
+    read_chunk: Callable[[], Awaitable[bytes]], drained: Callable[[], Awaitable[None]]
+) -> Callable[[], Awaitable[bytes]]:
+    """Read no more input while the output is backed up: each request read may add a response to a
+    peer that is not taking them, so the backlog of work stays bounded too."""
+
+    async def read() -> bytes:
+        await drained()
+        return await read_chunk()
+
+    return read
 
 
 def _on_asyncio() -> bool:
@@ -272,12 +314,19 @@ def _protect_stdout() -> int:
 
 
 async def serve_stdio(
-    target: Any, *, max_line: int = DEFAULT_MAX_LINE, eof_grace: float = DEFAULT_EOF_GRACE
+    target: Any,
+    *,
+    max_line: int = DEFAULT_MAX_LINE,
+    eof_grace: float = DEFAULT_EOF_GRACE,
+    max_write_buffer: int = _HIGH_WATER,
 ) -> None:
     """Serve on stdin/stdout until stdin reaches EOF or SIGTERM arrives.
 
     Spec: transports "stdio", shutdown: the client closes the server's stdin first and waits for it to
     exit, so requests read before the EOF are still answered (for up to `eof_grace` seconds).
+
+    Output the client has not read yet is held up to about `max_write_buffer` bytes: past it, writers
+    wait, and no more input is read until the client catches up.
 
     `target` is anything with an async `serve(stream)` method (a Server), or that coroutine function itself.
     """
@@ -285,13 +334,20 @@ async def serve_stdio(
     out_fd = _protect_stdout()
     fast = _on_asyncio()
     read_chunk = (await _loop_reader(0) if fast else None) or functools.partial(_thread_read, 0)
-    writer = await _loop_writer(out_fd) if fast else None
+    writer = await _loop_writer(out_fd, max_write_buffer) if fast else None
     if writer is not None:
         stream = LineStream(
-            read_chunk, writer.write, max_line=max_line, write_line=writer.write_line, eof_grace=eof_grace
+            _gated(read_chunk, writer.drained),
+            writer.write,
+            max_line=max_line,
+            write_line=writer.write_line,
+            eof_grace=eof_grace,
         )
     else:
-        stream = LineStream(read_chunk, _thread_writer(out_fd), max_line=max_line, eof_grace=eof_grace)
+        slow = _ThreadWriter(out_fd, max_write_buffer)
+        stream = LineStream(
+            _gated(read_chunk, slow.drained), slow.write, max_line=max_line, eof_grace=eof_grace
+        )
     async with anyio.create_task_group() as tg:
         tg.start_soon(_cancel_on_sigterm, tg.cancel_scope)
         await serve(stream)

@@ -15,6 +15,7 @@ from .dpop import DPoP
 from .errors import OAuthError
 from .store import ClientCredentials, Tokens
 from .token import pkce_pair, request_token
+from .url_safety import secure_url_problem
 
 # Shows the authorization URL to the user (or a browser) and returns the redirect URL that came back.
 UserAgent = Callable[[str], Awaitable[str]]
@@ -78,6 +79,10 @@ async def authorization_code_grant(
     # refusal; only the 2025-03-26 default endpoints (no metadata at all) go ahead on trust.
     if not metadata.raw.get("legacy_defaults") and not metadata.pkce_s256:
         raise OAuthError("pkce_unsupported", f"{metadata.issuer} does not list S256 PKCE support")
+    # A javascript:, file: or plain-http endpoint never reaches the user agent (a browser opener).
+    problem = secure_url_problem(metadata.authorization_endpoint)
+    if problem is not None:
+        raise OAuthError("unsafe_url", f"authorization endpoint {problem}")
     verifier, challenge = pkce_pair()
     state = secrets.token_urlsafe(24)
     url = authorization_url(metadata, client.client_id, redirect_uri, challenge, state, resource, scope)

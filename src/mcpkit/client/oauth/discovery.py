@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
+import anyio
 import httpx
 
 from .challenge import Challenge
 from .errors import OAuthError
+from .url_safety import address_problem, fetch_url_problem, ip_of
 from .urls import authorization_server_metadata_urls, origin, resource_covers, resource_metadata_urls
 
 JSON = dict[str, Any]
@@ -55,6 +58,35 @@ class ServerMetadata:
         return self.raw.get("authorization_response_iss_parameter_supported") is True
 
 
+async def require_fetchable(url: str, *, trusted_origin: str, allow_private_networks: bool = False) -> None:
+    """Raise OAuthError "unsafe_url" unless the client may fetch `url`, a URL a server named (see
+    url_safety.fetch_url_problem); a host name is refused when an address it resolves to is."""
+    problem = fetch_url_problem(
+        url, trusted_origin=trusted_origin, allow_private_networks=allow_private_networks
+    )
+    host = urlsplit(url).hostname or ""
+    literal, trusted = ip_of(host) is not None, origin(url) == origin(trusted_origin)
+    if problem is None and not (allow_private_networks or literal or trusted):
+        problem = await _resolved_problem(host)
+    if problem is not None:
+        raise OAuthError("unsafe_url", problem)
+
+
+async def _resolved_problem(host: str) -> str | None:
+    # A check before the fetch, not a pin: a name whose answer changes between the two (DNS
+    # rebinding) is out of reach here.
+    try:
+        infos = await anyio.getaddrinfo(host, None)
+    except OSError:
+        return None  # unresolvable: the fetch itself fails
+    for info in infos:
+        address = ip_of(str(info[4][0]))
+        problem = address_problem(address) if address is not None else None
+        if problem is not None:
+            return f"{host} resolves to {problem}"
+    return None
+
+
 async def _get_json(http: httpx.AsyncClient, url: str) -> JSON | None:
     try:
         response = await http.get(
@@ -72,13 +104,16 @@ async def _get_json(http: httpx.AsyncClient, url: str) -> JSON | None:
 
 
 async def discover_resource(
-    http: httpx.AsyncClient, server_url: str, challenge: Challenge
+    http: httpx.AsyncClient, server_url: str, challenge: Challenge, *, allow_private_networks: bool = False
 ) -> ResourceMetadata | None:
     """The server's resource metadata: from the challenge's URL, else the well-known URIs; None if absent.
 
-    Raises OAuthError when the metadata names another resource (RFC 9728 §3.3).
+    Raises OAuthError when the metadata names another resource (RFC 9728 §3.3), or "unsafe_url" when the
+    challenge points at an internal address (see require_fetchable).
     """
     urls = [challenge.resource_metadata] if challenge.resource_metadata else []
+    for url in urls:
+        await require_fetchable(url, trusted_origin=server_url, allow_private_networks=allow_private_networks)
     for url in urls + resource_metadata_urls(server_url):
         body = await _get_json(http, url)
         if body is None or not isinstance(body.get("authorization_servers"), list):

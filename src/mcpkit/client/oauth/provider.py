@@ -21,6 +21,7 @@ from .discovery import (
     discover_legacy_server,
     discover_resource,
     discover_server,
+    require_fetchable,
 )
 from .dpop import DPoP, is_bound, is_nonce_challenge, present
 from .errors import OAuthError
@@ -54,6 +55,8 @@ class OAuthClient(httpx.Auth):
     dpop: True asks for DPoP-bound tokens (RFC 9449) when the MCP server's challenge offers DPoP and
     its authorization server lists ES256 for it, with a key pair made for this client; False never;
     a DPoP(...) for a given key, limits, or required=True (proofs to any server, offered or not).
+    allow_private_networks: fetch metadata and endpoints a server names on private, link-local and
+    unique-local addresses too (off by default: server-side request forgery; loopback is always allowed).
     """
 
     def __init__(
@@ -72,6 +75,7 @@ class OAuthClient(httpx.Auth):
         max_step_ups: int = 2,
         timeout: float = 30.0,
         dpop: DPoP | bool = True,
+        allow_private_networks: bool = False,
     ) -> None:
         self.server_url = server_url
         self.grant = grant
@@ -86,6 +90,7 @@ class OAuthClient(httpx.Auth):
         self.max_step_ups = max_step_ups
         self.timeout = timeout
         self.dpop: DPoP | None = DPoP() if dpop is True else dpop or None
+        self.allow_private_networks = allow_private_networks
         self.issuer: str | None = None
         self._target: _Target | None = None
         self._lock = anyio.Lock()
@@ -180,15 +185,25 @@ class OAuthClient(httpx.Auth):
     # ---- discovery and grants ---------------------------------------------------------------------
 
     async def _discover(self, http: httpx.AsyncClient, challenge: Challenge) -> _Target:
-        prm = await discover_resource(http, self.server_url, challenge)
+        allow = self.allow_private_networks
+        prm = await discover_resource(http, self.server_url, challenge, allow_private_networks=allow)
         if prm is None:  # a 2025-03-26 server: no resource metadata
             legacy = await discover_legacy_server(http, self.server_url)
             return _Target(legacy, canonical_resource(self.server_url), None, challenge.dpop_offered)
         if not prm.authorization_servers:
             raise OAuthError("no_authorization_server", "the resource metadata lists no authorization server")
+        await self._require_fetchable(prm.authorization_servers[0])
         metadata = await discover_server(http, prm.authorization_servers[0])
+        for endpoint in (metadata.token_endpoint, metadata.registration_endpoint):
+            if endpoint:
+                await self._require_fetchable(endpoint)
         resource = _resource(prm, self.server_url)
         return _Target(metadata, resource, prm.scopes_supported, challenge.dpop_offered)
+
+    async def _require_fetchable(self, url: str) -> None:
+        await require_fetchable(
+            url, trusted_origin=self.server_url, allow_private_networks=self.allow_private_networks
+        )
 
     def _select_scope(self, target: _Target, challenge: Challenge, current: Tokens | None) -> str | None:
         """ "Scope Selection Strategy": the challenge's scope, else the resource's scopes_supported,

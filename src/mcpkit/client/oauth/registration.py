@@ -12,6 +12,7 @@ import httpx
 from .discovery import ServerMetadata
 from .errors import OAuthError
 from .store import ClientCredentials
+from .url_safety import secure_url_problem
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,9 @@ async def register(
     """Dynamic Client Registration at the server's registration endpoint."""
     if not metadata.registration_endpoint:
         raise OAuthError("no_registration", f"{metadata.issuer} offers no way to register this client")
+    problem = secure_url_problem(metadata.registration_endpoint)  # the answer may carry a client secret
+    if problem is not None:
+        raise OAuthError("unsafe_url", f"registration endpoint {problem}")
     body: dict[str, Any] = {
         "client_name": client.client_name,
         "redirect_uris": client.redirect_uris,

@@ -16,6 +16,7 @@ from .discovery import ServerMetadata
 from .dpop import DPoP, post_token_request
 from .errors import OAuthError
 from .store import ClientCredentials, Tokens
+from .url_safety import secure_url_problem
 
 JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 _PREFERRED_SECRET_METHODS = ("client_secret_basic", "client_secret_post")
@@ -83,7 +84,13 @@ async def request_token(
     dpop: DPoP | None = None,
 ) -> Tokens:
     """POST a grant to the token endpoint; the tokens, or OAuthError with the server's error code.
-    With `dpop`, the request carries a proof where the server supports DPoP (RFC 9449 §5)."""
+    With `dpop`, the request carries a proof where the server supports DPoP (RFC 9449 §5).
+    Authorization "Communication Security": the endpoint must be https (http only on loopback), else
+    OAuthError "unsafe_url" before anything, the client's secret least of all, is sent.
+    """
+    problem = secure_url_problem(metadata.token_endpoint)
+    if problem is not None:
+        raise OAuthError("unsafe_url", f"token endpoint {problem}")
 
     def build() -> tuple[dict[str, str], dict[str, str]]:
         fresh = dict(form)

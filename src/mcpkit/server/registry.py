@@ -1,0 +1,187 @@
+"""What a server offers: tools, resources, templates, prompts and completions, the capabilities they
+imply, and list results cached per version and page. It knows no session: who hears of a change is
+the `on_change` callback's business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+import orjson
+
+from ..protocol.http_request_headers import tool_headers
+from ..protocol.versions import is_modern
+from .caching import CacheHint
+from .completion import Completions
+from .pagination import canonical, page
+from .prompts import Prompt
+from .resources import Resource, ResourceTemplate, not_found
+from .tools import Tool
+
+__all__ = ["LIST_CHANGED", "Registry"]
+
+JSON = dict[str, Any]
+
+# The list kinds (the key each list result carries its items under) and what announces a change.
+LIST_CHANGED: Final = {
+    "tools": "notifications/tools/list_changed",
+    "resources": "notifications/resources/list_changed",
+    "resourceTemplates": "notifications/resources/list_changed",
+    "prompts": "notifications/prompts/list_changed",
+}
+
+
+def _ignore(_method: str) -> None:
+    return None
+
+
+class Registry:
+    """The primitives one server offers, and the answers derived from them alone."""
+
+    def __init__(
+        self,
+        *,
+        instructions: str | None = None,
+        page_size: int | None = None,
+        logging: bool = True,
+        cache: CacheHint | None = None,
+        mask_errors: bool = False,
+        on_change: Callable[[str], None] = _ignore,
+    ) -> None:
+        """`on_change(method)` hears the list_changed notification each add or remove calls for."""
+        self.instructions = instructions
+        self.page_size = page_size
+        self.logging = logging
+        self.cache = cache or CacheHint()
+        self.mask_errors = mask_errors
+        self.on_change = on_change
+        self.tools: dict[str, Tool] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: dict[str, ResourceTemplate] = {}
+        self.prompts: dict[str, Prompt] = {}
+        self.completions = Completions()
+        self._pages: dict[tuple[str, str, int], JSON] = {}
+
+    # ---- changes -------------------------------------------------------------------------------
+
+    def add_tool(self, tool: Tool) -> Tool:
+        self.tools[tool.name] = tool
+        self._changed("tools")
+        return tool
+
+    def remove_tool(self, name: str) -> None:
+        del self.tools[name]
+        self._changed("tools")
+
+    def add_resource(self, resource: Resource | ResourceTemplate) -> None:
+        if isinstance(resource, ResourceTemplate):
+            self.templates[resource.template.template] = resource
+            self._changed("resourceTemplates")
+        else:
+            self.resources[resource.uri] = resource
+            self._changed("resources")
+
+    def remove_resource(self, uri: str) -> None:
+        """Remove the resource or template registered under `uri`; KeyError if there is none."""
+        if self.resources.pop(uri, None) is not None:
+            self._changed("resources")
+        elif self.templates.pop(uri, None) is not None:
+            self._changed("resourceTemplates")
+        else:
+            raise KeyError(uri)
+
+    def add_prompt(self, prompt: Prompt) -> Prompt:
+        self.prompts[prompt.name] = prompt
+        self._changed("prompts")
+        return prompt
+
+    def remove_prompt(self, name: str) -> None:
+        del self.prompts[name]
+        self._changed("prompts")
+
+    def _changed(self, kind: str) -> None:
+        for key in [k for k in self._pages if k[0] == kind]:
+            del self._pages[key]
+        self.on_change(LIST_CHANGED[kind])
+
+    # ---- answers -------------------------------------------------------------------------------
+
+    def capabilities(self) -> JSON:
+        """The server capabilities what is registered now calls for."""
+        caps: JSON = {}
+        if self.logging:
+            caps["logging"] = {}
+        if self.tools:
+            caps["tools"] = {"listChanged": True}
+        if self.resources or self.templates:
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if self.prompts:
+            caps["prompts"] = {"listChanged": True}
+        if self.completions:
+            caps["completions"] = {}
+        return caps
+
+    def of(self, kind: str) -> dict[str, Any]:
+        """The items of one list kind ("tools", "resources", "resourceTemplates", "prompts")."""
+        kinds: dict[str, dict[str, Any]] = {
+            "tools": self.tools,
+            "resources": self.resources,
+            "resourceTemplates": self.templates,
+            "prompts": self.prompts,
+        }
+        return kinds[kind]
+
+    def listing(self, kind: str, version: str, cursor: Any) -> JSON:
+        """One page of a list result; -32602 for a cursor this server did not issue."""
+        items = self.of(kind)
+        start, stop, next_cursor = page(len(items), cursor, self.page_size)
+        # Keyed by the decoded page, and only pages the server's own cursors lead to are kept, so the
+        # cache holds at most one entry per version and page whatever cursors clients send.
+        key = (kind, version, start)
+        cached = self._pages.get(key)
+        if cached is not None:
+            return cached
+        chosen: list[Any] = list(items.values())[start:stop]
+        # Serialised once per version and page; the cache is dropped whenever the list changes.
+        result: JSON = {kind: orjson.Fragment(orjson.dumps([i.definition(version) for i in chosen]))}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        if is_modern(version):
+            result.update(self.cache.fields())
+        if canonical(start, self.page_size):
+            self._pages[key] = result
+        return result
+
+    @property
+    def cached_pages(self) -> int:
+        """How many list results are kept (bounded by versions x pages of each list)."""
+        return len(self._pages)
+
+    def knows(self, uri: str) -> bool:
+        """Whether `uri` names a resource, or one a template serves."""
+        return uri in self.resources or any(t.arguments(uri) is not None for t in self.templates.values())
+
+    async def read_resource(self, uri: str, ctx: Any) -> list[JSON]:
+        """The contents of `uri`; -32002 (resource not found) when nothing serves it."""
+        resource = self.resources.get(uri)
+        if resource is not None:
+            return await resource.read(ctx)
+        for template in self.templates.values():
+            contents = await template.read(uri, ctx)
+            if contents is not None:
+                return contents
+        raise not_found(uri)
+
+    def cache_hint_for(self, uri: str) -> CacheHint:
+        """The hint on a stateless read of `uri`: its resource's, its template's, else the server's."""
+        resource = self.resources.get(uri)
+        hint = resource.cache if resource is not None else None
+        if hint is None:
+            hint = next((t.cache for t in self.templates.values() if t.template.match(uri) is not None), None)
+        return hint or self.cache
+
+    def mirrored_headers(self, tool: str) -> list[tuple[str, tuple[str, ...]]]:
+        """The `x-mcp-header` parameters of `tool` (Streamable HTTP checks them against the body)."""
+        found = self.tools.get(tool)
+        return list(tool_headers({"inputSchema": found.input_schema})) if found is not None else []
