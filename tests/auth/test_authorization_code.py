@@ -89,7 +89,7 @@ async def test_the_authorization_code_flow_at_the_provider_opens_the_protected_s
         required_scopes=["mcp:tools"],
     )
     browser = Browser("alice")
-    # oidc-provider offers DPoP, protect() challenges with Bearer alone: the client asks for a Bearer token
+    # protect() offers DPoP beside Bearer and oidc-provider lists ES256: the client gets a DPoP-bound token
     client_id = ClientCredentials("mcp-app", "mcp-app-secret")
     auth = OAuthClient(RESOURCE, user_agent=browser, client=client_id)
     async with serving_on(app, MCP_PORT), connect_http(RESOURCE, auth=auth, timeout=20) as client:
@@ -99,3 +99,5 @@ async def test_the_authorization_code_flow_at_the_provider_opens_the_protected_s
     assert browser.forms == ["login", "consent"]
     assert {(a.subject, a.client_id) for a in seen} == {("alice", "mcp-app")}
     assert all("mcp:tools" in a.scopes for a in seen)
+    assert auth.dpop is not None
+    assert {a.claims["cnf"]["jkt"] for a in seen} == {auth.dpop.thumbprint}
