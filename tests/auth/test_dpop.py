@@ -23,7 +23,7 @@ from auth_server import (
     serving_on,
 )
 
-from mcpkit.auth import SCOPE_KEY, AccessToken, DPoPChecker, JWTVerifier, protect
+from mcpkit.auth import SCOPE_KEY, AccessToken, DPoPChecker, IntrospectionVerifier, JWTVerifier, protect
 from mcpkit.auth.dpop import DPoPOption
 from mcpkit.client.client import connect_http
 from mcpkit.client.oauth import ClientCredentials, OAuthClient
@@ -72,7 +72,7 @@ async def protected(
         await check.aclose()
 
 
-async def bound_token(provider: AuthServer, key: DPoP) -> str:
+async def bound_token(provider: AuthServer, key: DPoP, client: str = "mcp-service") -> str:
     """A client_credentials token bound to `key` (a proof at the token endpoint, RFC 9449 §5)."""
     url = f"{provider.issuer}/token"
     form = {"grant_type": "client_credentials", "scope": "mcp:tools", "resource": RESOURCE}
@@ -80,7 +80,7 @@ async def bound_token(provider: AuthServer, key: DPoP) -> str:
         answer = await http.post(
             url,
             data=form,
-            auth=("mcp-service", "mcp-service-secret"),
+            auth=(client, f"{client}-secret"),
             headers={"DPoP": key.proof("POST", url)},
         )
     assert answer.status_code == 200 and answer.json()["token_type"] == "DPoP", answer.text
@@ -323,6 +323,26 @@ async def test_with_server_nonces_the_oauth_client_retries_with_the_nonce_it_was
     assert without.headers["dpop-nonce"] == checker.nonce()
     assert stale.status_code == 401 and dpop_error(stale).startswith('use_dpop_nonce"')
     assert result["content"][0]["text"] == "with nonce"
+
+
+async def test_an_opaque_bound_token_is_checked_through_introspections_cnf(provider: AuthServer) -> None:
+    key = DPoP()
+    token = await bound_token(provider, key, client="opaque-service")
+    check = IntrospectionVerifier(
+        provider.introspection_endpoint,
+        client_id="resource-server",
+        client_secret="resource-server-secret",
+        audience=RESOURCE,
+        issuer=provider.issuer,
+    )
+    app = protect(mcp_app(), verifier=check, resource=RESOURCE, authorization_servers=[provider.issuer])
+    async with serving_on(app, MCP_PORT):
+        proven = await post(RESOURCE, with_proof(token, key.proof("POST", RESOURCE, token)))
+        other_key = await post(RESOURCE, with_proof(token, DPoP().proof("POST", RESOURCE, token)))
+        as_bearer = await post(RESOURCE, {"authorization": f"Bearer {token}"})
+    await check.aclose()
+    assert proven.status_code == 200, proven.text
+    assert other_key.status_code == as_bearer.status_code == 401
 
 
 async def test_the_replay_cache_keeps_at_most_its_bound(provider: AuthServer) -> None:
