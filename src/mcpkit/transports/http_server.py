@@ -216,6 +216,10 @@ class StreamableHTTPApp:
         try:
             message = classify(decode(body))
         except MCPError as exc:
+            if getattr(exc, "response", False) and "mcp-session-id" in headers:
+                # a malformed answer to the server's request: its session fails that request at once
+                session, _ = self._session_of(headers, "a response")
+                await session.push(body)
             raise HTTPRefusal(400, exc.message, exc.code) from None
         if isinstance(message, Request) and _stateless_era(headers, message):
             run, mirrored = self._registry.run, self._mirrored
