@@ -1,9 +1,14 @@
 """An online shop on a real SQLite database, served over MCP.
 
-    python examples/commerce/server.py [--db PATH] [--http [--host H] [--port P]]
+    python examples/commerce/server.py [--db PATH] [--http [--host H] [--port P] [--auth-issuer URL]]
 
 The database path comes from --db, else $COMMERCE_DB, else ./commerce.db; it is migrated and
 seeded with a small catalogue on first run.
+
+With --auth-issuer (HTTP only) the server is an OAuth 2.1 resource server: every request needs an access
+token (a JWT, RFC 9068) from that issuer, for this server's URL (--auth-resource, by default
+http://HOST:PORT/mcp), granting --auth-scope (default commerce:write; per-tool scopes are not done yet).
+The issuer's keys are fetched on first use, so the server starts even while the issuer is down.
 """
 
 from __future__ import annotations
@@ -343,18 +348,51 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--auth-issuer", help="require access tokens from this OAuth authorization server")
+    parser.add_argument("--auth-resource", help="this server's public URL (default http://HOST:PORT/mcp)")
+    parser.add_argument("--auth-scope", default="commerce:write", help="scopes every token needs")
     args = parser.parse_args(argv)
+    if args.auth_issuer and not args.http:
+        parser.error("--auth-issuer needs --http")
     server = build_server(args.db)
     if args.http:
-        from mcpkit.transports import serve_http
-
-        url = f"http://{args.host}:{args.port}/mcp"
-        print(f"commerce server on {url} (database {Path(args.db).resolve()})", file=sys.stderr)
-        print("Try it from another shell:", file=sys.stderr)
-        print(f"  mcpkit call {url} check_inventory sku=COF-ETH-250", file=sys.stderr)
-        serve_http(server, host=args.host, port=args.port)
+        serve(server, args)
     else:
         server.run()
+
+
+def serve(server: Server, args: argparse.Namespace) -> None:
+    """Serve over Streamable HTTP, behind access tokens when --auth-issuer is given."""
+    import uvicorn
+
+    from mcpkit.transports.http_server import StreamableHTTPApp
+
+    url = f"http://{args.host}:{args.port}/mcp"
+    app: Any = StreamableHTTPApp(server)
+    print(f"commerce server on {url} (database {Path(args.db).resolve()})", file=sys.stderr)
+    if args.auth_issuer:
+        from mcpkit.auth import JWTVerifier, protect
+
+        resource, scopes = args.auth_resource or url, args.auth_scope.split()
+        verifier = JWTVerifier(issuer=args.auth_issuer, audience=resource)
+        app = protect(
+            app,
+            verifier=verifier,
+            resource=resource,
+            authorization_servers=[args.auth_issuer],
+            scopes_supported=scopes,
+            required_scopes=scopes,
+            resource_name="Commerce demo shop",
+        )
+        print(
+            f"protected: tokens from {args.auth_issuer} for {resource} with scope {' '.join(scopes)}",
+            file=sys.stderr,
+        )
+        print("Connect with an OAuth client, e.g. mcpkit.client.oauth.OAuthClient.", file=sys.stderr)
+    else:
+        print("Try it from another shell:", file=sys.stderr)
+        print(f"  mcpkit call {url} check_inventory sku=COF-ETH-250", file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, lifespan="on", log_level="warning")
 
 
 if __name__ == "__main__":

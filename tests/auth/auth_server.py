@@ -8,6 +8,7 @@ issue (expired, another issuer) with the provider's own key and see exactly one 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 import time
@@ -17,6 +18,7 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 import anyio
 import httpx
@@ -40,6 +42,8 @@ MCP_SCOPES = ("mcp:tools", "commerce:write")
 MCP_PORT = peers.free_port()
 RESOURCE = f"http://127.0.0.1:{MCP_PORT}/mcp"
 METADATA = f"http://127.0.0.1:{MCP_PORT}/.well-known/oauth-protected-resource/mcp"
+_ACTION = re.compile(r'<form[^>]*action="([^"]+)"')
+_PROMPT = re.compile(r'name="prompt" value="([a-z]+)"')
 
 
 def rsa_jwk(kid: str) -> tuple[rsa.RSAPrivateKey, dict[str, Any]]:
@@ -164,3 +168,33 @@ async def serving_on(app: Any, port: int) -> AsyncIterator[None]:
         finally:
             server.should_exit = True
             server.force_exit = True
+
+
+class Browser:
+    """Follows the provider's redirects and fills in its login and consent forms as user `login`."""
+
+    def __init__(self, login: str) -> None:
+        self.login = login
+        self.forms: list[str] = []
+
+    async def __call__(self, url: str) -> str:
+        async with httpx.AsyncClient(follow_redirects=False) as http:  # keeps the provider's cookies
+            answer = await http.get(url)
+            for _ in range(10):
+                if answer.is_redirect:
+                    location = urljoin(str(answer.url), answer.headers["location"])
+                    if location.startswith(REDIRECT):
+                        return location
+                    answer = await http.get(location)
+                    continue
+                answer = await self._submit(http, answer)
+        raise AssertionError("the provider never redirected back")
+
+    async def _submit(self, http: httpx.AsyncClient, page: httpx.Response) -> httpx.Response:
+        action, prompt = _ACTION.search(page.text), _PROMPT.search(page.text)
+        assert page.status_code == 200 and action and prompt, page.text[:500]
+        self.forms.append(prompt.group(1))
+        form = {"prompt": prompt.group(1)}
+        if prompt.group(1) == "login":
+            form |= {"login": self.login, "password": "any"}
+        return await http.post(urljoin(str(page.url), action.group(1)), data=form)

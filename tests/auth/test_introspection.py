@@ -70,7 +70,7 @@ async def test_an_active_opaque_token_opens_the_protected_server(provider: AuthS
         answer = await http.post(RESOURCE, json=body, headers={**headers, "authorization": f"Bearer {token}"})
     await check.aclose()
     assert refused.status_code == 401
-    assert refused.headers["www-authenticate"] == (
+    assert refused.headers.get_list("www-authenticate")[0] == (
         f'Bearer resource_metadata="{METADATA}", scope="mcp:tools", error="invalid_token", '
         'error_description="the token is not active"'
     )

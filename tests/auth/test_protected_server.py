@@ -82,6 +82,11 @@ async def post(url: str, token: str | None = None, **headers: str) -> httpx.Resp
         return await http.post(url, json=INITIALIZE, headers={**HEADERS, **headers})
 
 
+def bearer(answer: httpx.Response) -> str:
+    """The Bearer challenge (the first WWW-Authenticate; a DPoP one follows while DPoP is on)."""
+    return answer.headers.get_list("www-authenticate")[0]
+
+
 def invalid(description: str) -> str:
     return (
         f'Bearer resource_metadata="{METADATA}", scope="mcp:tools", error="invalid_token", '
@@ -95,7 +100,7 @@ async def test_a_request_without_a_token_gets_401_naming_the_metadata_and_the_sc
     async with protected(provider) as url:
         answer = await post(url)
     assert answer.status_code == 401
-    assert answer.headers["www-authenticate"] == f'Bearer resource_metadata="{METADATA}", scope="mcp:tools"'
+    assert bearer(answer) == f'Bearer resource_metadata="{METADATA}", scope="mcp:tools"'
 
 
 async def test_the_metadata_is_served_at_the_path_suffixed_and_the_root_well_known_uri(
@@ -156,7 +161,7 @@ async def test_an_expired_provider_token_gets_401_invalid_token(provider: AuthSe
     async with protected(provider, leeway=0) as url:
         answer = await post(url, token)
     assert answer.status_code == 401
-    assert answer.headers["www-authenticate"] == invalid("the token has expired")
+    assert bearer(answer) == invalid("the token has expired")
     assert answer.json() == {"error": "invalid_token", "error_description": "the token has expired"}
 
 
@@ -167,8 +172,8 @@ async def test_clock_skew_is_allowed_up_to_the_leeway_and_no_further(provider: A
     early = provider.sign(provider.claims(nbf=now + 90))
     async with protected(provider) as url:  # the default leeway, 60 s
         assert (await post(url, within)).status_code == 200
-        assert (await post(url, beyond)).headers["www-authenticate"] == invalid("the token has expired")
-        assert (await post(url, early)).headers["www-authenticate"] == invalid("the token is not valid yet")
+        assert bearer(await post(url, beyond)) == invalid("the token has expired")
+        assert bearer(await post(url, early)) == invalid("the token is not valid yet")
     with pytest.raises(ValueError, match="leeway"):
         JWTVerifier(issuer=provider.issuer, audience=RESOURCE, leeway=301)
 
@@ -179,7 +184,7 @@ async def test_a_provider_token_for_another_resource_is_refused(provider: AuthSe
         answer = await post(url, token)
     assert answer.status_code == 401
     expected = f'Bearer resource_metadata="{METADATA}", error="invalid_token", error_description='
-    assert answer.headers["www-authenticate"] == expected + '"the token was issued for another resource"'
+    assert bearer(answer) == expected + '"the token was issued for another resource"'
 
 
 async def test_a_token_naming_another_issuer_is_refused_though_signed_with_the_providers_key(
@@ -189,7 +194,7 @@ async def test_a_token_naming_another_issuer_is_refused_though_signed_with_the_p
     async with protected(provider) as url:
         answer = await post(url, token)
     assert answer.status_code == 401
-    assert answer.headers["www-authenticate"] == invalid("the token was refused: Invalid issuer")
+    assert bearer(answer) == invalid("the token was refused: Invalid issuer")
 
 
 @pytest.mark.parametrize("kid", ["provider-1", "attacker-1"])
@@ -206,7 +211,7 @@ async def test_a_token_signed_by_a_key_the_provider_does_not_publish_is_refused(
         if kid == provider.kid
         else "the token is signed with a key the authorization server does not publish"
     )
-    assert answer.headers["www-authenticate"] == invalid(description)
+    assert bearer(answer) == invalid(description)
 
 
 def b64(data: bytes) -> str:
@@ -226,7 +231,7 @@ async def test_an_unsigned_alg_none_token_is_refused(provider: AuthServer) -> No
     async with protected(provider) as url:
         answer = await post(url, token)
     assert answer.status_code == 401
-    assert answer.headers["www-authenticate"] == invalid("the signature algorithm 'none' is not accepted")
+    assert bearer(answer) == invalid("the signature algorithm 'none' is not accepted")
 
 
 async def test_hs256_signed_with_the_providers_public_key_as_secret_is_refused(provider: AuthServer) -> None:
@@ -236,7 +241,7 @@ async def test_hs256_signed_with_the_providers_public_key_as_secret_is_refused(p
     async with protected(provider) as url:
         answer = await post(url, token)
     assert answer.status_code == 401
-    assert answer.headers["www-authenticate"] == invalid("the signature algorithm 'HS256' is not accepted")
+    assert bearer(answer) == invalid("the signature algorithm 'HS256' is not accepted")
     for algorithms in (["HS256"], ["none"], ["RS256", "HS512"]):
         with pytest.raises(ValueError, match="asymmetric"):
             JWTVerifier(issuer=provider.issuer, audience=RESOURCE, algorithms=algorithms)
@@ -255,7 +260,7 @@ async def test_a_token_in_the_query_string_is_refused_with_400_even_beside_the_h
     )
     for answer in (alone, beside):
         assert answer.status_code == 400
-        assert answer.headers["www-authenticate"] == expected
+        assert bearer(answer) == expected
 
 
 async def test_a_token_without_a_required_scope_gets_403_insufficient_scope(provider: AuthServer) -> None:
@@ -263,7 +268,7 @@ async def test_a_token_without_a_required_scope_gets_403_insufficient_scope(prov
     async with protected(provider, required=("commerce:write",)) as url:
         answer = await post(url, token)
     assert answer.status_code == 403
-    assert answer.headers["www-authenticate"] == (
+    assert bearer(answer) == (
         f'Bearer resource_metadata="{METADATA}", scope="commerce:write mcp:tools", '
         'error="insufficient_scope", error_description="the token lacks commerce:write"'
     )
@@ -285,7 +290,7 @@ async def test_malformed_duplicated_or_oversized_credentials_are_refused(provide
     assert malformed.status_code == doubled.status_code == 400
     assert malformed.json()["error"] == doubled.json()["error"] == "invalid_request"
     assert oversized.status_code == 401 and oversized.json()["error"] == "invalid_token"
-    assert basic.status_code == 401 and "error=" not in basic.headers["www-authenticate"]
+    assert basic.status_code == 401 and "error=" not in bearer(basic)
 
 
 async def test_the_token_type_is_checked_when_asked(provider: AuthServer) -> None:
@@ -294,7 +299,7 @@ async def test_the_token_type_is_checked_when_asked(provider: AuthServer) -> Non
     async with protected(provider, token_type="at+jwt") as url:
         assert (await post(url, from_provider)).status_code == 200
         answer = await post(url, plain_jwt)
-    assert answer.headers["www-authenticate"] == invalid("the token type 'JWT' is not 'at+jwt'")
+    assert bearer(answer) == invalid("the token type 'JWT' is not 'at+jwt'")
 
 
 async def test_unreachable_keys_give_503_not_401(provider: AuthServer, tmp_path: Path) -> None:

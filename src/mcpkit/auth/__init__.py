@@ -13,6 +13,7 @@ from .._lazy import lazy_exports
 if TYPE_CHECKING:
     from ..protocol.resource_auth import AccessToken, InvalidToken
     from .asgi import SCOPE_KEY, ProtectedResource, protect
+    from .dpop import DPoPChecker
     from .introspection import IntrospectionVerifier
     from .jwt_verifier import JWTVerifier
     from .verifier import TokenVerifier, VerifierUnavailable
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SCOPE_KEY",
     "AccessToken",
+    "DPoPChecker",
     "IntrospectionVerifier",
     "InvalidToken",
     "JWTVerifier",
@@ -35,6 +37,7 @@ _HOMES = {
     "SCOPE_KEY": "mcpkit.auth.asgi",
     "ProtectedResource": "mcpkit.auth.asgi",
     "protect": "mcpkit.auth.asgi",
+    "DPoPChecker": "mcpkit.auth.dpop",
     "IntrospectionVerifier": "mcpkit.auth.introspection",
     "JWTVerifier": "mcpkit.auth.jwt_verifier",
     "TokenVerifier": "mcpkit.auth.verifier",

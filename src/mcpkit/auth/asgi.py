@@ -1,24 +1,27 @@
 """A protected MCP server: an ASGI wrapper that lets through only requests with a valid access token.
 
 It serves the Protected Resource Metadata at the well-known paths of `resource`, and otherwise requires
-`Authorization: Bearer <token>`, verified by a TokenVerifier, issued for `resource`, granting
-`required_scopes`. The verified AccessToken is in the wrapped app's scope as `scope["mcpkit.auth"]`.
+`Authorization: Bearer <token>` (or `DPoP <token>` with a DPoP proof, RFC 9449), verified by a
+TokenVerifier, issued for `resource`, granting `required_scopes`. The verified AccessToken is in the
+wrapped app's scope as `scope["mcpkit.auth"]`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from typing import Any, Final
 
 import orjson
 
+from ..protocol.dpop_proof import bound_thumbprint, dpop_challenge
 from ..protocol.resource_auth import (
     AccessToken,
     AuthRefusal,
     InvalidToken,
-    bearer_token,
     challenge,
+    credentials,
     metadata_document,
     metadata_paths,
     metadata_url,
@@ -28,6 +31,7 @@ from ..protocol.resource_auth import (
     scope_challenge,
 )
 from ..transports.http_server.asgi import JSON_HEADERS, Receive, Scope, Send, respond
+from .dpop import DPoPChecker, DPoPOption, Proof, dpop_checker
 from .verifier import TokenVerifier, VerifierUnavailable
 
 __all__ = ["SCOPE_KEY", "ProtectedResource", "protect"]
@@ -43,6 +47,9 @@ class ProtectedResource:
 
     Tokens longer than `max_token_length` characters are refused unread. A request with `access_token`
     in its query string is refused with 400 "invalid_request", even if it also has the header.
+    dpop: "allowed" (Bearer and DPoP-bound tokens; a bound token only with a proof by its key),
+    "required" (DPoP-bound tokens only), "disabled" (Bearer only, and bound tokens refused), or a
+    DPoPChecker with other limits. While DPoP is on, challenges offer it beside Bearer.
     """
 
     def __init__(
@@ -56,6 +63,7 @@ class ProtectedResource:
         required_scopes: Sequence[str] = (),
         resource_name: str | None = None,
         max_token_length: int = 8192,
+        dpop: DPoPOption | DPoPChecker = "allowed",
     ) -> None:
         document = metadata_document(resource, authorization_servers, scopes_supported, resource_name)
         self.app = app
@@ -64,6 +72,7 @@ class ProtectedResource:
         self.scopes_supported = tuple(scopes_supported or ())
         self.required_scopes = tuple(required_scopes)
         self.max_token_length = max_token_length
+        self.dpop = dpop_checker(dpop)
         self.metadata_paths = metadata_paths(resource)
         self.metadata_url = metadata_url(resource)
         self._metadata = orjson.dumps(document)
@@ -95,30 +104,70 @@ class ProtectedResource:
         if query_carries_token(scope.get("query_string", b"")):
             raise AuthRefusal(400, "invalid_request", "access tokens are not accepted in the query string")
         values = [v.decode("latin-1") for k, v in scope["headers"] if k.lower() == b"authorization"]
-        token = bearer_token(values, self.max_token_length)
-        if token is None:
+        schemes = ("bearer",) if self.dpop is None else ("bearer", "dpop")
+        found = credentials(values, self.max_token_length, schemes)
+        if found is None:
             raise AuthRefusal(401, None, "an access token is required", self.required_scopes)
+        scheme, token = found
+        try:
+            return await self._check(scope, scheme, token)
+        except AuthRefusal as refusal:
+            raise dataclasses.replace(refusal, scope=refusal.scope or self.required_scopes) from None
+
+    async def _check(self, scope: Scope, scheme: str, token: str) -> AccessToken:
+        proof: Proof | None = None
+        if self.dpop is not None and scheme == "dpop":
+            proof = self.dpop.read(scope, token, self.resource)
+        elif self.dpop is not None and self.dpop.required:
+            raise AuthRefusal(401, "invalid_token", "only DPoP-bound tokens are accepted", scheme="DPoP")
+        challenged = "DPoP" if proof is not None else "Bearer"
         try:
             access = await self.verifier.verify(token)
         except InvalidToken as exc:
-            raise AuthRefusal(401, "invalid_token", exc.description, self.required_scopes) from None
+            raise AuthRefusal(401, "invalid_token", exc.description, scheme=challenged) from None
+        bound_to = bound_thumbprint(access.claims)
+        if proof is not None and self.dpop is not None:
+            self.dpop.accept(proof, bound_to)
+        elif bound_to is not None:  # RFC 9449 §7.2: a bound token presented as Bearer is refused
+            reason = "a DPoP-bound token needs the DPoP scheme and a proof"
+            raise AuthRefusal(401, "invalid_token", reason, scheme="DPoP" if self.dpop else "Bearer")
         # Checked here as well, so a verifier that forgets the audience cannot let a passed-through token in.
         if not any(same_resource(aud, self.resource) for aud in access.audience):
-            reason = "the token was issued for another resource"
-            raise AuthRefusal(401, "invalid_token", reason, self.required_scopes)
+            raise AuthRefusal(
+                401, "invalid_token", "the token was issued for another resource", scheme=challenged
+            )
         missing = missing_scopes(access.scopes, self.required_scopes)
         if missing:
             wanted = scope_challenge(self.required_scopes, access.scopes, self.scopes_supported)
-            raise AuthRefusal(403, "insufficient_scope", f"the token lacks {' '.join(missing)}", wanted)
+            reason = f"the token lacks {' '.join(missing)}"
+            raise AuthRefusal(403, "insufficient_scope", reason, wanted, scheme=challenged)
         return access
 
     async def _refuse(self, send: Send, refusal: AuthRefusal) -> None:
-        value = challenge(self.metadata_url, refusal.scope, refusal.error, refusal.description)
         body: dict[str, str] = {"error_description": refusal.description}
         if refusal.error:
             body = {"error": refusal.error, **body}
-        headers = [*JSON_HEADERS, (b"www-authenticate", value.encode("latin-1"))]
+        headers = [*JSON_HEADERS, *self._challenges(refusal)]
         await respond(send, refusal.status, orjson.dumps(body), headers)
+
+    def _challenges(self, refusal: AuthRefusal) -> list[tuple[bytes, bytes]]:
+        """Bearer (unless DPoP is required) and DPoP (while it is on) challenges, the error on the one
+        it belongs to (RFC 9449 §7.1), and a fresh DPoP-Nonce when nonces are in use."""
+        values: list[str] = []
+        dpop = self.dpop
+        on_dpop = dpop is not None and (refusal.scheme == "DPoP" or dpop.required)
+        if dpop is None or not dpop.required:
+            error = None if on_dpop else refusal.error
+            values.append(challenge(self.metadata_url, refusal.scope, error, refusal.description))
+        extra: list[tuple[bytes, bytes]] = []
+        if dpop is not None:
+            error = refusal.error if on_dpop else None
+            algs = dpop.algorithms
+            values.append(dpop_challenge(algs, self.metadata_url, refusal.scope, error, refusal.description))
+            nonce = dpop.nonce()
+            if nonce is not None:
+                extra.append((b"dpop-nonce", nonce.encode("ascii")))
+        return [*((b"www-authenticate", v.encode("latin-1")) for v in values), *extra]
 
     async def _serve_metadata(self, method: str, send: Send) -> None:
         cors = [(b"access-control-allow-origin", b"*")]
@@ -142,6 +191,7 @@ def protect(
     required_scopes: Sequence[str] = (),
     resource_name: str | None = None,
     max_token_length: int = 8192,
+    dpop: DPoPOption | DPoPChecker = "allowed",
 ) -> ProtectedResource:
     """`app` (an ASGI app, e.g. a StreamableHTTPApp) behind bearer tokens, as ProtectedResource describes."""
     return ProtectedResource(
@@ -153,4 +203,5 @@ def protect(
         required_scopes=required_scopes,
         resource_name=resource_name,
         max_token_length=max_token_length,
+        dpop=dpop,
     )

@@ -24,6 +24,7 @@ __all__ = [
     "bearer_token",
     "challenge",
     "check_times",
+    "credentials",
     "metadata_document",
     "metadata_paths",
     "metadata_url",
@@ -71,6 +72,7 @@ class AuthRefusal(Exception):
     error: str | None
     description: str
     scope: tuple[str, ...] = ()
+    scheme: str = "Bearer"  # the challenge the error belongs to (RFC 9449 §7.1: DPoP for proof errors)
 
 
 def metadata_paths(resource: str) -> tuple[str, ...]:
@@ -128,19 +130,29 @@ def bearer_token(values: Sequence[str], max_length: int) -> str | None:
     More than one Authorization header, or a malformed Bearer value, is a 400 "invalid_request";
     a token longer than `max_length` is a 401 "invalid_token".
     """
+    found = credentials(values, max_length, ("bearer",))
+    return found[1] if found else None
+
+
+def credentials(
+    values: Sequence[str], max_length: int, schemes: Sequence[str] = ("bearer", "dpop")
+) -> tuple[str, str] | None:
+    """The scheme (lower case, one of `schemes`) and access token of the Authorization header values;
+    None when no credentials of those schemes were sent. Errors as for `bearer_token`."""
     if len(values) > 1:
         raise AuthRefusal(400, "invalid_request", "more than one Authorization header")
     if not values:
         return None
-    scheme, _, token = values[0].strip().partition(" ")
-    if scheme.lower() != "bearer":
+    name, _, token = values[0].strip().partition(" ")
+    scheme = name.lower()
+    if scheme not in schemes:
         return None
     token = token.strip()
     if len(token) > max_length:
         raise AuthRefusal(401, "invalid_token", f"the token is longer than {max_length} characters")
     if not _B64TOKEN.fullmatch(token):
-        raise AuthRefusal(400, "invalid_request", "malformed Bearer credentials")
-    return token
+        raise AuthRefusal(400, "invalid_request", f"malformed {name} credentials")
+    return scheme, token
 
 
 def query_carries_token(query_string: bytes) -> bool:
