@@ -199,6 +199,7 @@ class HTTPServer:
     def __init__(self, kind: str, repo_root: Path) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = str(repo_root / "src")
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode cached (see run.py)
         self.port = _free_port()
         self.proc = subprocess.Popen(
             [sys.executable, str(APP), kind, str(self.port)],

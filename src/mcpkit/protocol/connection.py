@@ -46,6 +46,9 @@ class Connection:
         self.log_level: str | None = None  # server: set by logging/setLevel; client: sent in `_meta`
         self.server_info_in_results = True  # 2026-07-28 basic "_meta": SHOULD, unless configured not to
         self.calls = Correlation()
+        # Methods a READY connection has let in, each READY -> READY: derived from the tables on
+        # first use, so the next such request skips the lookups (nothing here changes while READY).
+        self._ready_methods: set[str] = set()
 
     def _advance(self, trigger: Trigger, subject: str) -> None:
         self.phase = advance(self.role, self.phase, trigger, subject)
@@ -86,6 +89,15 @@ class Connection:
 
     def _receive_request(self, request: Request) -> list[ev.Event]:
         rid, method, params = request.id, request.method, request.params
+        agreed = self.negotiated
+        if (
+            method in self._ready_methods
+            and self.phase is Phase.READY
+            and ("_meta" not in params or not modern.is_modern_request(params))
+        ):
+            assert agreed is not None
+            self.calls.received(rid, method, params, agreed, None)
+            return [ev.RequestReceived(rid, method, params, agreed)]
         if modern.served_statelessly(self.role, self.versions, method, params, self.phase is Phase.NEW):
             own, level = modern.accept_stateless(
                 method, params, self.versions, self.info, self.capabilities, self.instructions
@@ -93,12 +105,13 @@ class Connection:
             self.calls.received(rid, method, params, own, level)
             return [ev.RequestReceived(rid, method, params, own)]
         rule = caps.inbound_rule(method, self.role, False, self.capabilities, self._stateless)
-        self.phase = advance(self.role, self.phase, ON_RECEIVE[rule.before_ready], method)
+        before, self.phase = self.phase, advance(self.role, self.phase, ON_RECEIVE[rule.before_ready], method)
         core = CORE_REQUESTS.get(method)
         if core is not None:
             self.calls.expect_new(rid)
             return core(self, rid, params)
-        agreed = self.negotiated
+        if before is Phase.READY is self.phase:
+            self._ready_methods.add(method)
         assert agreed is not None  # the core answers every request the lifecycle lets in early
         self.calls.received(rid, method, params, agreed, None)
         return [ev.RequestReceived(rid, method, params, agreed)]

@@ -21,6 +21,7 @@ __all__ = ["Correlation", "Inbound"]
 
 JSON = dict[str, Any]
 Token = str | int
+_TOKEN_TYPES = (str, int)  # a tuple: isinstance with it is cheaper than with the union
 
 
 @dataclass(slots=True)
@@ -93,12 +94,13 @@ class Correlation:
         self, rid: RequestId, method: str, params: JSON, negotiated: Negotiated, log_level: str | None
     ) -> None:
         """Owe the peer an answer to `rid`; -32600 if its id is already in use (see `expect_new`)."""
-        if rid in self._inbound:
+        inbound = self._inbound
+        if rid in inbound:
             self.expect_new(rid)
         meta = params.get("_meta")
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
-        token = token if isinstance(token, str | int) else None
-        self._inbound[rid] = Inbound(method, negotiated, token, log_level)
+        token = meta.get("progressToken") if meta is not None and isinstance(meta, dict) else None
+        token = token if isinstance(token, _TOKEN_TYPES) else None
+        inbound[rid] = Inbound(method, negotiated, token, log_level)
 
     def owed(self, rid: RequestId | None) -> Inbound | None:
         """The peer's request `rid` while it is still owed an answer."""

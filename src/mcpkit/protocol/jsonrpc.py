@@ -112,11 +112,12 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
 
 
 def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return type(value) is int or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _valid_id(value: Any) -> bool:
-    return isinstance(value, str) or _is_int(value)
+    kind = type(value)  # the exact types a decoder makes first, as every message has an id
+    return kind is int or kind is str or isinstance(value, str) or _is_int(value)
 
 
 def classify(obj: Any) -> Message:

@@ -7,7 +7,7 @@ table has no entry for is illegal, and the error says which role, phase and move
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .capabilities import Role
@@ -118,11 +118,12 @@ class Negotiated:
     server_info: JSON
     server_capabilities: JSON
     instructions: str | None = None
+    # Whether this agreement is of the stateless era (2026-07-28): per-request `_meta`, no session.
+    # Derived from `version` once, since every message served under the agreement asks.
+    stateless: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def stateless(self) -> bool:
-        """Whether this agreement is of the stateless era (2026-07-28): per-request `_meta`, no session."""
-        return self.version in STATELESS_VERSIONS
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "stateless", self.version in STATELESS_VERSIONS)
 
     def capabilities_of(self, role: Role) -> JSON:
         return self.client_capabilities if role is Role.CLIENT else self.server_capabilities

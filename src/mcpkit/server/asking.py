@@ -14,7 +14,6 @@ import anyio
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Negotiated
 from ..protocol.modern import INPUT_REQUIRED_METHODS
-from ..protocol.versions import is_modern
 from .round_trip import CannotAsk, RoundTrip
 
 if TYPE_CHECKING:
@@ -72,7 +71,7 @@ def asker_for(
     timeout: float | None,
 ) -> SessionAsker | RoundTrip | CannotAsk:
     """The asker for one request; a malformed requestState or inputResponses is -32602 here."""
-    if not is_modern(agreement.version):
+    if not agreement.stateless:
         return SessionAsker(session, request_id, timeout)
     client = agreement.client_capabilities
     if method in INPUT_REQUIRED_METHODS:
