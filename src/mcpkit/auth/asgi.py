@@ -30,7 +30,7 @@ from ..protocol.resource_auth import (
     same_resource,
     scope_challenge,
 )
-from ..transports.http_server.asgi import JSON_HEADERS, Receive, Scope, Send, respond
+from ..transports.http_server.asgi import AUTH_SCOPE_KEY, JSON_HEADERS, Receive, Scope, Send, respond
 from .dpop import DPoPChecker, DPoPOption, Proof, dpop_checker
 from .verifier import TokenVerifier, VerifierUnavailable
 
@@ -38,7 +38,7 @@ __all__ = ["SCOPE_KEY", "ProtectedResource", "protect"]
 
 log = logging.getLogger(__name__)
 
-SCOPE_KEY: Final = "mcpkit.auth"
+SCOPE_KEY: Final = AUTH_SCOPE_KEY
 _METADATA_METHODS: Final = "GET, HEAD, OPTIONS"
 
 

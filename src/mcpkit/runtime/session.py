@@ -36,6 +36,7 @@ from ..protocol.errors import (
 from ..protocol.framing import Oversized
 from ..protocol.jsonrpc import RequestId, encode, error_message
 from ..protocol.lifecycle import Negotiated
+from .origin import RECEIVED_FROM
 from .stream import MessageStream
 from .workers import SESSION_WORKERS
 
@@ -210,11 +211,15 @@ class Session:
         receive, process = self.stream.receive, self.connection.receive_data
         native, request = self._loop is not None, ev.RequestReceived
         event: ev.Event | None = None
+        stream, knows_origin, origin = self.stream, hasattr(self.stream, "received_from"), None
         while True:
             try:
                 data = await receive()
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return
+            if knows_origin and stream.received_from is not origin:  # type: ignore[attr-defined]
+                origin = stream.received_from  # type: ignore[attr-defined]
+                RECEIVED_FROM.set(origin)  # the handlers started from here on inherit it
             if isinstance(data, Oversized):
                 error = {
                     "code": INVALID_REQUEST,
@@ -230,6 +235,9 @@ class Session:
                     await self._dispatch(event)
             del data
             event = None  # an idle session's reader keeps no message alive while it waits
+            if origin is not None:  # nor the headers of the request that carried it
+                origin = None
+                RECEIVED_FROM.set(None)
 
     async def _dispatch(self, event: ev.Event) -> None:
         if isinstance(event, ev.RequestReceived):

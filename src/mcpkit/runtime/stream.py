@@ -26,9 +26,11 @@ class MessageStream(Protocol):
     message the transport refused to hold whole. `related` on `send` names the inbound request a
     message belongs to (its response, or what its handler sends), for transports that route by it.
 
-    Optional attributes a stream may have: `eof_grace` (seconds the requests already read may still
-    be answered once input ends) and `pre_agreed` (a protocol version the server side proceeds with
-    without an initialize, for a transport that serves handshake-era messages with no session).
+    Optional attributes a stream may have: `received_from` (the `Origin` of the message `receive`
+    returned last, for a transport that knows more than its bytes), `eof_grace` (seconds the requests
+    already read may still be answered once input ends) and `pre_agreed` (a protocol version the
+    server side proceeds with without an initialize, for a transport that serves handshake-era
+    messages with no session).
     """
 
     async def receive(self) -> bytes | bytearray | Oversized: ...

@@ -5,7 +5,7 @@ Each call checks what the client declared before anything is sent (a CapabilityE
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -18,6 +18,8 @@ from ..protocol.versions import Feature, has, is_modern
 from .asking import Asker
 
 if TYPE_CHECKING:
+    from ..protocol.resource_auth import AccessToken
+    from ..runtime.origin import Origin
     from ..runtime.session import Session
     from .registry import Registry
 
@@ -62,7 +64,7 @@ class Elicited:
 class Context:
     """Handed to a handler that declares a parameter of this type."""
 
-    __slots__ = ("_server", "asker", "meta", "negotiated", "registry", "request_id", "session")
+    __slots__ = ("_server", "asker", "meta", "negotiated", "origin", "registry", "request_id", "session")
 
     def __init__(
         self,
@@ -74,9 +76,11 @@ class Context:
         *,
         meta: JSON | None = None,
         server: ServerHandle | None = None,
+        origin: Origin | None = None,
     ) -> None:
         """`negotiated`: the agreement this request is served under (a stateless request carries its
-        own); `asker`: how this request reaches the client (asking.asker_for chooses)."""
+        own); `asker`: how this request reaches the client (asking.asker_for chooses); `origin`: what
+        the transport knew of the request (None over stdio)."""
         self.registry = registry
         self.session = session
         self.request_id = request_id
@@ -84,6 +88,7 @@ class Context:
         self.asker = asker
         self.meta: JSON = meta or {}  # the request's `_meta`, untouched
         self._server = server
+        self.origin = origin
 
     @property
     def server(self) -> ServerHandle:
@@ -100,6 +105,27 @@ class Context:
     @property
     def client_capabilities(self) -> JSON:
         return self.negotiated.client_capabilities
+
+    @property
+    def client_info(self) -> JSON:
+        """The client's `clientInfo` (from initialize, or a stateless request's `_meta`)."""
+        return self.negotiated.client_info
+
+    @property
+    def auth(self) -> AccessToken | None:
+        """The access token this request was authorized with (a server behind mcpkit.auth.protect),
+        or None: who it speaks for (`subject`, `client_id`) and what it allows (`scopes`)."""
+        return self.origin.auth if self.origin is not None else None
+
+    @property
+    def request_headers(self) -> Mapping[str, str] | None:
+        """The HTTP request's headers (names lower-cased), or None when not served over HTTP."""
+        return self.origin.headers if self.origin is not None else None
+
+    @property
+    def session_id(self) -> str | None:
+        """The Streamable HTTP session (Mcp-Session-Id) the request belongs to, if any."""
+        return self.origin.session_id if self.origin is not None else None
 
     @property
     def cancelled(self) -> bool:

@@ -17,6 +17,7 @@ from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
 from ..protocol.errors import METHOD_NOT_FOUND, MCPError
 from ..protocol.versions import SUPPORTED_VERSIONS
+from ..runtime.origin import RECEIVED_FROM
 from ..runtime.session import Session
 from ..runtime.stream import MessageStream
 from .asking import asker_for
@@ -325,6 +326,7 @@ class Server:
             asker,
             meta=meta if isinstance(meta, dict) else None,
             server=self,
+            origin=RECEIVED_FROM.get(),
         )
         try:
             return await handler(self.registry, self.peers, ctx, params)

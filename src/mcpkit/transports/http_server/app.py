@@ -39,7 +39,7 @@ from ...protocol.jsonrpc import (
     classify,
     decode,
 )
-from .asgi import Receive, Scope, Send, endpoint_path, handle, read_body, respond
+from .asgi import AUTH_SCOPE_KEY, Receive, Scope, Send, endpoint_path, handle, read_body, respond
 from .clients import ClientCounts, SessionKey
 from .delivery import Answering, deliver, serve_alone
 from .event_store import EventStore, InMemoryEventStore
@@ -146,7 +146,7 @@ class StreamableHTTPApp:
         if endpoint_path(scope) != self.path:
             raise HTTPRefusal(404, "Not Found")
         guard(headers, self.allowed_hosts, self.allowed_origins)
-        exchange = Exchange(headers, receive, send, repeated)
+        exchange = Exchange(headers, receive, send, repeated, auth=scope.get(AUTH_SCOPE_KEY))
         method = scope["method"]
         if method == "POST":
             exchange.client = self.session_key(scope) if self.session_key is not None else None
@@ -196,7 +196,7 @@ class StreamableHTTPApp:
             if getattr(exc, "response", False) and "mcp-session-id" in exchange.headers:
                 # a malformed answer to the server's request: its session fails that request at once
                 session, _ = self._registry.find(exchange.headers, "a response", self.strict_version)
-                await session.push(exchange.body)
+                await session.push(exchange.body, exchange.origin(session.session_id))
             raise HTTPRefusal(400, exc.message, exc.code) from None
 
     async def _get(self, exchange: Exchange) -> None:

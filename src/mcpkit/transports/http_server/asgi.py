@@ -15,6 +15,7 @@ from ...protocol.http_rules import HTTPRefusal
 from ...protocol.jsonrpc import encode, error_message
 
 __all__ = [
+    "AUTH_SCOPE_KEY",
     "JSON_HEADERS",
     "SSE_HEADERS",
     "ASGIMessage",
@@ -40,6 +41,8 @@ log = logging.getLogger("mcpkit.transports.http_server")
 
 SSE_HEADERS: Headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
 JSON_HEADERS: Headers = [(b"content-type", b"application/json")]
+# Where mcpkit.auth.protect() leaves the verified AccessToken in the scope of the app it wraps.
+AUTH_SCOPE_KEY = "mcpkit.auth"
 
 
 class Disconnected(Exception):

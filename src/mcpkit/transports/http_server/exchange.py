@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...protocol.jsonrpc import Message
 from ...protocol.versions import V2025_03_26
+from ...runtime.origin import Origin
 from .asgi import Receive, Send
 
 __all__ = ["Exchange", "Headers"]
@@ -32,3 +34,8 @@ class Exchange:
     message: Message | None = None
     version: str = V2025_03_26
     response_headers: Headers = field(default_factory=list)
+    auth: Any = None  # the AccessToken mcpkit.auth.protect() verified for this request, if protected
+
+    def origin(self, session_id: str | None) -> Origin:
+        """What a handler may know of the request that carried its message."""
+        return Origin(self.headers, self.auth, session_id)

@@ -26,6 +26,7 @@ from ...protocol.http_rules import (
 )
 from ...protocol.jsonrpc import RequestId
 from ...runtime.mailbox import Mailbox
+from ...runtime.origin import Origin
 from .event_store import EventStore
 
 __all__ = ["STANDALONE", "Item", "Route", "SessionStream"]
@@ -106,6 +107,7 @@ class SessionStream:
         "init_id",
         "last_seen",
         "pre_agreed",
+        "received_from",
         "routes",
         "session_id",
         "standalone",
@@ -117,7 +119,8 @@ class SessionStream:
     def __init__(self, session_id: str | None, store: EventStore | None = None) -> None:
         self.session_id = session_id
         self.store = store if session_id is not None else None
-        self._inbox = Mailbox[bytes](16)
+        self._inbox = Mailbox[tuple[bytes, Origin | None]](16)
+        self.received_from: Origin | None = None  # of the message `receive` returned last
         self.routes: dict[RequestId, Route] = {}  # unanswered requests with a stream
         self.streams: dict[str, Route] = {}  # the same routes by stream id, for resuming
         self.standalone = Route(STANDALONE)
@@ -165,7 +168,9 @@ class SessionStream:
         return await self.store.store(self.session_id, stream_id, data)
 
     async def receive(self) -> bytes | Oversized:
-        return await self._inbox.get()
+        self.received_from = None  # an idle session keeps no request's headers alive
+        data, self.received_from = await self._inbox.get()
+        return data
 
     async def send(self, data: bytes, related: RequestId | None = None) -> None:
         route = self.routes.get(related) if related is not None else None
@@ -191,9 +196,10 @@ class SessionStream:
                 self.backlog = deque(maxlen=_BACKLOG)
             self.backlog.append(item)
 
-    async def push(self, data: bytes) -> None:
-        """Hand an inbound message to `serve`; raises HTTPRefusal 404 once the session has ended."""
-        if not await self._inbox.put(data):
+    async def push(self, data: bytes, origin: Origin | None = None) -> None:
+        """Hand an inbound message (and what is known of its HTTP request) to `serve`; raises
+        HTTPRefusal 404 once the session has ended."""
+        if not await self._inbox.put((data, origin)):
             raise HTTPRefusal(404, "Session not found", SESSION_NOT_FOUND)
 
     def close(self) -> None:

@@ -1,0 +1,35 @@
+"""Where an inbound message came from, as far as its transport can tell, for the handler it starts.
+
+A transport that knows more than the bytes (Streamable HTTP: the request's headers, the access token
+`mcpkit.auth.protect()` verified, the session id) hands it over with each message; the Session's reader
+puts it in `RECEIVED_FROM` before it starts the message's handler, whose task inherits a copy of the
+context. Over stdio nothing is known and it stays None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # only a protected HTTP server has tokens; stdio never imports the auth rules
+    from ..protocol.resource_auth import AccessToken
+
+__all__ = ["RECEIVED_FROM", "Origin"]
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """What the transport knew of one inbound message.
+
+    `headers`: the HTTP request's headers, names lower-cased. `auth`: the verified access token, when
+    the server is protected. `session_id`: the Streamable HTTP session it belongs to, if any.
+    """
+
+    headers: Mapping[str, str] = field(default_factory=dict)
+    auth: AccessToken | None = None
+    session_id: str | None = None
+
+
+RECEIVED_FROM: ContextVar[Origin | None] = ContextVar("mcpkit_received_from", default=None)
