@@ -6,7 +6,7 @@
 //   NPM_DIR     the npm prefix holding node_modules/oidc-provider
 //   REDIRECT    the redirect URI of the authorization-code client "mcp-app"
 //
-// Clients: "mcp-service" (client_credentials, JWT tokens), "opaque-service" (client_credentials, opaque
+// Clients: "mcp-service" and "mcp-other" (client_credentials, JWT tokens: two principals), "opaque-service" (client_credentials, opaque
 // tokens), "short-lived" (client_credentials, 1 s JWT tokens), "mcp-app"
 // (authorization_code + refresh_token, PKCE), "resource-server" (only authenticates to introspection).
 // Every secret is "<client_id>-secret". Any other http(s) resource indicator is a resource server too, with
@@ -38,6 +38,7 @@ const provider = new Provider(issuer, {
   jwks,
   clients: [
     service('mcp-service'),
+    service('mcp-other'),
     service('short-lived'),
     service('opaque-service'),
     service('resource-server'),

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
+import orjson
+
 __all__ = [
     "WELL_KNOWN",
     "AccessToken",
@@ -53,6 +55,12 @@ class AccessToken:
     expires_at: float | None
     audience: tuple[str, ...]
     claims: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def principal(self) -> str:
+        """Who the token speaks for, as one unambiguous string (issuer, client, subject): what a
+        session or a sealed requestState is bound to (Security Best Practices, "Session Hijacking")."""
+        return orjson.dumps([self.claims.get("iss"), self.client_id, self.subject]).decode()
 
 
 class InvalidToken(Exception):

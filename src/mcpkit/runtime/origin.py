@@ -31,5 +31,10 @@ class Origin:
     auth: AccessToken | None = None
     session_id: str | None = None
 
+    @property
+    def principal(self) -> str | None:
+        """Whose access token authorized the request (AccessToken.principal), or None."""
+        return self.auth.principal if self.auth is not None else None
+
 
 RECEIVED_FROM: ContextVar[Origin | None] = ContextVar("mcpkit_received_from", default=None)

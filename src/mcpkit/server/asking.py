@@ -69,11 +69,12 @@ def asker_for(
     *,
     sealer: StateSealer,
     timeout: float | None,
+    principal: str | None = None,
 ) -> SessionAsker | RoundTrip | CannotAsk:
     """The asker for one request; a malformed requestState or inputResponses is -32602 here."""
     if not agreement.stateless:
         return SessionAsker(session, request_id, timeout)
     client = agreement.client_capabilities
     if method in INPUT_REQUIRED_METHODS:
-        return RoundTrip.from_params(params, sealer, method, client)
+        return RoundTrip.from_params(params, sealer, method, client, principal)
     return CannotAsk(client)

@@ -74,22 +74,32 @@ class RoundTrip:
     """
 
     def __init__(
-        self, answers: dict[str, JSON], method: str, params: JSON, client: JSON, sealer: StateSealer
+        self,
+        answers: dict[str, JSON],
+        method: str,
+        params: JSON,
+        client: JSON,
+        sealer: StateSealer,
+        principal: str | None = None,
     ) -> None:
         self.answers = answers
         self.client = client  # the capabilities the request declared
         self._method, self._params, self._sealer = method, params, sealer
+        self._principal = principal  # whose token the state is sealed for (None: no authorization)
         self._counts: dict[str, int] = {}
         self._used: set[str] = set()
 
     @classmethod
-    def from_params(cls, params: JSON, sealer: StateSealer, method: str, client: JSON) -> RoundTrip:
-        """Open the requestState (if any) and merge in `inputResponses`; -32602 for malformed ones.
+    def from_params(
+        cls, params: JSON, sealer: StateSealer, method: str, client: JSON, principal: str | None = None
+    ) -> RoundTrip:
+        """Open the requestState (if any) and merge in `inputResponses`; -32602 for malformed ones,
+        and for state sealed for another principal.
 
         The request's binding digest is computed only when state is opened or sealed, so a call
         that never asks the client costs nothing here.
         """
-        trip = cls({}, method, params, client, sealer)
+        trip = cls({}, method, params, client, sealer, principal)
         if "requestState" in params:
             earlier = sealer.open(params["requestState"], trip.binding()).get("answers")
             if isinstance(earlier, dict):
@@ -103,7 +113,7 @@ class RoundTrip:
         return trip
 
     def binding(self) -> str:
-        return request_binding(self._method, self._params)
+        return request_binding(self._method, self._params, self._principal)
 
     def key_for(self, method: str, key: str | None) -> str:
         """The key of the next ask: the caller's, or one counted per kind (stable across rounds)."""

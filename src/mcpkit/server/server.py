@@ -308,7 +308,7 @@ class Server:
         if handler is None:  # declared in the table but this server offers no handler for it
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {request.method!r}")
         params, meta = request.params, request.params.get("_meta")
-        agreement = request.negotiated
+        agreement, origin = request.negotiated, RECEIVED_FROM.get()
         asker = asker_for(
             session,
             request.id,
@@ -317,6 +317,7 @@ class Server:
             agreement,
             sealer=self.state_sealer,
             timeout=self.client_request_timeout,
+            principal=origin.principal if origin is not None else None,
         )
         ctx = Context(
             self.registry,
@@ -326,7 +327,7 @@ class Server:
             asker,
             meta=meta if isinstance(meta, dict) else None,
             server=self,
-            origin=RECEIVED_FROM.get(),
+            origin=origin,
         )
         try:
             return await handler(self.registry, self.peers, ctx, params)

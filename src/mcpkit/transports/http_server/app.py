@@ -156,7 +156,7 @@ class StreamableHTTPApp:
         if method == "GET" and not self.sessionless:
             await self._get(exchange)
         elif method == "DELETE" and not self.sessionless:
-            session, _ = self._registry.find(headers, "DELETE", self.strict_version)
+            session, _ = self._registry.find(headers, "DELETE", self.strict_version, exchange.principal)
             self._registry.end(session.session_id or "")
             await respond(send, 204, b"", [])
         else:
@@ -177,14 +177,16 @@ class StreamableHTTPApp:
         refuse_repeats(exchange.repeated)
         exchange.version = request_version(headers.get("mcp-protocol-version"), None)
         if kind is PostKind.IN_SESSION:
-            session, exchange.version = self._registry.find(headers, _what(message), self.strict_version)
+            session, exchange.version = self._registry.find(
+                headers, _what(message), self.strict_version, exchange.principal
+            )
             await deliver(session, exchange, self._answering)
             return
         if kind is PostKind.SESSIONLESS:
             with self._sessionless_clients.held(exchange.client, _rid(message)):
                 await serve_alone(self._registry.run, exchange, self._answering)
         else:
-            session = await self._registry.new(exchange.client)
+            session = await self._registry.new(exchange.client, exchange.principal)
             exchange.response_headers.append((b"mcp-session-id", (session.session_id or "").encode()))
             await deliver(session, exchange, self._answering)
 
@@ -195,14 +197,18 @@ class StreamableHTTPApp:
         except MCPError as exc:
             if getattr(exc, "response", False) and "mcp-session-id" in exchange.headers:
                 # a malformed answer to the server's request: its session fails that request at once
-                session, _ = self._registry.find(exchange.headers, "a response", self.strict_version)
+                session, _ = self._registry.find(
+                    exchange.headers, "a response", self.strict_version, exchange.principal
+                )
                 await session.push(exchange.body, exchange.origin(session.session_id))
             raise HTTPRefusal(400, exc.message, exc.code) from None
 
     async def _get(self, exchange: Exchange) -> None:
         if not accepts(exchange.headers, "text/event-stream"):
             raise HTTPRefusal(406, "Not Acceptable: Accept must include text/event-stream")
-        session, version = self._registry.find(exchange.headers, "GET", self.strict_version)
+        session, version = self._registry.find(
+            exchange.headers, "GET", self.strict_version, exchange.principal
+        )
         last_event_id = exchange.headers.get("last-event-id")
         with session.busy():
             if last_event_id is not None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...protocol.jsonrpc import Message
 from ...protocol.versions import V2025_03_26
 from ...runtime.origin import Origin
 from .asgi import Receive, Send
+
+if TYPE_CHECKING:
+    from ...protocol.resource_auth import AccessToken
 
 __all__ = ["Exchange", "Headers"]
 
@@ -34,7 +37,12 @@ class Exchange:
     message: Message | None = None
     version: str = V2025_03_26
     response_headers: Headers = field(default_factory=list)
-    auth: Any = None  # the AccessToken mcpkit.auth.protect() verified for this request, if protected
+    auth: AccessToken | None = None  # what mcpkit.auth.protect() verified, on a protected server
+
+    @property
+    def principal(self) -> str | None:
+        """Whose access token authorized the request (None on an unprotected server)."""
+        return self.auth.principal if self.auth is not None else None
 
     def origin(self, session_id: str | None) -> Origin:
         """What a handler may know of the request that carried its message."""

@@ -56,28 +56,32 @@ class SessionRegistry:
         self.end_all()
         await self._host.aclose()
 
-    async def new(self, client: str | None = None) -> SessionStream:
-        """A new session with its `serve` task running, held by `client` (None: unidentified);
-        503 at `max_sessions`, 429 when `client` already holds its share."""
+    async def new(self, client: str | None = None, principal: str | None = None) -> SessionStream:
+        """A new session with its `serve` task running, held by `client` (None: unidentified) and
+        bound to `principal` (the access token's, on a protected server); 503 at `max_sessions`,
+        429 when `client` already holds its share."""
         if len(self.sessions) >= self.max_sessions:
             raise HTTPRefusal(503, "Service Unavailable: too many sessions", INTERNAL_ERROR, retry_after="5")
         tg = await self._host.task_group()
         self.per_client.acquire(client)  # released when the session's `run` ends
         session = SessionStream(secrets.token_urlsafe(32), self.store)
-        session.client = client
+        session.client, session.principal = client, principal
         assert session.session_id is not None
         self.sessions[session.session_id] = session
         tg.start_soon(self.run, session)
         return session
 
-    def find(self, headers: dict[str, str], what: str, strict_version: bool) -> tuple[SessionStream, str]:
+    def find(
+        self, headers: dict[str, str], what: str, strict_version: bool, principal: str | None = None
+    ) -> tuple[SessionStream, str]:
         """The session a request names, and the version it speaks (checked against the session's):
-        400 when it names none, 404 when that session is gone."""
+        400 when it names none, 404 when that session is gone or bound to another principal (the
+        same answer, so a session id learnt by someone else reveals nothing)."""
         sid = headers.get("mcp-session-id")
         if sid is None:
             raise HTTPRefusal(400, f"Bad Request: {what} {_NO_SESSION}")
         session = self.sessions.get(sid)
-        if session is None:
+        if session is None or session.principal != principal:
             raise HTTPRefusal(404, "Session not found", SESSION_NOT_FOUND)
         return session, request_version(headers.get("mcp-protocol-version"), session.version, strict_version)
 

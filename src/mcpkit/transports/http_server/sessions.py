@@ -107,6 +107,7 @@ class SessionStream:
         "init_id",
         "last_seen",
         "pre_agreed",
+        "principal",
         "received_from",
         "routes",
         "session_id",
@@ -131,6 +132,7 @@ class SessionStream:
         self.init_id: RequestId | None = None
         self.closed = False
         self.client: str | None = None  # who holds it, when the server can tell (`clients`)
+        self.principal: str | None = None  # whose access token opened it, on a protected server
         self.pre_agreed: str | None = None  # a sessionless POST's version, served without initialize
         self._stream_ids = itertools.count(1)
         self._local_ids = itertools.count(1)
