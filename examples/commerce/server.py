@@ -7,7 +7,8 @@ seeded with a small catalogue on first run.
 
 With --auth-issuer (HTTP only) the server is an OAuth 2.1 resource server: every request needs an access
 token (a JWT, RFC 9068) from that issuer, for this server's URL (--auth-resource, by default
-http://HOST:PORT/mcp), granting --auth-scope (default commerce:write; per-tool scopes are not done yet).
+http://HOST:PORT/mcp), granting --auth-scope (default mcp:tools); update_stock needs commerce:write too, and
+a token without it neither sees nor may call it (403 insufficient_scope, so a client can step up).
 The issuer's keys are fetched on first use, so the server starts even while the issuer is down.
 """
 
@@ -37,6 +38,7 @@ sys.modules.setdefault("commerce_db", db)
 _spec.loader.exec_module(db)
 
 RETURN_REASONS = ["damaged", "wrong_item", "not_as_described", "no_longer_needed", "other"]
+WRITE_SCOPE = "commerce:write"  # what update_stock asks of an access token (on HTTP with --auth-issuer)
 
 
 class Inventory(BaseModel):
@@ -149,7 +151,7 @@ def build_server(db_path: str | Path) -> Server:
             low_stock=new < threshold,
         )
 
-    @server.tool(destructive=False, idempotent=False)
+    @server.tool(destructive=False, idempotent=False, scopes=[WRITE_SCOPE])
     async def update_stock(sku: str, warehouse: str, delta: int, ctx: Context) -> StockUpdate:
         """Add (positive delta) or remove (negative delta) units of a SKU in one warehouse."""
         result: StockUpdate = await run(_update_stock, sku, warehouse, delta)
@@ -350,7 +352,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--auth-issuer", help="require access tokens from this OAuth authorization server")
     parser.add_argument("--auth-resource", help="this server's public URL (default http://HOST:PORT/mcp)")
-    parser.add_argument("--auth-scope", default="commerce:write", help="scopes every token needs")
+    parser.add_argument("--auth-scope", default="mcp:tools", help="scopes every token needs")
     args = parser.parse_args(argv)
     if args.auth_issuer and not args.http:
         parser.error("--auth-issuer needs --http")
@@ -380,12 +382,13 @@ def serve(server: Server, args: argparse.Namespace) -> None:
             verifier=verifier,
             resource=resource,
             authorization_servers=[args.auth_issuer],
-            scopes_supported=scopes,
+            scopes_supported=[*scopes, WRITE_SCOPE],
             required_scopes=scopes,
             resource_name="Commerce demo shop",
         )
         print(
-            f"protected: tokens from {args.auth_issuer} for {resource} with scope {' '.join(scopes)}",
+            f"protected: tokens from {args.auth_issuer} for {resource} with scope {' '.join(scopes)}"
+            f" ({WRITE_SCOPE} to update stock)",
             file=sys.stderr,
         )
         print("Connect with an OAuth client, e.g. mcpkit.client.oauth.OAuthClient.", file=sys.stderr)

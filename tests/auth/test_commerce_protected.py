@@ -50,30 +50,67 @@ async def post(url: str, token: str | None = None) -> httpx.Response:
         return await http.post(url, json=INITIALIZE, headers=headers)
 
 
-async def test_check_inventory_needs_a_commerce_write_token_from_the_issuer(
+async def update_stock_post(token: str) -> httpx.Response:
+    """A session-less 2026-07-28 update_stock call, raw, with `token`."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    arguments = {"sku": "ACC-FLT-100", "warehouse": "LON", "delta": 1}
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "update_stock", "arguments": arguments, "_meta": meta},
+    }
+    headers = {
+        **HEADERS,
+        "authorization": f"Bearer {token}",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "update_stock",
+    }
+    async with httpx.AsyncClient() as http:
+        return await http.post(RESOURCE, json=message, headers=headers)
+
+
+async def test_tokens_need_mcp_tools_and_update_stock_needs_commerce_write(
     provider: AuthServer, tmp_path: Path
 ) -> None:
     auth = OAuthClient(
         RESOURCE,
         grant="client_credentials",
         client=ClientCredentials("mcp-service", "mcp-service-secret"),
-        scope="commerce:write",
+        scope="mcp:tools",
     )
     with peers.server_process(commerce(provider.issuer, tmp_path / "shop.db"), MCP_PORT, ENV):
         anonymous = await post(RESOURCE)
-        narrow = await post(RESOURCE, await provider.token(scope="mcp:tools"))
+        other_resource = await post(RESOURCE, await provider.token(scope="other:read", resource="urn:other"))
+        narrow_update = await update_stock_post(await provider.token(scope="mcp:tools"))
         async with httpx.AsyncClient() as http:
             metadata = (await http.get(METADATA)).json()
         async with connect_http(RESOURCE, auth=auth, timeout=10) as client:
-            result = await client.call_tool("check_inventory", {"sku": "ACC-FLT-100"})
+            listed = [tool["name"] for tool in (await client.list_tools())["tools"]]
+            checked = await client.call_tool("check_inventory", {"sku": "ACC-FLT-100"})
+            # 403 insufficient_scope: the client steps up to commerce:write and retries
+            updated = await client.call_tool(
+                "update_stock", {"sku": "ACC-FLT-100", "warehouse": "LON", "delta": 5}
+            )
     assert anonymous.status_code == 401
     assert anonymous.headers.get_list("www-authenticate")[0] == (
-        f'Bearer resource_metadata="{METADATA}", scope="commerce:write"'
+        f'Bearer resource_metadata="{METADATA}", scope="mcp:tools"'
     )
+    assert other_resource.status_code == 401
     assert metadata["authorization_servers"] == [provider.issuer]
-    assert metadata["resource"] == RESOURCE and metadata["scopes_supported"] == ["commerce:write"]
-    assert narrow.status_code == 403 and 'error="insufficient_scope"' in narrow.headers["www-authenticate"]
-    assert result["structuredContent"]["total"] == 240
+    assert metadata["resource"] == RESOURCE
+    assert metadata["scopes_supported"] == ["mcp:tools", "commerce:write"]
+    assert narrow_update.status_code == 403
+    challenge = narrow_update.headers["www-authenticate"]
+    assert 'error="insufficient_scope"' in challenge and 'scope="commerce:write mcp:tools"' in challenge
+    assert "update_stock" not in listed and "check_inventory" in listed
+    assert checked["structuredContent"]["total"] == 240
+    assert "structuredContent" in updated, updated
+    assert updated["structuredContent"]["total"] == 245
 
 
 async def test_it_starts_while_the_issuer_is_unreachable_and_says_tokens_cannot_be_checked(

@@ -97,6 +97,13 @@ class ProtectedResource:
                 await respond(send, 503, orjson.dumps(body), headers)
                 return
             scope = {**scope, SCOPE_KEY: access}  # a copy: the server's scope stays as it was
+            try:
+                await self.app(scope, receive, send)
+            except AuthRefusal as refusal:  # the app found the request needs more (a tool's scopes)
+                wanted = scope_challenge(refusal.scope, access.scopes, self.scopes_supported)
+                scheme = "DPoP" if bound_thumbprint(access.claims) is not None else "Bearer"
+                await self._refuse(send, dataclasses.replace(refusal, scope=wanted, scheme=scheme))
+            return
         await self.app(scope, receive, send)
 
     async def authorize(self, scope: Scope) -> AccessToken:

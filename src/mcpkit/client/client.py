@@ -355,7 +355,12 @@ async def connect_stdio(command: list[str], **options: Any) -> AsyncIterator[Cli
 
 _HTTP_STREAM_OPTIONS = frozenset(
     {
-        "max_message", "reconnect_attempts", "reconnect_on_404", "retry_ms", "legacy_fallback", "auth",
+        "max_message",
+        "reconnect_attempts",
+        "reconnect_on_404",
+        "retry_ms",
+        "legacy_fallback",
+        "auth",
         "backoff",
     }
 )

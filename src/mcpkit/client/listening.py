@@ -102,4 +102,3 @@ class Listening:
                     self._output_validators.clear()
                 subscription.offer(note.method, note.params)
         return True
-

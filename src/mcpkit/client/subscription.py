@@ -18,6 +18,7 @@ __all__ = ["Subscription", "listen_filter"]
 
 JSON = dict[str, Any]
 
+
 def listen_filter(tools: bool, prompts: bool, resources: bool, uris: list[str]) -> JSON:
     flags = {"toolsListChanged": tools, "promptsListChanged": prompts, "resourcesListChanged": resources}
     out: JSON = {k: True for k, v in flags.items() if v}

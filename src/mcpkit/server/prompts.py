@@ -31,6 +31,7 @@ class Prompt:
     title: str | None = None
     icons: list[JSON] | None = None
     meta: JSON | None = None
+    scopes: frozenset[str] = frozenset()  # what a caller's access token must grant (scopes.py)
 
     @classmethod
     def from_function(

@@ -17,6 +17,7 @@ from .completion import Completions
 from .pagination import canonical, page
 from .prompts import Prompt
 from .resources import Resource, ResourceTemplate, not_found
+from .scopes import visible
 from .tools import Tool
 
 __all__ = ["LIST_CHANGED", "Registry"]
@@ -30,6 +31,9 @@ LIST_CHANGED: Final = {
     "resourceTemplates": "notifications/resources/list_changed",
     "prompts": "notifications/prompts/list_changed",
 }
+
+
+_MAX_CACHED_PAGES: Final = 4096  # list results kept at most (scoped lists multiply the variants)
 
 
 def _ignore(_method: str) -> None:
@@ -61,7 +65,9 @@ class Registry:
         self.templates: dict[str, ResourceTemplate] = {}
         self.prompts: dict[str, Prompt] = {}
         self.completions = Completions()
-        self._pages: dict[tuple[str, str, int], JSON] = {}
+        # Keyed by kind, version, first item and the scopes of that list's items the caller holds.
+        self._pages: dict[tuple[str, str, int, frozenset[str]], JSON] = {}
+        self._scopes_used: dict[str, frozenset[str]] = {}  # per list kind: the scopes its items ask for
 
     # ---- changes -------------------------------------------------------------------------------
 
@@ -103,6 +109,7 @@ class Registry:
     def _changed(self, kind: str) -> None:
         for key in [k for k in self._pages if k[0] == kind]:
             del self._pages[key]
+        self._scopes_used[kind] = frozenset().union(*(item.scopes for item in self.of(kind).values()))
         self.on_change(LIST_CHANGED[kind])
 
     # ---- answers -------------------------------------------------------------------------------
@@ -132,24 +139,29 @@ class Registry:
         }
         return kinds[kind]
 
-    def listing(self, kind: str, version: str, cursor: Any) -> JSON:
-        """One page of a list result; -32602 for a cursor this server did not issue."""
-        items = self.of(kind)
+    def listing(self, kind: str, version: str, cursor: Any, granted: frozenset[str] | None = None) -> JSON:
+        """One page of a list result, of the items a caller granted `granted` scopes may see (None:
+        no token, all of them); -32602 for a cursor this server did not issue."""
+        used = self._scopes_used.get(kind, frozenset())
+        held = used if granted is None else used & granted
+        items: list[Any] = list(self.of(kind).values())
+        if held != used:
+            items = visible(items, granted)
         start, stop, next_cursor = page(len(items), cursor, self.page_size)
         # Keyed by the decoded page, and only pages the server's own cursors lead to are kept, so the
-        # cache holds at most one entry per version and page whatever cursors clients send.
-        key = (kind, version, start)
+        # cache holds one entry per version, page and subset of the list's scopes callers hold.
+        key = (kind, version, start, held)
         cached = self._pages.get(key)
         if cached is not None:
             return cached
-        chosen: list[Any] = list(items.values())[start:stop]
+        chosen = items[start:stop]
         # Serialised once per version and page; the cache is dropped whenever the list changes.
         result: JSON = {kind: orjson.Fragment(orjson.dumps([i.definition(version) for i in chosen]))}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
         if is_modern(version):
             result.update(self.cache.fields())
-        if canonical(start, self.page_size):
+        if canonical(start, self.page_size) and len(self._pages) < _MAX_CACHED_PAGES:
             self._pages[key] = result
         return result
 
@@ -180,6 +192,35 @@ class Registry:
         if hint is None:
             hint = next((t.cache for t in self.templates.values() if t.template.match(uri) is not None), None)
         return hint or self.cache
+
+    def scopes_for(self, method: str, params: JSON) -> frozenset[str]:
+        """The scopes a request needs: those of the tool, prompt, resource or template it names."""
+        if method == "tools/call" or method == "prompts/get":
+            named = (self.tools if method == "tools/call" else self.prompts).get(params.get("name"))  # type: ignore[arg-type]
+            return named.scopes if named is not None else frozenset()
+        if method in ("resources/read", "resources/subscribe"):
+            uri = params.get("uri")
+            return self.resource_scopes(uri) if isinstance(uri, str) else frozenset()
+        if method == "completion/complete":
+            return self._completion_scopes(params.get("ref"))
+        return frozenset()
+
+    def resource_scopes(self, uri: str) -> frozenset[str]:
+        """The scopes reading `uri` needs: its resource's, else those of the first template serving it."""
+        resource = self.resources.get(uri)
+        if resource is not None:
+            return resource.scopes
+        serving = (t for t in self.templates.values() if t.arguments(uri) is not None)
+        return next((t.scopes for t in serving), frozenset())
+
+    def _completion_scopes(self, ref: Any) -> frozenset[str]:
+        if not isinstance(ref, dict):
+            return frozenset()
+        if ref.get("type") == "ref/prompt":
+            prompt = self.prompts.get(ref.get("name"))  # type: ignore[arg-type]
+            return prompt.scopes if prompt is not None else frozenset()
+        template = self.templates.get(ref.get("uri"))  # type: ignore[arg-type]
+        return template.scopes if template is not None else frozenset()
 
     def mirrored_headers(self, tool: str) -> list[tuple[str, tuple[str, ...]]]:
         """The `x-mcp-header` parameters of `tool` (Streamable HTTP checks them against the body)."""

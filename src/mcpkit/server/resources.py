@@ -44,6 +44,7 @@ class _Described:
     meta: JSON | None
     size: int | None
     cache: CacheHint | None = field(default=None, kw_only=True)  # stateless read results' hint
+    scopes: frozenset[str] = field(default=frozenset(), kw_only=True)  # a reader's token must grant
 
     def _describe(self, out: JSON, version: str) -> JSON:
         for key, value in (

@@ -7,7 +7,7 @@ import inspect
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar, cast, overload
 
 import anyio
@@ -154,7 +154,10 @@ class Server:
         open_world: bool | None = None,
         icons: list[JSON] | None = None,
         meta: JSON | None = None,
+        scopes: Iterable[str] = (),
     ) -> Tool:
+        """Register `fn` as a tool. `scopes`: what a caller's access token must grant (on a server
+        behind mcpkit.auth.protect); a caller without them neither sees nor may call it."""
         hints = tool_annotations(
             read_only=read_only, destructive=destructive, idempotent=idempotent, open_world=open_world
         )
@@ -170,6 +173,7 @@ class Server:
             annotations=hints,
             icons=icons,
             meta=meta,
+            scopes=frozenset(scopes),
         )
         return self.registry.add_tool(tool)
 
@@ -201,11 +205,13 @@ class Server:
         size: int | None = None,
         cache: CacheHint | None = None,
         allow_traversal: bool = False,
+        scopes: Iterable[str] = (),
     ) -> None:
         """Register a resource, or a template when `uri` has `{...}` expressions.
 
         A template refuses, as not found, values with a `..` segment, an absolute path or NUL
         (`%2F` decodes into a simple `{var}` too); `allow_traversal=True` hands them to the reader.
+        `scopes`: what a reader's access token must grant (as for tools).
         """
         made = resource_from(
             uri,
@@ -222,6 +228,7 @@ class Server:
             meta=meta,
             size=size,
             cache=cache,
+            scopes=frozenset(scopes),
         )
         self.registry.add_resource(made)
 
@@ -235,8 +242,14 @@ class Server:
 
         return register
 
-    def add_prompt(self, fn: Callable[..., Any], *, name: str | None = None, **options: Any) -> Prompt:
-        return self.registry.add_prompt(Prompt.from_function(fn, context_type=Context, name=name, **options))
+    def add_prompt(
+        self, fn: Callable[..., Any], *, name: str | None = None, scopes: Iterable[str] = (), **options: Any
+    ) -> Prompt:
+        """Register `fn` as a prompt; `scopes` as for tools."""
+        prompt = Prompt.from_function(
+            fn, context_type=Context, name=name, scopes=frozenset(scopes), **options
+        )
+        return self.registry.add_prompt(prompt)
 
     def remove_prompt(self, name: str) -> None:
         self.registry.remove_prompt(name)
@@ -334,6 +347,11 @@ class Server:
         except InputRequired as need:
             assert isinstance(asker, RoundTrip)  # only a round trip raises it
             return asker.result(need)
+
+    def scopes_for(self, method: str, params: JSON) -> frozenset[str]:
+        """The scopes a request's token must grant: those of the item it names (Streamable HTTP
+        refuses a request without them as 403 insufficient_scope, before it reaches a handler)."""
+        return self.registry.scopes_for(method, params)
 
     def mirrored_headers(self, tool: str) -> list[tuple[str, tuple[str, ...]]]:
         """The `x-mcp-header` parameters of `tool` (Streamable HTTP checks them against the body)."""

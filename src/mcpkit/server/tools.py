@@ -68,6 +68,7 @@ class Tool:
     annotations: JSON | None = None
     icons: list[JSON] | None = None
     meta: JSON | None = None
+    scopes: frozenset[str] = frozenset()  # what a caller's access token must grant (scopes.py)
     _validator: Any = None
     _output_validator: Any = None
 

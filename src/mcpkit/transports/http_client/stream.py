@@ -420,8 +420,12 @@ def _progressed(decoder: SSEDecoder, last_id: str | None) -> bool:
 
 @asynccontextmanager
 async def open_http_stream(
-    url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0,
-    auth: httpx.Auth | None = None, **options: Any,
+    url: str,
+    *,
+    headers: dict[str, str] | None = None,
+    timeout: float = 30.0,
+    auth: httpx.Auth | None = None,
+    **options: Any,
 ) -> AsyncIterator[HTTPClientStream]:
     """A Streamable HTTP MessageStream to `url` (falling back to HTTP+SSE); the session is DELETEd on exit.
 

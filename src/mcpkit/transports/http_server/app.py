@@ -39,6 +39,7 @@ from ...protocol.jsonrpc import (
     classify,
     decode,
 )
+from ...protocol.resource_auth import AuthRefusal
 from .asgi import AUTH_SCOPE_KEY, Receive, Scope, Send, endpoint_path, handle, read_body, respond
 from .clients import ClientCounts, SessionKey
 from .delivery import Answering, deliver, serve_alone
@@ -46,7 +47,7 @@ from .event_store import EventStore, InMemoryEventStore
 from .exchange import Exchange
 from .registry import SessionRegistry
 from .sessions import SessionStream
-from .stateless import HeaderMirror, answer_stateless, header_mirror_of
+from .stateless import HeaderMirror, answer_stateless, header_mirror_of, scopes_of
 from .streams import resume, stream_standalone
 
 __all__ = ["StreamableHTTPApp", "serve_http"]
@@ -118,6 +119,7 @@ class StreamableHTTPApp:
         self._sessionless_clients = ClientCounts("requests in flight", max_stateless_in_flight_per_client)
         self.sessions = self._registry.sessions
         self._mirror = header_mirror if header_mirror is not None else header_mirror_of(target)
+        self._scopes_for = scopes_of(target)
 
     @property
     def stateless(self) -> bool:
@@ -168,6 +170,8 @@ class StreamableHTTPApp:
         check_post_headers(headers)
         exchange.body = await read_body(headers, exchange.receive, self.max_body, self.body_timeout)
         exchange.message = message = await self._parse(exchange)
+        if exchange.auth is not None and isinstance(message, Request):
+            self._check_scopes(exchange.auth.scopes, message)
         kind = post_kind(headers, message, keeps_sessions=not self.sessionless)
         if kind is PostKind.STATELESS_ERA:
             run, json_only = self._registry.run, self._answering.json_response
@@ -189,6 +193,15 @@ class StreamableHTTPApp:
             session = await self._registry.new(exchange.client, exchange.principal)
             exchange.response_headers.append((b"mcp-session-id", (session.session_id or "").encode()))
             await deliver(session, exchange, self._answering)
+
+    def _check_scopes(self, granted: frozenset[str], request: Request) -> None:
+        """AuthRefusal 403 insufficient_scope for a request naming an item its token may not use; the
+        protect() wrapper words it as a WWW-Authenticate challenge (authorization "Scope Challenge")."""
+        needed = self._scopes_for(request.method, request.params)
+        missing = needed - granted
+        if missing:
+            reason = f"{request.method} needs {' '.join(sorted(missing))}"
+            raise AuthRefusal(403, "insufficient_scope", reason, tuple(sorted(needed)))
 
     async def _parse(self, exchange: Exchange) -> Message:
         """The POSTed message; 400 for one that is not JSON-RPC."""

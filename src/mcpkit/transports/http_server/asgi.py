@@ -13,6 +13,7 @@ import anyio
 from ...protocol.errors import INTERNAL_ERROR
 from ...protocol.http_rules import HTTPRefusal
 from ...protocol.jsonrpc import encode, error_message
+from ...protocol.resource_auth import AuthRefusal
 
 __all__ = [
     "AUTH_SCOPE_KEY",
@@ -65,6 +66,11 @@ async def handle(
         await route(scope, receive, tracked)
     except HTTPRefusal as refusal:
         await refuse(send, refusal)
+    except AuthRefusal:
+        if started:
+            log.exception("authorization refused after the response started")
+            return
+        raise  # worded by mcpkit.auth.protect, which put the token in the scope
     except Disconnected:
         pass
     except Exception:

@@ -28,7 +28,14 @@ from .exchange import Exchange
 from .sessions import Item, Route, SessionStream
 from .streams import write_sse
 
-__all__ = ["HeaderMirror", "MirrorsHeaders", "answer_stateless", "header_mirror_of"]
+__all__ = [
+    "HeaderMirror",
+    "MirrorsHeaders",
+    "NamesScopes",
+    "answer_stateless",
+    "header_mirror_of",
+    "scopes_of",
+]
 
 HeaderMirror = Callable[[str], list[tuple[str, tuple[str, ...]]]]
 
@@ -44,6 +51,18 @@ class MirrorsHeaders(Protocol):
 def header_mirror_of(target: object) -> HeaderMirror:
     """The target's `mirrored_headers` if it is a MirrorsHeaders, else a mirror that finds none."""
     return target.mirrored_headers if isinstance(target, MirrorsHeaders) else (lambda _tool: [])
+
+
+@runtime_checkable
+class NamesScopes(Protocol):
+    """A target that names the OAuth scopes a request needs (a Server does, from its items' `scopes`)."""
+
+    def scopes_for(self, method: str, params: dict[str, Any]) -> frozenset[str]: ...
+
+
+def scopes_of(target: object) -> Callable[[str, dict[str, Any]], frozenset[str]]:
+    """The target's `scopes_for` if it is a NamesScopes, else one that asks for none."""
+    return target.scopes_for if isinstance(target, NamesScopes) else (lambda _method, _params: frozenset())
 
 
 async def answer_stateless(

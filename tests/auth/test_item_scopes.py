@@ -1,0 +1,220 @@
+"""Per-item scopes (`@server.tool(scopes=[...])` and the like) on a protected server, with tokens from the
+real authorization server (npm oidc-provider): a caller whose token lacks an item's scopes does not see it
+listed, and naming it is refused as HTTP 403 insufficient_scope with the scopes to step up to
+(basic/authorization "Runtime Insufficient Scope Errors"), in both eras."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from auth_server import MCP_PORT, MCP_SCOPES, RESOURCE, AuthServer, authorization_server, serving_on
+
+from mcpkit import Server
+from mcpkit.auth import JWTVerifier, protect
+from mcpkit.transports.http_server import StreamableHTTPApp
+
+pytestmark = pytest.mark.anyio
+
+META = "io.modelcontextprotocol/"
+BASE = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+READER = "mcp:tools"
+WRITER = "mcp:tools commerce:write"
+
+
+@pytest.fixture(scope="module")
+def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
+    with authorization_server(RESOURCE, tmp_path_factory.mktemp("oidc")) as server:
+        yield server
+
+
+def shop() -> Server:
+    server = Server("shop")
+
+    @server.tool()
+    def stock(sku: str) -> str:
+        return "3"
+
+    @server.tool(scopes=["commerce:write"])
+    def restock(sku: str, count: int) -> str:
+        return f"{sku}+{count}"
+
+    @server.resource("ledger://all", scopes=["commerce:write"])
+    def ledger() -> str:
+        return "all the money"
+
+    @server.resource("price://{sku}", scopes=["commerce:write"])
+    def price(sku: str) -> str:
+        return f"{sku}: 9.99"
+
+    @server.prompt(scopes=["commerce:write"])
+    def reprice(sku: str) -> str:
+        return f"reprice {sku}"
+
+    return server
+
+
+@asynccontextmanager
+async def serving(provider: AuthServer, target: Any) -> AsyncIterator[None]:
+    check = JWTVerifier(issuer=provider.issuer, audience=RESOURCE)
+    app = protect(
+        StreamableHTTPApp(target),
+        verifier=check,
+        resource=RESOURCE,
+        authorization_servers=[provider.issuer],
+        scopes_supported=MCP_SCOPES,
+        required_scopes=("mcp:tools",),
+    )
+    try:
+        async with serving_on(app, MCP_PORT):
+            yield
+    finally:
+        await check.aclose()
+
+
+class Caller:
+    """A raw HTTP caller of the protected server, in one era, with one token."""
+
+    def __init__(self, http: httpx.AsyncClient, token: str, modern: bool) -> None:
+        self.http, self.token, self.modern, self.headers, self.rid = http, token, modern, dict(BASE), 0
+
+    async def open(self) -> None:
+        self.headers["authorization"] = f"Bearer {self.token}"
+        if self.modern:
+            self.headers["mcp-protocol-version"] = "2026-07-28"
+            return
+        hello = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        opened = await self.send("initialize", hello)
+        assert opened.status_code == 200, opened.text
+        self.headers["mcp-session-id"] = opened.headers["mcp-session-id"]
+        self.headers["mcp-protocol-version"] = "2025-11-25"
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await self.http.post(RESOURCE, json=note, headers=self.headers)).status_code == 202
+
+    async def send(self, method: str, params: dict[str, Any]) -> httpx.Response:
+        self.rid += 1
+        headers = dict(self.headers)
+        if self.modern:
+            meta = {META + "protocolVersion": "2026-07-28", META + "clientCapabilities": {}}
+            params = {**params, "_meta": meta}
+            headers["mcp-method"] = method
+            name = params.get("name") or params.get("uri")
+            if name is not None:
+                headers["mcp-name"] = name
+        message = {"jsonrpc": "2.0", "id": self.rid, "method": method, "params": params}
+        return await self.http.post(RESOURCE, content=json.dumps(message), headers=headers)
+
+    async def result(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        response = await self.send(method, params)
+        assert response.status_code == 200, response.text
+        answer = answer_of(response)
+        assert "result" in answer, answer
+        return dict(answer["result"])
+
+
+def answer_of(response: httpx.Response) -> dict[str, Any]:
+    if response.headers["content-type"].startswith("application/json"):
+        return dict(response.json())
+    data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+    return dict(json.loads([d for d in data if d][-1]))
+
+
+def names(result: dict[str, Any], kind: str, key: str = "name") -> list[str]:
+    return sorted(item[key] for item in result[kind])
+
+
+FORBIDDEN = [
+    ("tools/call", {"name": "restock", "arguments": {"sku": "a", "count": 1}}),
+    ("resources/read", {"uri": "ledger://all"}),
+    ("resources/read", {"uri": "price://a"}),
+    ("prompts/get", {"name": "reprice", "arguments": {"sku": "a"}}),
+]
+
+
+@pytest.mark.parametrize("modern", [False, True], ids=["2025-11-25", "2026-07-28"])
+async def test_a_token_without_an_items_scope_neither_sees_nor_uses_it(
+    provider: AuthServer, modern: bool
+) -> None:
+    reader_token = await provider.token(scope=READER)
+    async with serving(provider, shop()), httpx.AsyncClient() as http:
+        reader = Caller(http, reader_token, modern)
+        await reader.open()
+        tools = names(await reader.result("tools/list", {}), "tools")
+        resources = names(await reader.result("resources/list", {}), "resources", "uri")
+        templates = await reader.result("resources/templates/list", {})
+        prompts = await reader.result("prompts/list", {})
+        refused = [await reader.send(method, params) for method, params in FORBIDDEN]
+        allowed = await reader.result("tools/call", {"name": "stock", "arguments": {"sku": "a"}})
+    assert tools == ["stock"]
+    assert resources == [] and templates["resourceTemplates"] == [] and prompts["prompts"] == []
+    for response in refused:
+        assert response.status_code == 403, response.text
+        challenge = response.headers["www-authenticate"]
+        assert challenge.startswith("Bearer ")
+        assert 'error="insufficient_scope"' in challenge
+        # the scopes to ask for: the item's, and what the token already has that this resource knows
+        assert 'scope="commerce:write mcp:tools"' in challenge
+        assert "resource_metadata=" in challenge
+        assert response.json()["error"] == "insufficient_scope"
+    assert allowed["content"][0]["text"] == "3"
+
+
+@pytest.mark.parametrize("modern", [False, True], ids=["2025-11-25", "2026-07-28"])
+async def test_a_token_with_the_scope_sees_and_uses_everything(provider: AuthServer, modern: bool) -> None:
+    writer_token = await provider.token(scope=WRITER)
+    async with serving(provider, shop()), httpx.AsyncClient() as http:
+        writer = Caller(http, writer_token, modern)
+        await writer.open()
+        tools = names(await writer.result("tools/list", {}), "tools")
+        prompts = names(await writer.result("prompts/list", {}), "prompts")
+        templates = names(
+            await writer.result("resources/templates/list", {}), "resourceTemplates", "uriTemplate"
+        )
+        called = await writer.result("tools/call", FORBIDDEN[0][1])
+        read = await writer.result("resources/read", {"uri": "price://a"})
+        got = await writer.result("prompts/get", FORBIDDEN[3][1])
+    assert tools == ["restock", "stock"] and prompts == ["reprice"] and templates == ["price://{sku}"]
+    assert called["content"][0]["text"] == "a+1"
+    assert read["contents"][0]["text"] == "a: 9.99"
+    assert got["messages"][0]["content"]["text"] == "reprice a"
+
+
+async def test_a_target_that_names_no_scopes_is_still_refused_by_the_handler(provider: AuthServer) -> None:
+    # `server.serve` hides the Server from the HTTP app, so the request reaches the handler, which checks too
+    reader_token = await provider.token(scope=READER)
+    async with serving(provider, shop().serve), httpx.AsyncClient() as http:
+        reader = Caller(http, reader_token, modern=False)
+        await reader.open()
+        response = await reader.send(*FORBIDDEN[0])
+    error = answer_of(response)["error"]
+    assert error["code"] == -32602
+    assert "commerce:write" in error["message"]
+    assert error["data"] == {"error": "insufficient_scope", "scope": "commerce:write"}
+
+
+def test_scoped_list_pages_are_cached_apart_per_held_scopes() -> None:
+    server = Server("cache")
+    server.add_tool(lambda: 1, name="open_tool")
+    server.add_tool(lambda: 2, name="admin_tool", scopes=["admin"])
+    registry = server.registry
+    everyone = registry.listing("tools", "2025-11-25", None)
+    admin = registry.listing("tools", "2025-11-25", None, frozenset({"admin", "x"}))
+    guest = registry.listing("tools", "2025-11-25", None, frozenset({"x"}))
+    guest_again = registry.listing("tools", "2025-11-25", None, frozenset({"y"}))
+
+    def listed(result: dict[str, Any]) -> list[str]:
+        return [tool["name"] for tool in orjson.loads(orjson.dumps(result))["tools"]]
+
+    assert listed(everyone) == listed(admin) == ["open_tool", "admin_tool"]
+    assert listed(guest) == ["open_tool"]
+    assert guest_again is guest  # the same scopes held of this list's: the same cached page
+    assert registry.cached_pages == 2
