@@ -11,8 +11,7 @@ import jsonschema_rs
 import orjson
 
 from mcpkit.protocol.framing import Oversized
-from mcpkit.protocol.jsonrpc import RequestId
-from mcpkit.runtime.stream import MessageStream
+from mcpkit.runtime.stream import MessageStream, Outgoing
 
 SPEC = Path(__file__).resolve().parents[2] / "shared" / "spec"
 JSON = dict[str, Any]
@@ -107,25 +106,25 @@ class CheckedStream:
         self.failures: list[str] = []
         self.checked = 0
 
-    async def receive(self) -> bytes | Oversized:
+    async def receive(self) -> bytes | bytearray | JSON | Oversized:
         data = await self.inner.receive()
-        if isinstance(data, bytes):
+        if not isinstance(data, Oversized):
             try:
-                message = orjson.loads(data)
+                message = data if isinstance(data, dict) else orjson.loads(data)
             except orjson.JSONDecodeError:
                 return data
             if isinstance(message, dict) and "method" in message and "id" in message:
                 self.methods[message["id"]] = message["method"]
         return data
 
-    async def send(self, data: bytes, related: RequestId | None = None) -> None:
-        message = orjson.loads(data)
+    async def send(self, out: Outgoing) -> None:
+        message = orjson.loads(out.data)
         if self.version == "2026-07-28":
             self.failures += problems(self.version, modern_type(message, self.methods, self.server), message)
         else:
             self.failures += self._handshake_problems(message)
         self.checked += 1
-        await self.inner.send(data, related)
+        await self.inner.send(out)
 
     def _handshake_problems(self, message: JSON) -> list[str]:
         """The whole message as a JSON-RPC message of the version, and a result as its method's type."""

@@ -16,7 +16,7 @@ from mcpkit.client.result_cache import ResultCache
 from mcpkit.content import text
 from mcpkit.protocol.errors import MCPError
 from mcpkit.protocol.versions import HANDSHAKE_VERSIONS
-from mcpkit.runtime.stream import memory_pair
+from mcpkit.runtime.stream import Outgoing, memory_pair
 from mcpkit.server.caching import CacheHint
 from mcpkit.server.context import Context
 from mcpkit.server.server import Server
@@ -273,9 +273,9 @@ class Recording:
     async def receive(self) -> Any:
         return await self.inner.receive()
 
-    async def send(self, data: bytes, related: Any = None) -> None:
-        self.sent.append(json.loads(data))
-        await self.inner.send(data, related)
+    async def send(self, out: Outgoing) -> None:
+        self.sent.append(json.loads(out.data))
+        await self.inner.send(out)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

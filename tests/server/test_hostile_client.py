@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from mcpkit import Context, Server
-from mcpkit.runtime.stream import MemoryStream, memory_pair
+from mcpkit.runtime.stream import MemoryStream, Outgoing, memory_pair
 
 pytestmark = pytest.mark.anyio
 
@@ -37,7 +37,7 @@ class Hostile:
         self.seen: list[JSON] = []
 
     async def send(self, message: Any) -> None:
-        await self.stream.send(orjson.dumps(message))
+        await self.stream.send(Outgoing(orjson.dumps(message)))
 
     async def next(self) -> JSON:
         data = await self.stream.receive()

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import requirement
 from mcpkit.content import text
-from mcpkit.runtime.stream import MemoryStream, memory_pair
+from mcpkit.runtime.stream import MemoryStream, Outgoing, memory_pair
 from mcpkit.server.caching import CacheHint
 from mcpkit.server.context import Context
 from mcpkit.server.server import Server
@@ -47,7 +47,7 @@ class Raw:
         self.ids = iter(range(1, 10_000))
 
     async def send(self, message: JSON) -> None:
-        await self.stream.send(orjson.dumps({"jsonrpc": "2.0", **message}))
+        await self.stream.send(Outgoing(orjson.dumps({"jsonrpc": "2.0", **message})))
 
     async def next(self) -> JSON:
         with anyio.fail_after(5):

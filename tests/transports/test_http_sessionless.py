@@ -13,6 +13,7 @@ import pytest
 from test_http_server import HEADERS, events, init_body, rpc, running
 
 from mcpkit import Context, Server
+from mcpkit.runtime.stream import Outgoing
 from mcpkit.transports.http_server import MirrorsHeaders, StreamableHTTPApp
 
 pytestmark = pytest.mark.anyio
@@ -41,13 +42,14 @@ class Recorder:
         self.seen.append(("pre_agreed", getattr(stream, "pre_agreed", None)))
         while True:
             try:
-                message = json.loads(await stream.receive())
+                received = await stream.receive()
+                message = received if isinstance(received, dict) else json.loads(received)
             except anyio.EndOfStream:
                 return
             self.seen.append(message.get("method"))
             if "id" in message and "method" in message:
                 reply = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
-                await stream.send(json.dumps(reply).encode(), related=message["id"])
+                await stream.send(Outgoing(json.dumps(reply).encode(), message["id"]))
 
 
 async def test_serve_sees_only_the_posted_message_with_its_version_pre_agreed() -> None:

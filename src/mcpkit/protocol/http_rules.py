@@ -11,9 +11,7 @@ import enum
 import re
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Final
-
-import orjson
+from typing import Any, Final
 
 from .errors import INVALID_REQUEST
 from .jsonrpc import Message, Request, RequestId
@@ -27,20 +25,20 @@ __all__ = [
     "HTTPRefusal",
     "PostKind",
     "accepts",
+    "agreed_version",
     "allowed",
     "asks_for_notifications",
     "check_post_headers",
     "format_event_id",
     "guard",
     "media_type",
-    "negotiated_version",
     "parse_event_id",
     "post_kind",
     "refuse_repeats",
     "request_version",
-    "response_id",
 ]
 
+JSON = dict[str, Any]
 _LOCAL: Final = ("localhost", "127.0.0.1", "[::1]")
 DEFAULT_HOSTS: Final = _LOCAL
 DEFAULT_ORIGINS: Final = tuple(f"{scheme}://{host}" for scheme in ("http", "https") for host in _LOCAL)
@@ -178,26 +176,9 @@ def request_version(header: str | None, negotiated: str | None, strict: bool = F
     return negotiated
 
 
-def response_id(data: bytes) -> RequestId | None:
-    """The id `data` answers, if it is a JSON-RPC response."""
-    try:
-        message = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(message, dict) or "method" in message:
-        return None
-    if "result" not in message and "error" not in message:
-        return None
-    rid = message.get("id")
-    return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None
-
-
-def negotiated_version(data: bytes) -> str | None:
+def agreed_version(message: JSON) -> str | None:
     """The protocolVersion an initialize result carries, if it is one with a supported version."""
-    try:
-        result = orjson.loads(data).get("result")
-    except (orjson.JSONDecodeError, AttributeError):
-        return None
+    result = message.get("result")
     version = result.get("protocolVersion") if isinstance(result, dict) else None
     return version if version in SUPPORTED_VERSIONS else None
 

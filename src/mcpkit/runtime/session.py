@@ -37,7 +37,7 @@ from ..protocol.framing import Oversized
 from ..protocol.jsonrpc import RequestId, encode, error_message
 from ..protocol.lifecycle import Negotiated
 from .origin import RECEIVED_FROM
-from .stream import MessageStream
+from .stream import MessageStream, Outgoing
 from .workers import SESSION_WORKERS
 
 __all__ = ["NotificationHandler", "ProgressCallback", "RequestHandler", "Session"]
@@ -208,7 +208,8 @@ class Session:
             self._tasks.discard(asyncio.current_task())
 
     async def _read_loop(self) -> None:
-        receive, process = self.stream.receive, self.connection.receive_data
+        receive, connection = self.stream.receive, self.connection
+        process, process_decoded = connection.receive_data, connection.receive
         native, request = self._loop is not None, ev.RequestReceived
         event: ev.Event | None = None
         stream, knows_origin, origin = self.stream, hasattr(self.stream, "received_from"), None
@@ -227,13 +228,14 @@ class Session:
                 }
                 await self._write(error_message(None, error))
                 continue
-            for event in process(data):
+            events = process_decoded(data) if isinstance(data, dict) else process(data)
+            for event in events:
                 # the hot path, without a coroutine call
                 if native and type(event) is request and len(self._handlers) < self.max_in_flight:
                     self._start(event)
                 else:
                     await self._dispatch(event)
-            del data
+            del data, events
             event = None  # an idle session's reader keeps no message alive while it waits
             if origin is not None:  # nor the headers of the request that carried it
                 origin = None
@@ -366,9 +368,10 @@ class Session:
         try:
             data = encode(message)
         except TypeError as exc:  # orjson.JSONEncodeError: e.g. an integer beyond 64 bits
-            data = _unencodable(message, exc)
+            message = _unencodable(message, exc)
+            data = encode(message)
         try:
-            await self.stream.send(data, related)
+            await self.stream.send(Outgoing(data, related, message))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             log.debug("dropped a message: the stream is closed")
 
@@ -487,11 +490,11 @@ class Session:
             await self._write(message, related)
 
 
-def _unencodable(message: JSON, exc: TypeError) -> bytes:
+def _unencodable(message: JSON, exc: TypeError) -> JSON:
     """A result that cannot be written still answers its request: -32603, so the peer never waits
     for an answer that will not come. Any other message is the caller's error to see."""
     log.error("a message could not be encoded as JSON: %s", exc)
     if "result" not in message or "id" not in message:
         raise LocalError(f"the message cannot be encoded as JSON: {exc}", INTERNAL_ERROR) from exc
     text = f"Internal error: the result cannot be encoded as JSON: {exc}"
-    return encode(error_message(message["id"], {"code": INTERNAL_ERROR, "message": text}))
+    return error_message(message["id"], {"code": INTERNAL_ERROR, "message": text})

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import anyio
+import orjson
 
 if TYPE_CHECKING:  # anyio's memory streams cost ~8 ms to import; a stdio server never needs them
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -13,18 +14,50 @@ if TYPE_CHECKING:  # anyio's memory streams cost ~8 ms to import; a stdio server
 from ..protocol.framing import Oversized
 from ..protocol.jsonrpc import RequestId
 
-__all__ = ["MemoryStream", "MessageStream", "Oversized", "memory_pair"]
+__all__ = ["MemoryStream", "MessageStream", "Outgoing", "Oversized", "memory_pair"]
+
+JSON = dict[str, Any]
+
+
+class Outgoing(NamedTuple):
+    """One message to send: its encoding, the inbound request it belongs to (its response, or what
+    its handler sends; for transports that route by it) and the message itself, so a transport
+    that routes or reads headers off it never parses what the Session has just encoded."""
+
+    data: bytes
+    related: RequestId | None = None
+    message: JSON | None = None  # None for bytes made elsewhere (a test's hand-written frame)
+
+    @property
+    def decoded(self) -> JSON:
+        """The message; parsed from `data` only for bytes made elsewhere ({} if not a JSON object)."""
+        if self.message is not None:
+            return self.message
+        try:
+            parsed = orjson.loads(self.data)
+        except orjson.JSONDecodeError:
+            return {}
+        return parsed if isinstance(parsed, dict) else {}
+
+    @property
+    def answers(self) -> RequestId | None:
+        """The id this message answers, if it is a response (result or error)."""
+        message = self.decoded
+        if "method" in message or ("result" not in message and "error" not in message):
+            return None
+        rid = message.get("id")
+        return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None
 
 
 class MessageStream(Protocol):
-    """A duplex stream of framed messages: one JSON-RPC message per item, as bytes.
+    """A duplex stream of framed messages: one JSON-RPC message per item.
 
-    A received message may be a bytearray (stdio hands over the buffer a long line was gathered in
-    rather than copy it); it is only ever parsed, never kept or hashed.
+    A received message is bytes, or a bytearray (stdio hands over the buffer a long line was
+    gathered in rather than copy it; it is only ever parsed, never kept or hashed), or the decoded
+    JSON object when the transport had to decode it already to route it (Streamable HTTP).
 
     `receive` raises `anyio.EndOfStream` when the peer is gone, and returns `Oversized` for a
-    message the transport refused to hold whole. `related` on `send` names the inbound request a
-    message belongs to (its response, or what its handler sends), for transports that route by it.
+    message the transport refused to hold whole.
 
     Optional attributes a stream may have: `received_from` (the `Origin` of the message `receive`
     returned last, for a transport that knows more than its bytes), `eof_grace` (seconds the requests
@@ -33,9 +66,9 @@ class MessageStream(Protocol):
     messages with no session).
     """
 
-    async def receive(self) -> bytes | bytearray | Oversized: ...
+    async def receive(self) -> bytes | bytearray | JSON | Oversized: ...
 
-    async def send(self, data: bytes, related: RequestId | None = None) -> None: ...
+    async def send(self, out: Outgoing) -> None: ...
 
     async def aclose(self) -> None: ...
 
@@ -55,9 +88,10 @@ class MemoryStream:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise anyio.EndOfStream from None
 
-    async def send(self, data: bytes, related: RequestId | None = None) -> None:
+    async def send(self, out: Outgoing | bytes) -> None:
+        """Send a message; a test may hand over a bare frame as bytes (a malformed one, say)."""
         try:
-            await self._outbox.send(data)
+            await self._outbox.send(out if isinstance(out, bytes) else out.data)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise anyio.BrokenResourceError from None
 

@@ -23,7 +23,7 @@ import anyio
 import anyio.abc
 
 from ..protocol.framing import DEFAULT_MAX_LINE, LineReader, Oversized
-from ..protocol.jsonrpc import RequestId
+from ..runtime.stream import Outgoing
 
 __all__ = ["LineStream", "serve_stdio", "spawn"]
 
@@ -69,11 +69,11 @@ class LineStream:
             self._lines.extend(self._reader.feed(chunk))
         return self._lines.popleft()
 
-    async def send(self, data: bytes, related: RequestId | None = None) -> None:
+    async def send(self, out: Outgoing) -> None:
         if self._write_line is not None:
-            await self._write_line(data)
+            await self._write_line(out.data)
         else:
-            await self._write(data + b"\n")
+            await self._write(out.data + b"\n")
 
     async def aclose(self) -> None:
         if self._close is not None:

@@ -10,7 +10,6 @@ import ssl
 from typing import Any
 
 import httpx
-import orjson
 
 from ...protocol.errors import CONNECTION_CLOSED
 from ...protocol.jsonrpc import encode, error_message
@@ -20,7 +19,6 @@ __all__ = [
     "describe_status",
     "describe_unexpected",
     "error_reply",
-    "is_response_to",
     "read_head",
     "too_large",
 ]
@@ -95,20 +93,6 @@ def error_reply(message: dict[str, Any], text: str) -> bytes | None:
     if "method" not in message or not isinstance(rid, str | int):
         return None
     return encode(error_message(rid, {"code": CONNECTION_CLOSED, "message": text}))
-
-
-def is_response_to(payload: bytes, rid: Any) -> bool:
-    """Whether an SSE payload is the response (result or error) to request `rid`."""
-    try:
-        message = orjson.loads(payload)
-    except orjson.JSONDecodeError:
-        return False
-    return (
-        isinstance(message, dict)
-        and "method" not in message
-        and message.get("id") == rid
-        and ("result" in message or "error" in message)
-    )
 
 
 def too_large(limit: int) -> str:

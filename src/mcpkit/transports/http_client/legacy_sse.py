@@ -16,14 +16,13 @@ from typing import Any
 
 import anyio
 import httpx
-import orjson
 from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectSendStream
 
 from ...protocol.framing import Oversized
-from ...protocol.jsonrpc import RequestId
 from ...protocol.sse import SSEDecoder
 from ...runtime.groups import CallerCancellation, single_error
+from ...runtime.stream import Outgoing
 from .failures import describe_error, describe_status, describe_unexpected, error_reply, read_head
 
 __all__ = [
@@ -113,11 +112,12 @@ class LegacySSEStream:
         except (anyio.ClosedResourceError, anyio.EndOfStream):
             raise anyio.EndOfStream from None
 
-    async def send(self, data: bytes, related: RequestId | None = None) -> None:
-        self._tg.start_soon(self._post, data)
+    async def send(self, out: Outgoing) -> None:
+        self._tg.start_soon(self._post, out)
 
-    async def _post(self, data: bytes) -> None:
+    async def _post(self, out: Outgoing) -> None:
         assert self.endpoint is not None, "connect() first"
+        data = out.data
         headers = {"Content-Type": "application/json"}
         text: str | None = None
         try:
@@ -130,7 +130,7 @@ class LegacySSEStream:
         except httpx.HTTPError as exc:
             text = describe_error(exc, "POST", self.endpoint)
         if text is not None:
-            reply = error_reply(_loads(data), text)
+            reply = error_reply(out.decoded, text)
             if reply is not None:
                 await self._deliver(reply)
 
@@ -192,11 +192,6 @@ def long_lived(http: httpx.AsyncClient) -> httpx.Timeout:
     """The client's timeouts, except that a long-lived stream may stay quiet indefinitely."""
     timeout = http.timeout
     return httpx.Timeout(timeout.connect, read=None, write=timeout.write, pool=timeout.pool)
-
-
-def _loads(data: bytes) -> dict[str, Any]:
-    message = orjson.loads(data)
-    return message if isinstance(message, dict) else {}
 
 
 @asynccontextmanager

@@ -67,18 +67,14 @@ class ModernTraffic:
         scope.cancel()
         return True
 
-    def screen(self, payload: bytes) -> bytes:
+    def screen(self, message: JSON) -> JSON:
         """Learn the tools a tools/list result lists; drop those with an invalid `x-mcp-header`."""
         if not self._listings:
-            return payload
-        try:
-            message = orjson.loads(payload)
-        except orjson.JSONDecodeError:
-            return payload
-        result = message.get("result") if isinstance(message, dict) else None
+            return message
+        result = message.get("result")
         tools = result.get("tools") if isinstance(result, dict) else None
         if not isinstance(tools, list) or message.get("id") not in self._listings:
-            return payload
+            return message
         assert isinstance(result, dict)
         kept, mirrored, dropped = screen_tools(tools)
         for tool in tools:  # a tool listed again may have lost its annotations
@@ -88,8 +84,8 @@ class ModernTraffic:
         for why in dropped:
             log.warning("tools/list: dropping %s", why)
         if not dropped:
-            return payload
-        return encode({**message, "result": {**result, "tools": kept}})
+            return message
+        return {**message, "result": {**result, "tools": kept}}
 
 
 def error_answer(message: JSON, body: bytes) -> bytes | None:

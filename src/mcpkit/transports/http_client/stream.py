@@ -21,21 +21,21 @@ from typing import Any
 
 import anyio
 import httpx
-import orjson
 from anyio.abc import TaskGroup
 
+from ...protocol.errors import MCPError
 from ...protocol.framing import Oversized
-from ...protocol.http_rules import negotiated_version
-from ...protocol.jsonrpc import RequestId
+from ...protocol.http_rules import agreed_version
+from ...protocol.jsonrpc import decode
 from ...protocol.sse import SSEDecoder
 from ...runtime.groups import CallerCancellation, single_error
+from ...runtime.stream import Outgoing
 from .backoff import Backoff
 from .failures import (
     describe_error,
     describe_status,
     describe_unexpected,
     error_reply,
-    is_response_to,
     read_head,
     too_large,
 )
@@ -50,6 +50,29 @@ _FALLBACK_STATUSES = (400, 404, 405)
 _ERROR_BODY = 64 * 1024  # a refusal's JSON-RPC error, read whole for its code and data
 _MODERN_ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 JSON = dict[str, Any]
+
+
+Inbound = bytes | JSON | Oversized  # what the session is handed: undecodable bytes stay bytes
+
+
+def _decoded(payload: bytes) -> bytes | JSON:
+    """The message `payload` encodes, or the bytes themselves if it is no JSON object (the session
+    answers those as it would any malformed input)."""
+    try:
+        message = decode(payload)
+    except MCPError:
+        return payload
+    return message if isinstance(message, dict) else payload
+
+
+def _answers(message: bytes | JSON, rid: Any) -> bool:
+    """Whether `message` is the response (result or error) to request `rid`."""
+    return (
+        isinstance(message, dict)
+        and "method" not in message
+        and message.get("id") == rid
+        and ("result" in message or "error" in message)
+    )
 
 
 class _TooLarge(Exception):
@@ -88,24 +111,25 @@ class HTTPClientStream:
         self.backoff = backoff or Backoff()
         self.legacy: LegacySSEStream | None = None
         self._tg = tg
-        self._in_send, self._in_receive = anyio.create_memory_object_stream[bytes | Oversized](math.inf)
+        self._in_send, self._in_receive = anyio.create_memory_object_stream[Inbound](math.inf)
         self._listening = False
         self._handshake: list[bytes] = []  # initialize, notifications/initialized: replayed after a 404
         self._renewing = anyio.Lock()
         self._abandoned: set[Any] = set()  # cancelled requests, whose streams are not resumed
         self.modern = ModernTraffic()
 
-    async def receive(self) -> bytes | Oversized:
+    async def receive(self) -> Inbound:
         try:
             return await self._in_receive.receive()
         except (anyio.ClosedResourceError, anyio.EndOfStream):
             raise anyio.EndOfStream from None
 
-    async def send(self, data: bytes, related: RequestId | None = None) -> None:
+    async def send(self, out: Outgoing) -> None:
         if self.legacy is not None:
-            await self.legacy.send(data, related)
+            await self.legacy.send(out)
             return
-        message = orjson.loads(data)
+        data = out.data
+        message = out.decoded
         if self.modern.cancel(message):
             return
         method = message.get("method")
@@ -214,14 +238,13 @@ class HTTPClientStream:
             if len(body) > self.max_message:
                 raise _TooLarge
         payload = bytes(body)
-        if not is_response_to(payload, rid):
-            answer = error_answer(message, payload)  # a JSON-RPC error with a null id, say
-            if answer is None:
+        answer = _decoded(payload)
+        if not _answers(answer, rid):
+            refusal = error_answer(message, payload)  # a JSON-RPC error with a null id, say
+            if refusal is None:
                 raise _NotAnAnswer(describe_unexpected(response, payload, "not a JSON-RPC response to it"))
-            payload = answer
-        if initialize:
-            self._learn_version(payload)
-        await self._deliver(self.modern.screen(payload))
+            answer = refusal
+        await self._take(answer, initialize)
 
     async def _read_events(
         self, response: httpx.Response, decoder: SSEDecoder, rid: Any = None, initialize: bool = False
@@ -239,12 +262,9 @@ class HTTPClientStream:
             for event in events:
                 if not event.data:
                     continue  # a priming event: only an id (and retry) to resume from
-                payload = event.data.encode()
-                if initialize:
-                    self._learn_version(payload)
-                payload = self.modern.screen(payload)
-                await self._deliver(payload)
-                answered = answered or (rid is not None and is_response_to(payload, rid))
+                message = _decoded(event.data.encode())
+                await self._take(message, initialize)
+                answered = answered or (rid is not None and _answers(message, rid))
             if answered:
                 return True
         return False
@@ -347,12 +367,21 @@ class HTTPClientStream:
             self._fail(message, f"{why}; nor is it a 2024-11-05 HTTP+SSE endpoint: {exc}")
             return
         self.legacy = legacy
-        await legacy.send(data)
+        await legacy.send(Outgoing(data, None, message))
 
     # ---- the GET stream ------------------------------------------------------------------------
 
-    def _learn_version(self, payload: bytes) -> None:
-        version = negotiated_version(payload) if self.protocol_version is None else None
+    async def _take(self, message: bytes | JSON, initialize: bool) -> None:
+        """Hand a server's message to the session, decoded when it could be (the session parses
+        nothing twice), after learning what it tells the transport."""
+        if isinstance(message, dict):
+            if initialize:
+                self._learn_version(message)
+            message = self.modern.screen(message)
+        await self._deliver(message)
+
+    def _learn_version(self, message: JSON) -> None:
+        version = agreed_version(message) if self.protocol_version is None else None
         if version is not None:
             self.protocol_version = version
             if not self._listening:
@@ -399,7 +428,7 @@ class HTTPClientStream:
             with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                 self._in_send.send_nowait(reply)
 
-    async def _deliver(self, payload: bytes | Oversized) -> None:
+    async def _deliver(self, payload: Inbound) -> None:
         with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             await self._in_send.send(payload)
 

@@ -206,7 +206,8 @@ class StreamableHTTPApp:
     async def _parse(self, exchange: Exchange) -> Message:
         """The POSTed message; 400 for one that is not JSON-RPC."""
         try:
-            return classify(decode(exchange.body))
+            decoded = decode(exchange.body)
+            message = classify(decoded)
         except MCPError as exc:
             if getattr(exc, "response", False) and "mcp-session-id" in exchange.headers:
                 # a malformed answer to the server's request: its session fails that request at once
@@ -215,6 +216,8 @@ class StreamableHTTPApp:
                 )
                 await session.push(exchange.body, exchange.origin(session.session_id))
             raise HTTPRefusal(400, exc.message, exc.code) from None
+        exchange.decoded = decoded
+        return message
 
     async def _get(self, exchange: Exchange) -> None:
         if not accepts(exchange.headers, "text/event-stream"):

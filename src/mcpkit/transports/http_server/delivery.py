@@ -48,7 +48,7 @@ async def deliver(session: SessionStream, exchange: Exchange, how: Answering) ->
             cancelled = session.routes.get(named[0]) if named is not None else None
             if named is not None and cancelled is not None:  # no response will come: its stream ends
                 session.close_route(named[0], cancelled)
-        await session.push(exchange.body, exchange.origin(session.session_id))
+        await session.push(exchange.inbound, exchange.origin(session.session_id))
         await respond(exchange.send, 202, b"", [])
         return
     if message.id in session.routes:
@@ -68,7 +68,7 @@ async def _answer(session: SessionStream, exchange: Exchange, request: Request, 
     try:
         first = await prime(session, route)
         try:
-            await session.push(exchange.body, exchange.origin(session.session_id))
+            await session.push(exchange.inbound, exchange.origin(session.session_id))
         except HTTPRefusal:
             session.close_route(request.id, route)
             raise

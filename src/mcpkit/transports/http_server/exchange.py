@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...protocol.jsonrpc import Message
 from ...protocol.versions import V2025_03_26
@@ -34,6 +34,7 @@ class Exchange:
     repeated: frozenset[str] = frozenset()
     client: str | None = None  # who sent it, when the server's session_key can tell
     body: bytes = b""
+    decoded: dict[str, Any] | None = None  # the body parsed, handed on so the session does not parse it again
     message: Message | None = None
     version: str = V2025_03_26
     response_headers: Headers = field(default_factory=list)
@@ -43,6 +44,11 @@ class Exchange:
     def principal(self) -> str | None:
         """Whose access token authorized the request (None on an unprotected server)."""
         return self.auth.principal if self.auth is not None else None
+
+    @property
+    def inbound(self) -> bytes | dict[str, Any]:
+        """What the session is handed: the decoded body, else (not parsed here) the bytes."""
+        return self.decoded if self.decoded is not None else self.body
 
     def origin(self, session_id: str | None) -> Origin:
         """What a handler may know of the request that carried its message."""

@@ -14,23 +14,24 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from time import monotonic
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ...protocol.framing import Oversized
 from ...protocol.http_rules import (
     SESSION_NOT_FOUND,
     HTTPRefusal,
+    agreed_version,
     format_event_id,
-    negotiated_version,
-    response_id,
 )
 from ...protocol.jsonrpc import RequestId
 from ...runtime.mailbox import Mailbox
 from ...runtime.origin import Origin
+from ...runtime.stream import Outgoing
 from .event_store import EventStore
 
 __all__ = ["STANDALONE", "Item", "Route", "SessionStream"]
 
+JSON = dict[str, Any]
 STANDALONE = "get"
 _BUFFER = 256
 _BACKLOG = 64  # standalone events kept for the next GET when none is open; older ones wait only in the store
@@ -120,7 +121,7 @@ class SessionStream:
     def __init__(self, session_id: str | None, store: EventStore | None = None) -> None:
         self.session_id = session_id
         self.store = store if session_id is not None else None
-        self._inbox = Mailbox[tuple[bytes, Origin | None]](16)
+        self._inbox = Mailbox[tuple[bytes | JSON, Origin | None]](16)
         self.received_from: Origin | None = None  # of the message `receive` returned last
         self.routes: dict[RequestId, Route] = {}  # unanswered requests with a stream
         self.streams: dict[str, Route] = {}  # the same routes by stream id, for resuming
@@ -169,21 +170,23 @@ class SessionStream:
             return format_event_id(stream_id, next(self._local_ids))
         return await self.store.store(self.session_id, stream_id, data)
 
-    async def receive(self) -> bytes | Oversized:
+    async def receive(self) -> bytes | JSON | Oversized:
         self.received_from = None  # an idle session keeps no request's headers alive
         data, self.received_from = await self._inbox.get()
         return data
 
-    async def send(self, data: bytes, related: RequestId | None = None) -> None:
+    async def send(self, out: Outgoing) -> None:
+        related, data = out.related, out.data
         route = self.routes.get(related) if related is not None else None
+        answers = out.answers
         if related is None or route is None:
-            if related is not None and response_id(data) == related:
+            if related is not None and answers == related:
                 return  # answers a cancelled request: a GET stream MUST NOT carry responses
             await self.send_standalone(data)
             return
-        final = response_id(data) == related
+        final = answers == related
         if final and related == self.init_id and self.version is None:
-            self.version = negotiated_version(data)
+            self.version = agreed_version(out.decoded)
         event_id = await self.record(route.stream_id, data)
         delivered = await route.offer(Item(event_id, data, final))
         if final:
@@ -198,9 +201,9 @@ class SessionStream:
                 self.backlog = deque(maxlen=_BACKLOG)
             self.backlog.append(item)
 
-    async def push(self, data: bytes, origin: Origin | None = None) -> None:
-        """Hand an inbound message (and what is known of its HTTP request) to `serve`; raises
-        HTTPRefusal 404 once the session has ended."""
+    async def push(self, data: bytes | JSON, origin: Origin | None = None) -> None:
+        """Hand an inbound message, as bytes or as the object the app decoded it into, and what is
+        known of its HTTP request, to `serve`; raises HTTPRefusal 404 once the session has ended."""
         if not await self._inbox.put((data, origin)):
             raise HTTPRefusal(404, "Session not found", SESSION_NOT_FOUND)
 

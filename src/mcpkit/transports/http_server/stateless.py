@@ -88,7 +88,7 @@ async def answer_stateless(
     json_only = json_only and not asks_for_notifications(message.method, message.params)
     async with anyio.create_task_group() as tg:
         tg.start_soon(run, session)
-        await session.push(exchange.body, exchange.origin(session.session_id))
+        await session.push(exchange.inbound, exchange.origin(session.session_id))
         answered = await _answer(route, receiver, exchange, json_only)
         session.close()  # the request is over (or the client left): serve() ends, cancelling what is left
         if not answered:
