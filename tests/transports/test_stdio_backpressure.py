@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from mcpkit.protocol.errors import RequestCancelled
-from mcpkit.transports.stdio import _gated, _ThreadWriter
+from mcpkit.transports.pipes import ThreadWriter, gated
 
 ROOT = Path(__file__).resolve().parents[2]
 FLOOD = str(ROOT / "tests" / "transports" / "flood_server.py")
@@ -118,26 +118,26 @@ def test_a_server_whose_client_sends_requests_but_reads_no_answers_stops_reading
 @pytest.mark.anyio
 async def test_the_thread_writer_holds_off_reading_while_more_than_its_high_water_is_queued() -> None:
     read_end, write_end = os.pipe()
-    writer = _ThreadWriter(write_end, high_water=256 * 1024)
+    writer = ThreadWriter(write_end, high_water=256 * 1024)
     reads: list[str] = []
 
     async def read_chunk() -> bytes:
         reads.append("read")
         return b"x"
 
-    gated = _gated(read_chunk, writer.drained)
+    read_gated = gated(read_chunk, writer.drained)
     try:
         async with anyio.create_task_group() as tg:
             for _ in range(8):  # 8 x 128 KiB against a 64 KiB pipe nobody reads yet
                 tg.start_soon(writer.write, b"z" * 128 * 1024)
             await anyio.sleep(0.2)
             with anyio.move_on_after(0.5):
-                await gated()
+                await read_gated()
             assert reads == []
             received = 0
             while received < 8 * 128 * 1024:
                 received += len(await anyio.to_thread.run_sync(os.read, read_end, 1 << 20))
-        assert await gated() == b"x"
+        assert await read_gated() == b"x"
     finally:
         os.close(read_end)
         os.close(write_end)

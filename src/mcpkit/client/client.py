@@ -38,6 +38,20 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+def _capabilities(
+    sampling: Handler | None, sampling_tools: bool, elicitation: Handler | None, url: bool, roots: bool
+) -> JSON:
+    """The client capabilities the handlers given to a Client call for."""
+    caps: JSON = {}
+    if sampling is not None:
+        caps["sampling"] = {"tools": {}} if sampling_tools else {}
+    if elicitation is not None:
+        caps["elicitation"] = {"form": {}, "url": {}} if url else {"form": {}}
+    if roots:
+        caps["roots"] = {"listChanged": True}
+    return caps
+
+
 class Client(Listening):
     """A client connected to one server over `stream`; use as `async with Client(stream) as client`."""
 
@@ -81,13 +95,7 @@ class Client(Listening):
         self._on_log, self._on_notification = on_log, on_notification
         self.timeout, self.max_timeout = timeout, max_timeout
         self.protocol_version = protocol_version or LATEST
-        caps: JSON = {}
-        if sampling is not None:
-            caps["sampling"] = {"tools": {}} if sampling_tools else {}
-        if elicitation is not None:
-            caps["elicitation"] = {"form": {}, "url": {}} if elicitation_url else {"form": {}}
-        if roots is not None:
-            caps["roots"] = {"listChanged": True}
+        caps = _capabilities(sampling, sampling_tools, elicitation, elicitation_url, roots is not None)
         connection = Connection(
             Role.CLIENT, info={"name": name, "version": version}, capabilities=caps, versions=versions
         )

@@ -13,10 +13,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import math
 import sys
-from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import anyio
@@ -25,7 +23,6 @@ from anyio.abc import TaskGroup
 from ..protocol import events as ev
 from ..protocol.connection import Connection
 from ..protocol.errors import (
-    CONNECTION_CLOSED,
     INTERNAL_ERROR,
     INVALID_REQUEST,
     SERVER_BUSY,
@@ -36,7 +33,9 @@ from ..protocol.errors import (
 from ..protocol.framing import Oversized
 from ..protocol.jsonrpc import RequestId, encode, error_message
 from ..protocol.lifecycle import Negotiated
+from .flag import Flag
 from .origin import RECEIVED_FROM
+from .requesting import Pending, ProgressCallback, Requesting
 from .stream import MessageStream, Outgoing
 from .workers import SESSION_WORKERS
 
@@ -47,45 +46,9 @@ log = logging.getLogger("mcpkit")
 JSON = dict[str, Any]
 RequestHandler = Callable[["Session", ev.RequestReceived], Coroutine[Any, Any, JSON]]
 NotificationHandler = Callable[["Session", ev.NotificationReceived], Coroutine[Any, Any, None]]
-ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 
 
-class Flag:
-    """A one-way event that costs a bool until something waits on it (a session holds two of them)."""
-
-    __slots__ = ("_event", "_set")
-
-    def __init__(self) -> None:
-        self._set = False
-        self._event: anyio.Event | None = None
-
-    def is_set(self) -> bool:
-        return self._set
-
-    def set(self) -> None:
-        self._set = True
-        if self._event is not None:
-            self._event.set()
-
-    async def wait(self) -> None:
-        if not self._set:
-            if self._event is None:
-                self._event = anyio.Event()
-            await self._event.wait()
-
-
-@dataclass(slots=True)
-class _Pending:
-    on_progress: ProgressCallback | None
-    timeout: float
-    cap: float
-    done: anyio.Event = field(default_factory=anyio.Event)
-    result: JSON | None = None
-    error: MCPError | None = None
-    scope: anyio.CancelScope | None = None
-
-
-class Session:
+class Session(Requesting):
     """A running conversation with one peer.
 
     `max_in_flight` caps the peer's requests being handled at once: one more is answered at once with
@@ -117,7 +80,7 @@ class Session:
         self.stream = stream
         self._on_request = on_request
         self._on_notification = on_notification
-        self._pending: dict[RequestId, _Pending] = {}
+        self._pending: dict[RequestId, Pending] = {}
         # What cancels the handler of each inbound request in flight, by request id.
         self._handlers: dict[RequestId, asyncio.Task[None] | anyio.CancelScope] = {}
         self._tasks: set[asyncio.Task[None]] = set()  # every live native handler task
@@ -353,17 +316,6 @@ class Session:
                 await asyncio.wait(tasks)
         self._tasks.clear()
 
-    async def _progressed(self, event: ev.ProgressReceived) -> None:
-        pending = self._pending.get(event.request_id)
-        if pending is None:
-            return
-        if pending.scope is not None:
-            pending.scope.deadline = min(anyio.current_time() + pending.timeout, pending.cap)
-        if pending.on_progress is not None:
-            outcome = pending.on_progress(event.progress, event.total, event.message)
-            if outcome is not None:
-                await outcome
-
     async def _write(self, message: JSON, related: RequestId | None = None) -> None:
         try:
             data = encode(message)
@@ -375,100 +327,12 @@ class Session:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             log.debug("dropped a message: the stream is closed")
 
-    def _fail_pending(self) -> None:
-        for pending in self._pending.values():
-            if not pending.done.is_set():
-                pending.error = MCPError(CONNECTION_CLOSED, "Connection closed")
-                pending.done.set()
-
     # ---- what handlers and high-level APIs call ---------------------------------------------
-
-    async def request(
-        self,
-        method: str,
-        params: JSON | None = None,
-        *,
-        timeout: float | None = None,
-        max_timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-        related: RequestId | None = None,
-        progress_token: str | int | None = None,
-    ) -> JSON:
-        """Send a request and wait for its result; raise RemoteError for an error response.
-
-        On timeout (reset by each progress notification, never past `max_timeout`) or when the
-        caller is cancelled, the peer is sent notifications/cancelled.
-        """
-        if self.closed.is_set() or self._input_ended:
-            raise MCPError(CONNECTION_CLOSED, "Connection closed")
-        if on_progress is not None and progress_token is not None:  # else the connection allocates one
-            params = dict(params or {})
-            params["_meta"] = {**(params.get("_meta") or {}), "progressToken": progress_token}
-        rid, message = self.connection.send_request(method, params, progress=on_progress is not None)
-        return await self._send_and_wait(rid, message, timeout, max_timeout, on_progress, related)
-
-    async def initialize(self, version: str, timeout: float | None) -> Negotiated:
-        """The client's handshake: send initialize, wait for the result, then notifications/initialized."""
-        rid, message = self.connection.initialize(version)
-        await self._send_and_wait(rid, message, timeout, None, None, None)
-        return self.negotiated
-
-    async def _send_and_wait(
-        self,
-        rid: RequestId,
-        message: JSON,
-        timeout: float | None,
-        max_timeout: float | None,
-        on_progress: ProgressCallback | None,
-        related: RequestId | None,
-    ) -> JSON:
-        now = anyio.current_time()
-        cap = now + max_timeout if max_timeout is not None else math.inf
-        first = min(now + timeout, cap) if timeout is not None else cap
-        pending = _Pending(on_progress, timeout if timeout is not None else math.inf, cap)
-        self._pending[rid] = pending
-        try:
-            # The write is inside the deadline too: a peer that stops reading must not outlast `timeout`.
-            with anyio.CancelScope(deadline=first) as pending.scope:
-                await self._write(message, related)
-                await pending.done.wait()
-            if not pending.done.is_set():
-                await self._cancel(rid, "timed out", related)
-                raise RequestCancelled(f"Request {message.get('method')!r} timed out")
-        except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await self._cancel(rid, "cancelled by the caller", related)
-            raise
-        finally:
-            del self._pending[rid]
-        if pending.error is not None:
-            raise pending.error
-        assert pending.result is not None
-        return pending.result
-
-    async def _cancel(self, rid: RequestId, reason: str, related: RequestId | None) -> None:
-        message = self.connection.cancel(rid, reason)
-        if message is not None:
-            # Sent even from a cancelled caller, but never waited on for long: a peer that reads nothing
-            # would hold the caller forever (a stream that buffers keeps the message queued anyway).
-            with anyio.move_on_after(self.cancel_send_timeout):
-                await self._write(message, related)
 
     async def apply(self, events: list[ev.Event]) -> None:
         """Act on the events a Connection call returned outside the reader (e.g. `adopt_modern`'s Ready)."""
         for event in events:
             await self._dispatch(event)
-
-    async def send_built(
-        self,
-        rid: RequestId,
-        message: JSON,
-        *,
-        timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-    ) -> JSON:
-        """Send a request message a Connection method built (its id known to the caller) and wait."""
-        return await self._send_and_wait(rid, message, timeout, None, on_progress, None)
 
     async def notify(self, method: str, params: JSON | None = None, related: RequestId | None = None) -> None:
         await self._write(self.connection.send_notification(method, params), related)

@@ -1,86 +1,44 @@
 """Streamable HTTP, client side: each message is POSTed; answers come back as JSON or as an SSE stream.
 
-Spec: transports "Streamable HTTP" (2025-11-25). The client sends Mcp-Session-Id once the server
-gave one and MCP-Protocol-Version once negotiated, listens on a GET stream for server-initiated
-messages, and ends the session with DELETE. A stream that drops before its response is resumed
-with a GET carrying Last-Event-ID, after the server's `retry` delay ("Resumability and
-Redelivery"). A 404 to a request carrying the session id means the session is gone: by default
-the client replays its handshake for a new session and resends ("Session Management" 5).
-A 400/404/405 to the first initialize means a 2024-11-05 server: the client falls back to HTTP+SSE
-("Backwards Compatibility"). Every failure of a request becomes a JSON-RPC error for it.
-A 2026-07-28 request (modern `_meta`) is one POST with its metadata headers and no session or
+Spec: transports "Streamable HTTP" (2025-11-25). The client sends Mcp-Session-Id once the server gave one
+and MCP-Protocol-Version once negotiated, listens on a GET stream for server-initiated messages, and ends
+the session with DELETE. A stream that drops before its response is resumed with a GET carrying
+Last-Event-ID, after the server's `retry` delay ("Resumability and Redelivery"). A 404 to a request carrying
+the session id means the session is gone: by default the client replays its handshake for a new session and
+resends ("Session Management" 5). A 400/404/405 to the first initialize means a 2024-11-05 server: the
+client falls back to HTTP+SSE ("Backwards Compatibility"). Every failure of a request becomes a JSON-RPC
+error for it. A 2026-07-28 request (modern `_meta`) is one POST with its metadata headers and no session or
 resumption; its refusal's JSON-RPC error is its answer (`modern_traffic`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from contextlib import AbstractAsyncContextManager, suppress
 from typing import Any
 
 import anyio
 import httpx
 from anyio.abc import TaskGroup
 
-from ...protocol.errors import MCPError
 from ...protocol.framing import Oversized
 from ...protocol.http_rules import agreed_version
-from ...protocol.jsonrpc import decode
 from ...protocol.sse import SSEDecoder
-from ...runtime.groups import CallerCancellation, single_error
 from ...runtime.stream import Outgoing
 from .backoff import Backoff
-from .failures import (
-    describe_error,
-    describe_status,
-    describe_unexpected,
-    error_reply,
-    read_head,
-    too_large,
-)
+from .failures import describe_error, describe_status, describe_unexpected, error_reply, read_head, too_large
 from .handshake import new_session, renew_hint
+from .inbound import Inbound, NotAnAnswer, TooLarge, answers, decoded, progressed
 from .legacy_sse import LegacyEndpointError, LegacySSEStream, connect_legacy, long_lived
 from .modern_traffic import ModernTraffic, error_answer
 
-__all__ = ["HTTPClientStream", "open_http_stream"]
+__all__ = ["HTTPClientStream"]
 
 _DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024
 _FALLBACK_STATUSES = (400, 404, 405)
 _ERROR_BODY = 64 * 1024  # a refusal's JSON-RPC error, read whole for its code and data
 _MODERN_ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 JSON = dict[str, Any]
-
-
-Inbound = bytes | JSON | Oversized  # what the session is handed: undecodable bytes stay bytes
-
-
-def _decoded(payload: bytes) -> bytes | JSON:
-    """The message `payload` encodes, or the bytes themselves if it is no JSON object (the session
-    answers those as it would any malformed input)."""
-    try:
-        message = decode(payload)
-    except MCPError:
-        return payload
-    return message if isinstance(message, dict) else payload
-
-
-def _answers(message: bytes | JSON, rid: Any) -> bool:
-    """Whether `message` is the response (result or error) to request `rid`."""
-    return (
-        isinstance(message, dict)
-        and "method" not in message
-        and message.get("id") == rid
-        and ("result" in message or "error" in message)
-    )
-
-
-class _TooLarge(Exception):
-    pass
-
-
-class _NotAnAnswer(Exception):
-    """A request's POST got something that is no MCP answer; the text says what came back."""
 
 
 class HTTPClientStream:
@@ -186,10 +144,10 @@ class HTTPClientStream:
         except httpx.HTTPError as exc:
             self._fail(message, describe_error(exc, "POST", self.url))
             return
-        except _TooLarge:
+        except TooLarge:
             self._fail(message, too_large(self.max_message))
             return
-        except _NotAnAnswer as exc:
+        except NotAnAnswer as exc:
             self._fail(message, str(exc))
             return
         if r.status_code >= 400 and modern:  # a JSON-RPC error body is the answer, else a plain failure
@@ -212,7 +170,7 @@ class HTTPClientStream:
             # Messages to the Server" 5, and answering it back with an error could loop forever.
             return None
         if response.status_code != 200:  # a redirect is not followed: it would carry the credentials on
-            raise _NotAnAnswer(describe_unexpected(response, await read_head(response), "no MCP answer"))
+            raise NotAnAnswer(describe_unexpected(response, await read_head(response), "no MCP answer"))
         session_id = response.headers.get("mcp-session-id")
         if session_id and sessions:  # a 2026-07-28 exchange ignores any session id
             self.session_id = session_id
@@ -236,13 +194,13 @@ class HTTPClientStream:
         async for chunk in response.aiter_bytes():
             body += chunk
             if len(body) > self.max_message:
-                raise _TooLarge
+                raise TooLarge
         payload = bytes(body)
-        answer = _decoded(payload)
-        if not _answers(answer, rid):
+        answer = decoded(payload)
+        if not answers(answer, rid):
             refusal = error_answer(message, payload)  # a JSON-RPC error with a null id, say
             if refusal is None:
-                raise _NotAnAnswer(describe_unexpected(response, payload, "not a JSON-RPC response to it"))
+                raise NotAnAnswer(describe_unexpected(response, payload, "not a JSON-RPC response to it"))
             answer = refusal
         await self._take(answer, initialize)
 
@@ -256,15 +214,15 @@ class HTTPClientStream:
                 events = decoder.feed(chunk)
             except ValueError:
                 if rid is not None:
-                    raise _TooLarge from None
+                    raise TooLarge from None
                 await self._deliver(Oversized(self.max_message))
                 return False
             for event in events:
                 if not event.data:
                     continue  # a priming event: only an id (and retry) to resume from
-                message = _decoded(event.data.encode())
+                message = decoded(event.data.encode())
                 await self._take(message, initialize)
-                answered = answered or (rid is not None and _answers(message, rid))
+                answered = answered or (rid is not None and answers(message, rid))
             if answered:
                 return True
         return False
@@ -290,7 +248,7 @@ class HTTPClientStream:
             outcome = await self._resume_once(message, rid, decoder, last_id)
             if outcome is not None:
                 return
-            failures = 0 if _progressed(decoder, last_id) else failures + 1
+            failures = 0 if progressed(decoder, last_id) else failures + 1
             last_id = decoder.last_event_id or last_id
             retry = decoder.retry if decoder.retry is not None else retry
         self._fail(
@@ -309,7 +267,7 @@ class HTTPClientStream:
                 return True if await self._read_events(r, decoder, rid) else None
         except httpx.TransportError:
             return None
-        except _TooLarge:
+        except TooLarge:
             self._fail(message, too_large(self.max_message))
             return False
 
@@ -319,17 +277,17 @@ class HTTPClientStream:
         message: JSON,
         response: httpx.Response,
         head: bytes,
-        sent_with: str | None,
+        sent: str | None,
         renewed: bool,
     ) -> None:
         status, text = response.status_code, describe_status(response, head)
         if message.get("method") == "initialize" and status in _FALLBACK_STATUSES and self.legacy_fallback:
             await self._fall_back(data, message, text)
-        elif status == 404 and sent_with is not None:
-            if self.reconnect_on_404 and not renewed and await self._renew(sent_with):
+        elif status == 404 and sent is not None:
+            if self.reconnect_on_404 and not renewed and await self._renew(sent):
                 await self._post(data, message, renewed=True)
             else:
-                ended = f"the server ended session {sent_with} (HTTP 404 Not Found)"
+                ended = f"the server ended session {sent} (HTTP 404 Not Found)"
                 self._fail(message, f"{ended}; {renew_hint(self.reconnect_on_404)}")
         else:
             self._fail(message, text)
@@ -345,7 +303,7 @@ class HTTPClientStream:
                 return False
             try:
                 return await self._replay_handshake()
-            except (httpx.HTTPError, _TooLarge):
+            except (httpx.HTTPError, TooLarge):
                 return False
 
     async def _replay_handshake(self) -> bool:
@@ -413,7 +371,7 @@ class HTTPClientStream:
                         await self._read_events(r, decoder)
                 except httpx.TransportError:
                     pass
-                failures = 0 if _progressed(decoder, last_id) else failures + 1
+                failures = 0 if progressed(decoder, last_id) else failures + 1
                 last_id = decoder.last_event_id or last_id
                 retry = decoder.retry if decoder.retry is not None else retry
                 await anyio.sleep(self.backoff.delay(retry, failures))
@@ -440,39 +398,3 @@ class HTTPClientStream:
                 with suppress(httpx.HTTPError):
                     await self.http.delete(self.url, headers=self._headers("application/json"))
         self._in_send.close()
-
-
-def _progressed(decoder: SSEDecoder, last_id: str | None) -> bool:
-    """Whether a reopened stream brought anything: an event with data, or a new event id."""
-    return decoder.dispatched > 0 or decoder.last_event_id not in (None, last_id)
-
-
-@asynccontextmanager
-async def open_http_stream(
-    url: str,
-    *,
-    headers: dict[str, str] | None = None,
-    timeout: float = 30.0,
-    auth: httpx.Auth | None = None,
-    **options: Any,
-) -> AsyncIterator[HTTPClientStream]:
-    """A Streamable HTTP MessageStream to `url` (falling back to HTTP+SSE); the session is DELETEd on exit.
-
-    `auth` authorizes every request (e.g. mcpkit.client.oauth.OAuthClient).
-    Options: max_message, reconnect_attempts, reconnect_on_404, retry_ms, legacy_fallback,
-    backoff (a Backoff: the floor, growth and cap of the delay before an SSE stream is reopened).
-    """
-    cancelled = CallerCancellation()
-    with single_error():
-        async with (
-            httpx.AsyncClient(headers=headers, timeout=timeout, auth=auth) as http,
-            anyio.create_task_group() as tg,
-        ):
-            stream = HTTPClientStream(url, http, tg, **options)
-            try:
-                with cancelled.noting():
-                    yield stream
-            finally:
-                await stream.aclose()
-                tg.cancel_scope.cancel()
-        cancelled.reraise()
