@@ -7,10 +7,11 @@ puts and gets without yielding while it has room or items, and allocates an even
 
 from __future__ import annotations
 
-import asyncio
 from typing import Generic, TypeVar
 
 import anyio
+
+from ._native import Loop, running_loop
 
 __all__ = ["Mailbox"]
 
@@ -94,7 +95,7 @@ class _Future:
 
     __slots__ = ("_future",)
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: Loop) -> None:
         self._future = loop.create_future()
 
     def set(self) -> None:
@@ -109,7 +110,5 @@ _Waiter = _Future | anyio.Event
 
 
 def _waiter() -> _Waiter:
-    try:
-        return _Future(asyncio.get_running_loop())
-    except RuntimeError:  # not asyncio
-        return anyio.Event()
+    loop = running_loop()
+    return _Future(loop) if loop is not None else anyio.Event()

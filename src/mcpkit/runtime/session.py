@@ -10,7 +10,6 @@ request runs in the session's task group under its own cancel scope.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 import sys
@@ -33,6 +32,7 @@ from ..protocol.errors import (
 from ..protocol.framing import Oversized
 from ..protocol.jsonrpc import RequestId, encode, error_message
 from ..protocol.lifecycle import Negotiated
+from ._native import Loop, Task, current_task, running_loop, wait_tasks
 from .flag import Flag
 from .origin import RECEIVED_FROM
 from .requesting import Pending, ProgressCallback, Requesting
@@ -82,9 +82,9 @@ class Session(Requesting):
         self._on_notification = on_notification
         self._pending: dict[RequestId, Pending] = {}
         # What cancels the handler of each inbound request in flight, by request id.
-        self._handlers: dict[RequestId, asyncio.Task[None] | anyio.CancelScope] = {}
-        self._tasks: set[asyncio.Task[None]] = set()  # every live native handler task
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._handlers: dict[RequestId, Task[None] | anyio.CancelScope] = {}
+        self._tasks: set[Task[None]] = set()  # every live native handler task
+        self._loop: Loop | None = None
         self._tg: TaskGroup | None = None
         self.ready = Flag()
         self.closed = Flag()
@@ -109,10 +109,7 @@ class Session(Requesting):
         A stream with an `eof_grace` (stdio, whose EOF closes only the peer's input) first lets the
         requests already read finish, for up to that many seconds, so their responses are not lost.
         """
-        try:
-            self._loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self._loop = None
+        self._loop = running_loop()
         self._running = True
         # handler tasks inherit the context, and with it this session's share of worker threads
         workers = self.max_worker_threads
@@ -148,7 +145,7 @@ class Session(Requesting):
         if self._loop is not None:
             tasks = [task for task in self._tasks if not task.done()]
             if tasks:
-                await asyncio.wait(tasks, timeout=grace)
+                await wait_tasks(tasks, grace)
         elif self._handlers:
             self._idle = anyio.Event()
             with anyio.move_on_after(grace):
@@ -168,7 +165,7 @@ class Session(Requesting):
         except Exception:
             log.exception("%s failed", getattr(fn, "__qualname__", fn))
         finally:
-            self._tasks.discard(asyncio.current_task())
+            self._tasks.discard(current_task())
 
     async def _read_loop(self) -> None:
         receive, connection = self.stream.receive, self.connection
@@ -258,7 +255,7 @@ class Session(Requesting):
             if message is not None:
                 await self._write(message, rid)
         finally:
-            self._tasks.discard(asyncio.current_task())
+            self._tasks.discard(current_task())
 
     async def _handle(self, event: ev.RequestReceived) -> None:
         rid = event.id
@@ -290,14 +287,14 @@ class Session(Requesting):
 
     def _cancel_handler(self, rid: RequestId) -> None:
         handler = self._handlers.get(rid)
-        if isinstance(handler, asyncio.Task):
+        if isinstance(handler, Task):
             handler.cancel()
             # A callback, not the task itself: a task cancelled before its first step runs no code.
             handler.add_done_callback(functools.partial(self._cancel_done, rid))
         elif handler is not None:
             handler.cancel()
 
-    def _cancel_done(self, rid: RequestId, task: asyncio.Task[None]) -> None:
+    def _cancel_done(self, rid: RequestId, task: Task[None]) -> None:
         self._handlers.pop(rid, None)
         self._tasks.discard(task)
         if task.cancelled():
@@ -313,7 +310,7 @@ class Session(Requesting):
             task.cancel()
         if tasks:
             with anyio.CancelScope(shield=True):
-                await asyncio.wait(tasks)
+                await wait_tasks(tasks)
         self._tasks.clear()
 
     async def _write(self, message: JSON, related: RequestId | None = None) -> None:

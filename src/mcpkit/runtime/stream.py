@@ -42,7 +42,7 @@ class Outgoing(NamedTuple):
     @property
     def answers(self) -> RequestId | None:
         """The id this message answers, if it is a response (result or error)."""
-        message = self.decoded
+        message = self.message if self.message is not None else self.decoded
         if "method" in message or ("result" not in message and "error" not in message):
             return None
         rid = message.get("id")

@@ -20,7 +20,6 @@ __all__ = [
     "gated",
     "loop_reader",
     "loop_writer",
-    "on_asyncio",
     "thread_read",
 ]
 
@@ -242,11 +241,3 @@ def gated(
         return await read_chunk()
 
     return read
-
-
-def on_asyncio() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True

@@ -21,8 +21,9 @@ import anyio
 import anyio.abc
 
 from ..protocol.framing import DEFAULT_MAX_LINE, LineReader, Oversized
+from ..runtime._native import running_loop
 from ..runtime.stream import Outgoing
-from .pipes import CHUNK, HIGH_WATER, ThreadWriter, gated, loop_reader, loop_writer, on_asyncio, thread_read
+from .pipes import CHUNK, HIGH_WATER, ThreadWriter, gated, loop_reader, loop_writer, thread_read
 
 __all__ = ["LineStream", "serve_stdio", "spawn"]
 
@@ -105,7 +106,7 @@ async def serve_stdio(
     """
     serve: Callable[[LineStream], Awaitable[None]] = getattr(target, "serve", target)
     out_fd = _protect_stdout()
-    fast = on_asyncio()
+    fast = running_loop() is not None
     read_chunk = (await loop_reader(0) if fast else None) or functools.partial(thread_read, 0)
     writer = await loop_writer(out_fd, max_write_buffer) if fast else None
     if writer is not None:

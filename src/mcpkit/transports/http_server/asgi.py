@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
@@ -14,6 +13,7 @@ from ...protocol.errors import INTERNAL_ERROR
 from ...protocol.http_rules import HTTPRefusal
 from ...protocol.jsonrpc import encode, error_message
 from ...protocol.resource_auth import AuthRefusal
+from ...runtime._native import running_loop, within
 
 __all__ = [
     "AUTH_SCOPE_KEY",
@@ -104,24 +104,11 @@ async def read_body(headers: dict[str, str], receive: Receive, max_body: int, ti
     declared = headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > max_body):
         raise HTTPRefusal(413, f"Content Too Large: the limit is {max_body} bytes")
-    if _on_asyncio():
-        try:
-            async with asyncio.timeout(timeout):  # a loop timer: a third of an anyio cancel scope's cost
-                return await _read_chunks(receive, max_body)
-        except TimeoutError:
-            pass
-    else:
-        with anyio.move_on_after(timeout):
-            return await _read_chunks(receive, max_body)
-    raise HTTPRefusal(408, f"Request Timeout: body not received within {timeout} s")
-
-
-def _on_asyncio() -> bool:
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
+        async with within(timeout):
+            return await _read_chunks(receive, max_body)
+    except TimeoutError:
+        raise HTTPRefusal(408, f"Request Timeout: body not received within {timeout} s") from None
 
 
 async def _read_chunks(receive: Receive, max_body: int) -> bytes:
@@ -155,9 +142,8 @@ async def until_disconnect(receive: Receive) -> AsyncIterator[anyio.Event]:
         gone.set()
         scope.cancel()
 
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # not asyncio: a task group hosts the watcher
+    loop = running_loop()
+    if loop is None:  # not asyncio: a task group hosts the watcher
         async with anyio.create_task_group() as tg:
             tg.start_soon(watch, tg.cancel_scope)
             yield gone

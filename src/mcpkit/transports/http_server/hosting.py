@@ -2,18 +2,18 @@
 
 With ASGI lifespan (uvicorn) they live in a task group entered on startup and cancelled on shutdown.
 Without it (httpx.ASGITransport, a mount whose router does not forward lifespan) the first request starts
-that task group in a detached asyncio task; `aclose()` ends it.
+that task group in a task of the event loop itself (asyncio or trio); `aclose()` ends it.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
+from ...runtime._native import Detached, spawn_detached
 from .asgi import Receive, Send
 
 __all__ = ["TaskHost"]
@@ -29,7 +29,7 @@ class TaskHost:
         self._on_shutdown = on_shutdown
         self._tg: TaskGroup | None = None
         self._hosted: anyio.Event | None = None
-        self._host_task: asyncio.Task[None] | None = None
+        self._host_task: Detached | None = None
 
     async def lifespan(self, receive: Receive, send: Send) -> None:
         await receive()  # lifespan.startup
@@ -48,7 +48,7 @@ class TaskHost:
         if self._tg is None:
             if self._hosted is None:
                 self._hosted = anyio.Event()
-                self._host_task = asyncio.get_running_loop().create_task(self._host())
+                self._host_task = spawn_detached(self._host)
             await self._hosted.wait()
         assert self._tg is not None
         return self._tg
@@ -65,7 +65,5 @@ class TaskHost:
         """End the task group hosted without lifespan, if one was started."""
         task, self._host_task = self._host_task, None
         if task is not None:
-            task.cancel()
-            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                await asyncio.wait([task])
+            await task.aclose()
             self._tg, self._hosted = None, None
