@@ -30,6 +30,7 @@ from jwt.algorithms import RSAAlgorithm
 
 import peers
 from mcpkit import Server
+from mcpkit.auth import JWTVerifier, protect
 from mcpkit.transports.http_server import StreamableHTTPApp
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -198,3 +199,25 @@ class Browser:
         if prompt.group(1) == "login":
             form |= {"login": self.login, "password": "any"}
         return await http.post(urljoin(str(page.url), action.group(1)), data=form)
+
+
+@asynccontextmanager
+async def protected(
+    provider: AuthServer, app: Any = None, required: tuple[str, ...] = ("mcp:tools",), **verifier: Any
+) -> AsyncIterator[str]:
+    """`app` (by default a StreamableHTTPApp of tool_server()) behind a JWTVerifier for `provider`'s tokens
+    (its JWKS found through discovery), on a real uvicorn at RESOURCE, which it yields."""
+    check = JWTVerifier(issuer=provider.issuer, audience=RESOURCE, **verifier)
+    wrapped = protect(
+        app or mcp_app(),
+        verifier=check,
+        resource=RESOURCE,
+        authorization_servers=[provider.issuer],
+        scopes_supported=MCP_SCOPES,
+        required_scopes=required,
+    )
+    try:
+        async with serving_on(wrapped, MCP_PORT):
+            yield RESOURCE
+    finally:
+        await check.aclose()

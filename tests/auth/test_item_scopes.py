@@ -6,17 +6,15 @@ listed, and naming it is refused as HTTP 403 insufficient_scope with the scopes 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import orjson
 import pytest
-from auth_server import MCP_PORT, MCP_SCOPES, RESOURCE, AuthServer, authorization_server, serving_on
+from auth_server import RESOURCE, AuthServer, authorization_server, protected
 
 from mcpkit import Server
-from mcpkit.auth import JWTVerifier, protect
 from mcpkit.transports.http_server import StreamableHTTPApp
 
 pytestmark = pytest.mark.anyio
@@ -57,24 +55,6 @@ def shop() -> Server:
         return f"reprice {sku}"
 
     return server
-
-
-@asynccontextmanager
-async def serving(provider: AuthServer, target: Any) -> AsyncIterator[None]:
-    check = JWTVerifier(issuer=provider.issuer, audience=RESOURCE)
-    app = protect(
-        StreamableHTTPApp(target),
-        verifier=check,
-        resource=RESOURCE,
-        authorization_servers=[provider.issuer],
-        scopes_supported=MCP_SCOPES,
-        required_scopes=("mcp:tools",),
-    )
-    try:
-        async with serving_on(app, MCP_PORT):
-            yield
-    finally:
-        await check.aclose()
 
 
 class Caller:
@@ -145,7 +125,7 @@ async def test_a_token_without_an_items_scope_neither_sees_nor_uses_it(
     provider: AuthServer, modern: bool
 ) -> None:
     reader_token = await provider.token(scope=READER)
-    async with serving(provider, shop()), httpx.AsyncClient() as http:
+    async with protected(provider, StreamableHTTPApp(shop())), httpx.AsyncClient() as http:
         reader = Caller(http, reader_token, modern)
         await reader.open()
         tools = names(await reader.result("tools/list", {}), "tools")
@@ -171,7 +151,7 @@ async def test_a_token_without_an_items_scope_neither_sees_nor_uses_it(
 @pytest.mark.parametrize("modern", [False, True], ids=["2025-11-25", "2026-07-28"])
 async def test_a_token_with_the_scope_sees_and_uses_everything(provider: AuthServer, modern: bool) -> None:
     writer_token = await provider.token(scope=WRITER)
-    async with serving(provider, shop()), httpx.AsyncClient() as http:
+    async with protected(provider, StreamableHTTPApp(shop())), httpx.AsyncClient() as http:
         writer = Caller(http, writer_token, modern)
         await writer.open()
         tools = names(await writer.result("tools/list", {}), "tools")
@@ -191,7 +171,7 @@ async def test_a_token_with_the_scope_sees_and_uses_everything(provider: AuthSer
 async def test_a_target_that_names_no_scopes_is_still_refused_by_the_handler(provider: AuthServer) -> None:
     # `server.serve` hides the Server from the HTTP app, so the request reaches the handler, which checks too
     reader_token = await provider.token(scope=READER)
-    async with serving(provider, shop().serve), httpx.AsyncClient() as http:
+    async with protected(provider, StreamableHTTPApp(shop().serve)), httpx.AsyncClient() as http:
         reader = Caller(http, reader_token, modern=False)
         await reader.open()
         response = await reader.send(*FORBIDDEN[0])

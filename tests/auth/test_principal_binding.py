@@ -5,16 +5,14 @@ Two clients of the real authorization server (npm oidc-provider) try each other'
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from auth_server import MCP_PORT, MCP_SCOPES, RESOURCE, AuthServer, authorization_server, serving_on
+from auth_server import RESOURCE, AuthServer, authorization_server, protected
 
 from mcpkit import Context, Server
-from mcpkit.auth import JWTVerifier, protect
 from mcpkit.transports.http_server import StreamableHTTPApp
 
 pytestmark = pytest.mark.anyio
@@ -51,24 +49,6 @@ def asking_server() -> Server:
     return server
 
 
-@asynccontextmanager
-async def serving(provider: AuthServer) -> AsyncIterator[None]:
-    check = JWTVerifier(issuer=provider.issuer, audience=RESOURCE)
-    app = protect(
-        StreamableHTTPApp(asking_server()),
-        verifier=check,
-        resource=RESOURCE,
-        authorization_servers=[provider.issuer],
-        scopes_supported=MCP_SCOPES,
-        required_scopes=("mcp:tools",),
-    )
-    try:
-        async with serving_on(app, MCP_PORT):
-            yield
-    finally:
-        await check.aclose()
-
-
 async def rpc(
     http: httpx.AsyncClient, token: str, rid: int, method: str, params: dict[str, Any], **headers: str
 ) -> httpx.Response:
@@ -88,7 +68,7 @@ def answer_of(response: httpx.Response) -> dict[str, Any]:
 async def test_a_session_answers_only_the_principal_that_opened_it(provider: AuthServer) -> None:
     alice = await provider.token(client="mcp-service")
     mallory = await provider.token(client="mcp-other")
-    async with serving(provider), httpx.AsyncClient() as http:
+    async with protected(provider, StreamableHTTPApp(asking_server())), httpx.AsyncClient() as http:
         opened = await rpc(http, alice, 1, "initialize", INITIALIZE)
         sid = opened.headers["mcp-session-id"]
         session = {"mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
@@ -122,7 +102,7 @@ async def test_a_request_state_is_refused_when_another_principal_returns_it(prov
     alice = await provider.token(client="mcp-service")
     mallory = await provider.token(client="mcp-other")
     reply = {"who": {"action": "accept", "content": {"name": "Ada"}}}
-    async with serving(provider), httpx.AsyncClient() as http:
+    async with protected(provider, StreamableHTTPApp(asking_server())), httpx.AsyncClient() as http:
         first = answer_of(await rpc(http, alice, 1, "tools/call", stateless_call(1), **MODERN))["result"]
         state = first["requestState"]
         stolen = await rpc(

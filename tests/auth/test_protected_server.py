@@ -7,8 +7,7 @@ import base64
 import hashlib
 import hmac
 import json
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +21,13 @@ from auth_server import (
     RESOURCE,
     AuthServer,
     authorization_server,
-    mcp_app,
+    protected,
     rsa_jwk,
-    serving_on,
 )
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 import peers
-from mcpkit.auth import SCOPE_KEY, AccessToken, JWTVerifier, protect
+from mcpkit.auth import SCOPE_KEY, AccessToken, JWTVerifier
 from mcpkit.client.client import connect_http
 from mcpkit.client.oauth import ClientCredentials, OAuthClient
 
@@ -52,27 +50,6 @@ INITIALIZE = {
 def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
     with authorization_server(RESOURCE, tmp_path_factory.mktemp("oidc")) as server:
         yield server
-
-
-@asynccontextmanager
-async def protected(
-    provider: AuthServer, app: Any = None, required: tuple[str, ...] = ("mcp:tools",), **verifier: Any
-) -> AsyncIterator[str]:
-    """The MCP server behind a JWTVerifier for `provider`'s tokens (its JWKS found through discovery)."""
-    check = JWTVerifier(issuer=provider.issuer, audience=RESOURCE, **verifier)
-    wrapped = protect(
-        app or mcp_app(),
-        verifier=check,
-        resource=RESOURCE,
-        authorization_servers=[provider.issuer],
-        scopes_supported=MCP_SCOPES,
-        required_scopes=required,
-    )
-    try:
-        async with serving_on(wrapped, MCP_PORT):
-            yield RESOURCE
-    finally:
-        await check.aclose()
 
 
 async def post(url: str, token: str | None = None, **headers: str) -> httpx.Response:
