@@ -96,3 +96,28 @@ async def test_the_client_parses_each_answer_once(monkeypatch: pytest.MonkeyPatc
                 result = await client.call_tool("check_inventory", {"sku": "ACC-FLT-100"})
     assert result["structuredContent"]["total"] == 240
     assert parses.count == 1  # 3 before the envelope: each event read for its id, then by the session
+
+
+async def test_a_stateless_error_gets_its_status_without_a_second_parse(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    app = StreamableHTTPApp(echo_server(), json_response=True)
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    params = {"name": "nope", "arguments": {}, "_meta": meta}
+    body = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+    headers = {
+        **HEADERS,
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "nope",
+    }
+    parses = Parses()
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://localhost") as http:
+        with parses.counting(monkeypatch):
+            answered = await http.post("/mcp", content=body, headers=headers)
+        await app.aclose()
+    assert answered.status_code == 400 and answered.json()["error"]["code"] == -32602
+    assert parses.count == 1  # 2 before: the status was read off the error response parsed again

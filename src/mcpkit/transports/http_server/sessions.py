@@ -39,11 +39,12 @@ _BACKLOG = 64  # standalone events kept for the next GET when none is open; olde
 
 class Item(NamedTuple):
     """One message on its way to an HTTP response: its SSE event id (None when not stored) and whether it
-    is the response that ends its stream."""
+    is the response that ends its stream (with the code of its error, if it is one)."""
 
     event_id: str | None
     data: bytes
     final: bool = False
+    error_code: int | None = None  # a final error response's code (its HTTP status, for a stateless request)
 
 
 class Route:
@@ -188,7 +189,7 @@ class SessionStream:
         if final and related == self.init_id and self.version is None:
             self.version = agreed_version(out.decoded)
         event_id = await self.record(route.stream_id, data)
-        delivered = await route.offer(Item(event_id, data, final))
+        delivered = await route.offer(Item(event_id, data, final, _error_code(out) if final else None))
         if final:
             self.close_route(related, route)
         elif not delivered and route.stream_id is None:
@@ -215,3 +216,9 @@ class SessionStream:
 
     async def aclose(self) -> None:
         self.close()
+
+
+def _error_code(out: Outgoing) -> int | None:
+    error = out.decoded.get("error")
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, int) and not isinstance(code, bool) else None

@@ -15,7 +15,6 @@ from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, runtime_checkable
 
 import anyio
-import orjson
 
 from ...protocol.errors import MCPError
 from ...protocol.http_modern import check_request_headers, status_for_error
@@ -103,16 +102,9 @@ async def _answer(route: Route, receiver: Mailbox[Item], exchange: Exchange, jso
         if first.final or json_only:
             while not first.final:  # JSON has no room for notifications; they are dropped
                 first = await receiver.get()
-            await respond(exchange.send, _status(first.data), first.data, JSON_HEADERS)
+            status = status_for_error(first.error_code) if first.error_code is not None else 200
+            await respond(exchange.send, status, first.data, JSON_HEADERS)
             return True
     if gone.is_set():
         return False
     return await write_sse(route, receiver, exchange, first=encode_event(first.data))
-
-
-def _status(response: bytes) -> int:
-    if b'"error"' not in response:
-        return 200  # a result: no need to parse it again
-    error = orjson.loads(response).get("error")
-    code = error.get("code") if isinstance(error, dict) else None
-    return status_for_error(code) if isinstance(code, int) else 200
