@@ -14,6 +14,7 @@ import orjson
 import pytest
 from auth_server import RESOURCE, AuthServer, authorization_server, protected
 
+from conftest import requirement
 from mcpkit import Server
 from mcpkit.transports.http_server import StreamableHTTPApp
 
@@ -120,6 +121,7 @@ FORBIDDEN = [
 ]
 
 
+@requirement("auth-server-insufficient-scope")
 @pytest.mark.parametrize("modern", [False, True], ids=["2025-11-25", "2026-07-28"])
 async def test_a_token_without_an_items_scope_neither_sees_nor_uses_it(
     provider: AuthServer, modern: bool

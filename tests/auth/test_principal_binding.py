@@ -12,6 +12,7 @@ import httpx
 import pytest
 from auth_server import RESOURCE, AuthServer, authorization_server, protected
 
+from conftest import requirement
 from mcpkit import Context, Server
 from mcpkit.transports.http_server import StreamableHTTPApp
 
@@ -65,6 +66,7 @@ def answer_of(response: httpx.Response) -> dict[str, Any]:
     return dict(json.loads([d for d in data if d][-1]))
 
 
+@requirement("security-session-binding")
 async def test_a_session_answers_only_the_principal_that_opened_it(provider: AuthServer) -> None:
     alice = await provider.token(client="mcp-service")
     mallory = await provider.token(client="mcp-other")

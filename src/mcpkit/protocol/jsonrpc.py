@@ -23,6 +23,7 @@ __all__ = [
     "Request",
     "RequestId",
     "Response",
+    "answered_id",
     "classify",
     "decode",
     "encode",
@@ -192,3 +193,11 @@ def result_message(request_id: RequestId, result: JSON) -> JSON:
 
 def error_message(request_id: RequestId | None, error: JSON) -> JSON:
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def answered_id(message: JSON) -> RequestId | None:
+    """The id a decoded message answers, if it is a response (a result or an error); else None."""
+    if "method" in message or ("result" not in message and "error" not in message):
+        return None
+    rid = message.get("id")
+    return rid if _valid_id(rid) else None

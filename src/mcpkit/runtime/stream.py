@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # anyio's memory streams cost ~8 ms to import; a stdio server
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..protocol.framing import Oversized
-from ..protocol.jsonrpc import RequestId
+from ..protocol.jsonrpc import RequestId, answered_id
 
 __all__ = ["MemoryStream", "MessageStream", "Outgoing", "Oversized", "memory_pair"]
 
@@ -42,11 +42,7 @@ class Outgoing(NamedTuple):
     @property
     def answers(self) -> RequestId | None:
         """The id this message answers, if it is a response (result or error)."""
-        message = self.message if self.message is not None else self.decoded
-        if "method" in message or ("result" not in message and "error" not in message):
-            return None
-        rid = message.get("id")
-        return rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None
+        return answered_id(self.message if self.message is not None else self.decoded)
 
 
 class MessageStream(Protocol):

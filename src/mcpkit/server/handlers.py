@@ -17,7 +17,6 @@ from .context import Context
 from .peers import Peers
 from .registry import Registry
 from .resources import not_found
-from .scopes import permits, refusal
 from .subscriptions import Listener, agreed_filter
 
 __all__ = ["HANDLERS", "Handler"]
@@ -30,21 +29,6 @@ async def list_items(kind: str, registry: Registry, _peers: Peers, ctx: Context,
     token = ctx.auth
     granted = token.scopes if token is not None else None
     return registry.listing(kind, ctx.negotiated.version, params.get("cursor"), granted)
-
-
-def scoped(method: str, handler: Handler) -> Handler:
-    """`handler`, refusing a caller whose token lacks the scopes of the item it names (scopes.py).
-    Over Streamable HTTP the app refuses such a request first, as 403 insufficient_scope."""
-
-    async def checked(registry: Registry, peers: Peers, ctx: Context, params: JSON) -> JSON:
-        token = ctx.auth
-        if token is not None:
-            needed = registry.scopes_for(method, params)
-            if not permits(needed, token.scopes):
-                raise refusal(method, needed, token.scopes)
-        return await handler(registry, peers, ctx, params)
-
-    return checked
 
 
 def named(items: dict[str, Any], params: JSON, kind: str) -> tuple[Any, JSON | None]:
@@ -127,15 +111,15 @@ async def listen(registry: Registry, peers: Peers, ctx: Context, params: JSON) -
 
 HANDLERS: dict[str, Handler] = {
     "tools/list": partial(list_items, "tools"),
-    "tools/call": scoped("tools/call", call_tool),
+    "tools/call": call_tool,
     "resources/list": partial(list_items, "resources"),
     "resources/templates/list": partial(list_items, "resourceTemplates"),
-    "resources/read": scoped("resources/read", read),
-    "resources/subscribe": scoped("resources/subscribe", subscribe),
+    "resources/read": read,
+    "resources/subscribe": subscribe,
     "resources/unsubscribe": unsubscribe,
     "prompts/list": partial(list_items, "prompts"),
-    "prompts/get": scoped("prompts/get", get_prompt),
-    "completion/complete": scoped("completion/complete", complete),
+    "prompts/get": get_prompt,
+    "completion/complete": complete,
     "server/discover": discover,
     "subscriptions/listen": listen,
 }

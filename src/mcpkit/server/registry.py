@@ -5,7 +5,7 @@ the `on_change` callback's business.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, Final
 
 import orjson
@@ -67,7 +67,7 @@ class Registry:
         self.completions = Completions()
         # Keyed by kind, version, first item and the scopes of that list's items the caller holds.
         self._pages: dict[tuple[str, str, int, frozenset[str]], JSON] = {}
-        self._scopes_used: dict[str, frozenset[str]] = {}  # per list kind: the scopes its items ask for
+        self._scopes_by_kind: dict[str, frozenset[str]] = {}  # see _scopes_used; dropped on each change
 
     # ---- changes -------------------------------------------------------------------------------
 
@@ -109,7 +109,7 @@ class Registry:
     def _changed(self, kind: str) -> None:
         for key in [k for k in self._pages if k[0] == kind]:
             del self._pages[key]
-        self._scopes_used[kind] = frozenset().union(*(item.scopes for item in self.of(kind).values()))
+        self._scopes_by_kind.pop(kind, None)
         self.on_change(LIST_CHANGED[kind])
 
     # ---- answers -------------------------------------------------------------------------------
@@ -142,19 +142,18 @@ class Registry:
     def listing(self, kind: str, version: str, cursor: Any, granted: frozenset[str] | None = None) -> JSON:
         """One page of a list result, of the items a caller granted `granted` scopes may see (None:
         no token, all of them); -32602 for a cursor this server did not issue."""
-        used = self._scopes_used.get(kind, frozenset())
+        items = self.of(kind)
+        used = self._scopes_used(kind)
         held = used if granted is None else used & granted
-        items: list[Any] = list(self.of(kind).values())
-        if held != used:
-            items = visible(items, granted)
-        start, stop, next_cursor = page(len(items), cursor, self.page_size)
+        shown: Collection[Any] = items.values() if held == used else visible(items.values(), granted)
+        start, stop, next_cursor = page(len(shown), cursor, self.page_size)
         # Keyed by the decoded page, and only pages the server's own cursors lead to are kept, so the
         # cache holds one entry per version, page and subset of the list's scopes callers hold.
         key = (kind, version, start, held)
         cached = self._pages.get(key)
         if cached is not None:
             return cached
-        chosen = items[start:stop]
+        chosen = list(shown)[start:stop]
         # Serialised once per version and page; the cache is dropped whenever the list changes.
         result: JSON = {kind: orjson.Fragment(orjson.dumps([i.definition(version) for i in chosen]))}
         if next_cursor is not None:
@@ -165,6 +164,13 @@ class Registry:
             self._pages[key] = result
         return result
 
+    def _scopes_used(self, kind: str) -> frozenset[str]:
+        """The scopes the items of one list ask for, worked out once per change of that list."""
+        used = self._scopes_by_kind.get(kind)
+        if used is None:
+            used = self._scopes_by_kind[kind] = frozenset().union(*(i.scopes for i in self.of(kind).values()))
+        return used
+
     @property
     def cached_pages(self) -> int:
         """How many list results are kept (bounded by versions x pages of each list)."""
@@ -172,7 +178,11 @@ class Registry:
 
     def knows(self, uri: str) -> bool:
         """Whether `uri` names a resource, or one a template serves."""
-        return uri in self.resources or any(t.arguments(uri) is not None for t in self.templates.values())
+        return uri in self.resources or self._serving_template(uri) is not None
+
+    def _serving_template(self, uri: str) -> ResourceTemplate | None:
+        """The first template that serves `uri` (its values fit the reader), if any."""
+        return next((t for t in self.templates.values() if t.arguments(uri) is not None), None)
 
     async def read_resource(self, uri: str, ctx: Any) -> list[JSON]:
         """The contents of `uri`; -32002 (resource not found) when nothing serves it."""
@@ -210,8 +220,8 @@ class Registry:
         resource = self.resources.get(uri)
         if resource is not None:
             return resource.scopes
-        serving = (t for t in self.templates.values() if t.arguments(uri) is not None)
-        return next((t.scopes for t in serving), frozenset())
+        template = self._serving_template(uri)
+        return template.scopes if template is not None else frozenset()
 
     def _completion_scopes(self, ref: Any) -> frozenset[str]:
         if not isinstance(ref, dict):

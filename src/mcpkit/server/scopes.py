@@ -5,7 +5,8 @@ registered with `scopes=` is hidden from the lists of a caller whose token lacks
 refused when called, read or got. A request with no token (stdio, an unprotected HTTP server) has no
 identity to check: everything is offered, as without scopes. Over Streamable HTTP such a refusal is
 answered before the message reaches the server, as HTTP 403 insufficient_scope with the scopes to ask
-for (basic/authorization, "Scope Challenge Handling"); `refusal` is the error behind it elsewhere.
+for (basic/authorization, "Runtime Insufficient Scope Errors"); the Server checks again as it
+dispatches (`require`), for any transport that does not.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from ..protocol.errors import INVALID_PARAMS, MCPError
 
-__all__ = ["permits", "refusal", "visible"]
+__all__ = ["permits", "require", "visible"]
 
 
 def permits(needed: frozenset[str], granted: frozenset[str] | None) -> bool:
@@ -28,11 +29,13 @@ def visible(items: Iterable[Any], granted: frozenset[str] | None) -> list[Any]:
     return [item for item in items if permits(item.scopes, granted)]
 
 
-def refusal(method: str, needed: frozenset[str], granted: frozenset[str]) -> MCPError:
-    """The error for a request whose token lacks scopes its item asks for; `data` names them all
+def require(needed: frozenset[str], granted: frozenset[str], method: str) -> None:
+    """Refuse a request whose token lacks scopes its item asks for: -32602 whose `data` names them all
     in the form of a WWW-Authenticate challenge, so a client can ask for them (step-up)."""
+    if needed <= granted:
+        return
     missing = " ".join(sorted(needed - granted))
-    return MCPError(
+    raise MCPError(
         INVALID_PARAMS,
         f"Insufficient scope for {method}: the access token lacks {missing}",
         {"error": "insufficient_scope", "scope": " ".join(sorted(needed))},

@@ -31,6 +31,7 @@ from .registry import Registry
 from .request_state import StateSealer
 from .resources import Resource, ResourceTemplate, resource_from
 from .round_trip import InputRequired, RoundTrip
+from .scopes import require
 from .subscriptions import Listener
 from .tools import Tool, tool_annotations
 
@@ -322,6 +323,8 @@ class Server:
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {request.method!r}")
         params, meta = request.params, request.params.get("_meta")
         agreement, origin = request.negotiated, RECEIVED_FROM.get()
+        if origin is not None and origin.auth is not None:  # a protected server: the item's scopes
+            require(self.registry.scopes_for(request.method, params), origin.auth.scopes, request.method)
         asker = asker_for(
             session,
             request.id,

@@ -7,7 +7,7 @@ from typing import Any
 
 from ...protocol.errors import MCPError
 from ...protocol.framing import Oversized
-from ...protocol.jsonrpc import decode
+from ...protocol.jsonrpc import answered_id, decode
 from ...protocol.sse import SSEDecoder
 
 __all__ = ["Inbound", "NotAnAnswer", "TooLarge", "answers", "decoded", "progressed"]
@@ -28,12 +28,7 @@ def decoded(payload: bytes) -> bytes | JSON:
 
 def answers(message: bytes | JSON, rid: Any) -> bool:
     """Whether `message` is the response (result or error) to request `rid`."""
-    return (
-        isinstance(message, dict)
-        and "method" not in message
-        and message.get("id") == rid
-        and ("result" in message or "error" in message)
-    )
+    return isinstance(message, dict) and answered_id(message) == rid
 
 
 class TooLarge(Exception):
