@@ -19,6 +19,7 @@ ALLOWED = {
     "protocol": set(),
     "runtime": {"protocol"},
     "transports": {"protocol", "runtime", "_lazy"},
+    "cluster": {"protocol", "runtime", "transports", "server", "_lazy"},
     "server": {"protocol", "runtime", "content", "transports", "_lazy"},
     "client": {"protocol", "runtime", "transports", "_lazy"},
     "auth": {"protocol", "runtime", "transports", "_lazy"},

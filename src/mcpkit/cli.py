@@ -199,6 +199,14 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port with --http (default 8000)")
+    serve.add_argument(
+        "--workers", type=int, default=1, help="worker processes with --http (more than one needs --redis)"
+    )
+    serve.add_argument(
+        "--redis",
+        metavar="URL",
+        help="share sessions in this Redis (pip install 'mcpkit[redis]'), so any worker serves any request",
+    )
     for name, helptext in (
         ("list", "list tools, resources, templates or prompts"),
         ("call", "call a tool"),
@@ -229,12 +237,31 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def serve_cluster(args: argparse.Namespace) -> int:
+    """`serve --http --workers N --redis URL`: worker processes sharing their sessions in Redis."""
+    if args.workers > 1 and not args.redis:
+        raise UsageError("--workers above 1 needs --redis URL: each worker would know only its own sessions")
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    from .cli_workers import serve_workers
+
+    load_target(args.target)  # a bad target is one line here, not a traceback in every worker
+    where = f"http://{args.host}:{args.port}/mcp"
+    print(
+        f"mcpkit: serving on {where} with {args.workers} worker(s), sessions in {args.redis}", file=sys.stderr
+    )
+    serve_workers(args.target, host=args.host, port=args.port, workers=args.workers, redis_url=args.redis)
+    return OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     from .protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
 
     try:
         if args.command == "serve":
+            if args.http and (args.workers > 1 or args.redis):
+                return serve_cluster(args)
             server = load_target(args.target)
             if args.http:
                 from .transports.http_server import serve_http

@@ -11,6 +11,7 @@ import os
 import anyio
 
 from mcpkit import Context, Server
+from mcpkit.cluster import RedisBackplane
 from mcpkit.transports.http_server import StreamableHTTPApp
 from mcpkit.transports.http_server.asgi import ASGIMessage, Receive, Scope, Send
 
@@ -20,7 +21,7 @@ def worker_name() -> str:
 
 
 def make_server() -> Server:
-    server = Server("mcpkit-cluster-test")
+    server = Server("mcpkit-cluster-test", state_key=b"cluster-test-state-key-32-bytes!")
 
     @server.tool()
     def add(a: int, b: int) -> int:
@@ -40,16 +41,54 @@ def make_server() -> Server:
             await anyio.sleep(interval)
         return "done"
 
+    @server.tool()
+    async def slow(ctx: Context, n: int, delay: float = 0.05) -> int:
+        """`n` progress notifications, `delay` seconds apart, then n."""
+        for i in range(n):
+            await ctx.report_progress(i + 1, n)
+            await anyio.sleep(delay)
+        return n
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        """Elicits a name and samples a greeting: two answers the client may POST to other workers."""
+        schema = {"type": "object", "properties": {"n": {"type": "string"}}}
+        elicited = await ctx.elicit("your name?", schema)
+        sampled = await ctx.sample("say hi", max_tokens=5)
+        return f"{elicited.content} / {sampled['content']['text']}"
+
+    @server.tool()
+    async def emit(ctx: Context, n: int, delay: float = 0.02) -> int:
+        """`n` notifications for the session's standalone stream (related to no request)."""
+        for i in range(n):
+            await ctx.session.notify("notifications/message", {"level": "info", "data": i})
+            await anyio.sleep(delay)
+        return n
+
+    @server.tool()
+    async def touch(uri: str) -> str:
+        await server.notify_resource_updated(uri)
+        return "touched"
+
+    @server.resource("mem://note")
+    def note() -> str:
+        return "hello"
+
     return server
 
 
 def make_app(server: Server) -> StreamableHTTPApp:
-    """The one place the worker's StreamableHTTPApp is built.
-
-    BACKPLANE GOES HERE: the shared-state backplane (built from the environment variable
-    MCPKIT_REDIS_URL, when set) is to be passed as `backplane=...` to StreamableHTTPApp below.
-    """
-    return StreamableHTTPApp(server, allowed_hosts=["*"], allowed_origins=["*"])
+    """The worker's StreamableHTTPApp: sessions shared in the Redis at MCPKIT_REDIS_URL, when set."""
+    url = os.environ.get("MCPKIT_REDIS_URL")
+    backplane = None
+    if url:
+        heartbeat = float(os.environ.get("MCPKIT_HEARTBEAT", "0.2"))
+        dead_after = float(os.environ.get("MCPKIT_DEAD_AFTER", "1.0"))
+        idle = float(os.environ.get("MCPKIT_IDLE_TIMEOUT", "1800"))
+        backplane = RedisBackplane(
+            url, worker=worker_name(), heartbeat=heartbeat, dead_after=dead_after, idle_timeout=idle
+        )
+    return StreamableHTTPApp(server, allowed_hosts=["*"], allowed_origins=["*"], backplane=backplane)
 
 
 class WorkerHeader:

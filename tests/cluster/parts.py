@@ -52,8 +52,10 @@ __all__ = [
 
 
 def in_ci() -> bool:
-    """True when the environment variable CI is set (to anything but "", "0" or "false")."""
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+    """True under .ci/run (MCPKIT_CI) or wherever the environment variable CI is set (to anything but
+    "", "0", "false" or "no")."""
+    flags = (os.environ.get("MCPKIT_CI", ""), os.environ.get("CI", ""))
+    return any(flag.strip().lower() not in ("", "0", "false", "no") for flag in flags)
 
 
 def find_binary(name: str, package: str) -> str:
@@ -304,10 +306,10 @@ def workers(
 #    response (or a GET listen stream) may be idle for a long time between events.
 #  - check inter 200 fall 1 rise 1: a TCP check every 200 ms takes a dead worker out after one failure and
 #    back after one success.
-#  - option redispatch + retries 3 + retry-on conn-failure empty-response response-timeout: a request that
-#    cannot reach its worker (connection refused, or the worker died before answering) is retried on
-#    another. NB: empty-response/response-timeout replay a POST that may have run partly on the dead
-#    worker; the scale-out design must tolerate that (JSON-RPC ids do not de-duplicate across workers).
+#  - option redispatch + retries 3 + retry-on conn-failure: a request that cannot reach its worker (a
+#    killed worker refuses connections) is sent to another. Not empty-response or response-timeout: those
+#    replay a POST that may have run partly on a worker that died, and the session still counts that
+#    request id as in flight (the client resumes its stream with Last-Event-ID instead).
 _HAPROXY_CFG = """\
 global
     maxconn 1024
@@ -323,7 +325,7 @@ defaults
     timeout check 1s
     option redispatch
     retries 3
-    retry-on conn-failure empty-response response-timeout
+    retry-on conn-failure
 
 frontend mcp
     bind 127.0.0.1:{port}

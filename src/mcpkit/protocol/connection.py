@@ -151,13 +151,17 @@ class Connection:
         rid, params = self.calls.open("initialize", params)
         return rid, rpc.request_message(rid, "initialize", params)
 
-    def assume(self, version: str) -> None:
-        """The server's side, when its transport serves a handshake-era message without any handshake (a
-        server keeping no HTTP sessions): proceed as if a client that declared nothing had initialized
-        with `version`, negotiated as initialize would be."""
+    def assume(
+        self, version: str, client_capabilities: JSON | None = None, client_info: JSON | None = None
+    ) -> None:
+        """The server's side, when its transport serves a handshake-era message without a handshake on
+        this connection: a server keeping no HTTP sessions (the client declared nothing), or one
+        restoring a session another process initialized (what that client declared). `version` is
+        negotiated as initialize would be."""
         self._advance(Trigger.ASSUME_VERSION, "a pre-agreed version")
         agreed = negotiate(version, self.versions)
-        self.negotiated = Negotiated(agreed, {}, {}, self.info, self.capabilities, self.instructions)
+        caps, info = client_capabilities or {}, client_info or {}
+        self.negotiated = Negotiated(agreed, info, caps, self.info, self.capabilities, self.instructions)
 
     def adopt_modern(self, negotiated: Negotiated) -> list[ev.Event]:
         """The client's side: speak the stateless era from now on (after server/discover, or pinned)."""

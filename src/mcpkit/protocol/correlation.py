@@ -8,6 +8,7 @@ the agreement it is served under, for whoever answers it.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +41,8 @@ class Correlation:
     """Our requests awaiting a response, and the peer's requests awaiting ours."""
 
     def __init__(self) -> None:
-        self._ids = itertools.count(1)
+        # our request ids; a transport may number them from a sequence shared by several connections
+        self.ids: Iterator[RequestId] = itertools.count(1)
         self._tokens = itertools.count(1)
         self._outbound: dict[RequestId, str] = {}  # id -> method
         self._token_of: dict[RequestId, Token] = {}
@@ -52,7 +54,7 @@ class Correlation:
     def open(self, method: str, params: JSON, progress: bool = False) -> tuple[RequestId, JSON]:
         """A fresh id for our request, and its params; `progress` gives it a progress token if it has
         none. Progress on any token the params carry is reported against this id."""
-        rid = next(self._ids)
+        rid = next(self.ids)
         self._outbound[rid] = method
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None

@@ -36,7 +36,7 @@ from ._native import Loop, Task, current_task, running_loop, wait_tasks
 from .flag import Flag
 from .origin import RECEIVED_FROM
 from .requesting import Pending, ProgressCallback, Requesting
-from .stream import MessageStream, Outgoing
+from .stream import MessageStream, Outgoing, Restored
 from .workers import SESSION_WORKERS
 
 __all__ = ["NotificationHandler", "ProgressCallback", "RequestHandler", "Session"]
@@ -91,9 +91,22 @@ class Session(Requesting):
         self._input_ended = False  # the peer sends nothing more; what it sent may still be answered
         self._idle: anyio.Event | None = None  # set when the last handler ends, once waited on
         self._running = False
+        self._adopt(stream)
+
+    def _adopt(self, stream: MessageStream) -> None:
+        """What the transport agreed for this connection without a handshake on it (see MessageStream)."""
+        connection = self.connection
+        ids = getattr(stream, "request_ids", None)
+        if ids is not None:
+            connection.calls.ids = ids
+        restored: Restored | None = getattr(stream, "restored", None)
         agreed: str | None = getattr(stream, "pre_agreed", None)
-        if agreed is not None:  # a transport serving without a handshake (see MessageStream)
+        if restored is not None:
+            connection.assume(restored.version, restored.client_capabilities, restored.client_info)
+            connection.log_level = restored.log_level
+        elif agreed is not None:
             connection.assume(agreed)
+        if restored is not None or agreed is not None:
             self.ready.set()
 
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import anyio
@@ -14,7 +15,7 @@ if TYPE_CHECKING:  # anyio's memory streams cost ~8 ms to import; a stdio server
 from ..protocol.framing import Oversized
 from ..protocol.jsonrpc import RequestId, answered_id
 
-__all__ = ["MemoryStream", "MessageStream", "Outgoing", "Oversized", "memory_pair"]
+__all__ = ["MemoryStream", "MessageStream", "Outgoing", "Oversized", "Restored", "memory_pair"]
 
 JSON = dict[str, Any]
 
@@ -45,6 +46,16 @@ class Outgoing(NamedTuple):
         return answered_id(self.message if self.message is not None else self.decoded)
 
 
+@dataclass(frozen=True, slots=True)
+class Restored:
+    """What a session's handshake agreed, kept where every process serving the session can read it."""
+
+    version: str
+    client_capabilities: JSON
+    client_info: JSON
+    log_level: str | None = None
+
+
 class MessageStream(Protocol):
     """A duplex stream of framed messages: one JSON-RPC message per item.
 
@@ -59,7 +70,9 @@ class MessageStream(Protocol):
     returned last, for a transport that knows more than its bytes), `eof_grace` (seconds the requests
     already read may still be answered once input ends) and `pre_agreed` (a protocol version the
     server side proceeds with without an initialize, for a transport that serves handshake-era
-    messages with no session).
+    messages with no session), `restored` (a `Restored` agreement another process made with the
+    client: the session is served as if this connection had been initialized) and `request_ids` (an
+    iterator our request ids are taken from, unique beyond this connection).
     """
 
     async def receive(self) -> bytes | bytearray | JSON | Oversized: ...

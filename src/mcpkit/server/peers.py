@@ -1,21 +1,38 @@
 """Who is connected: the live sessions with their resource subscriptions, the subscriptions/listen
 listeners, and the fan-out of change notifications and logs to them.
 
-This is the one place a deployment of several processes replaces (a shared store that sees every
-worker's peers, design/scaleout-and-tasks.md); handlers and the Registry never hold a session.
+This is the one place a deployment of several processes replaces: `share(relay)` hands subscriptions
+and fan-out to a `Relay` that sees every worker's peers (mcpkit.cluster); handlers and the Registry
+never hold a session.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ..runtime.session import Session
     from .subscriptions import Listener
 
-__all__ = ["Peers"]
+__all__ = ["Peers", "Relay"]
+
+JSON = dict[str, Any]
+
+
+class Relay(Protocol):
+    """Peers beyond this process: a session is named by its id, since several processes serve it."""
+
+    async def subscribe(self, session_id: str, uri: str) -> None: ...
+
+    async def unsubscribe(self, session_id: str, uri: str) -> None: ...
+
+    def changed(self, method: str) -> None: ...
+
+    async def resource_updated(self, uri: str) -> None: ...
+
+    async def log(self, level: str, data: Any, logger: str | None) -> None: ...
 
 
 class Peers:
@@ -24,9 +41,15 @@ class Peers:
     def __init__(self) -> None:
         self._subscribed: dict[Session, set[str]] = {}
         self.listeners: set[Listener] = set()
+        self.relay: Relay | None = None
 
     def __len__(self) -> int:
         return len(self._subscribed)
+
+    def share(self, relay: Relay) -> None:
+        """From now on subscriptions and fan-out go through `relay`, which calls `offer` on every
+        process for its own listeners."""
+        self.relay = relay
 
     @contextmanager
     def connected(self, session: Session) -> Iterator[None]:
@@ -48,31 +71,58 @@ class Peers:
 
     async def subscribe(self, session: Session, uri: str) -> None:
         """resources/subscribe: `session` hears notifications/resources/updated for `uri`."""
-        self._subscribed[session].add(uri)
+        shared = self._shared_id(session)
+        if shared is not None:
+            await shared[0].subscribe(shared[1], uri)
+        else:
+            self._subscribed[session].add(uri)
 
     async def unsubscribe(self, session: Session, uri: str) -> None:
-        self._subscribed[session].discard(uri)
+        shared = self._shared_id(session)
+        if shared is not None:
+            await shared[0].unsubscribe(shared[1], uri)
+        else:
+            self._subscribed[session].discard(uri)
 
     def subscriptions(self, session: Session) -> frozenset[str]:
+        """What `session` subscribed to in this process (a shared session's live in the relay)."""
         return frozenset(self._subscribed.get(session, ()))
+
+    def _shared_id(self, session: Session) -> tuple[Relay, str] | None:
+        if self.relay is None:
+            return None
+        session_id = getattr(session.stream, "session_id", None)
+        return (self.relay, session_id) if isinstance(session_id, str) else None
 
     def changed(self, method: str) -> None:
         """A list_changed notification to every session and listener; never waits on a peer."""
+        if self.relay is not None:
+            self.relay.changed(method)
+            return
         for session in self._subscribed:
             session.notify_soon(method, None)
+        self.offer(method)
+
+    def offer(self, method: str, params: JSON | None = None) -> None:
+        """A change notification to this process's subscriptions/listen streams."""
         for listener in self.listeners:
-            listener.offer(method)
+            listener.offer(method, params)
 
     async def resource_updated(self, uri: str) -> None:
         """notifications/resources/updated to every session subscribed to `uri`, and to listeners."""
+        if self.relay is not None:
+            await self.relay.resource_updated(uri)
+            return
         for session, uris in list(self._subscribed.items()):
             if uri in uris:
                 await session.notify("notifications/resources/updated", {"uri": uri})
-        for listener in self.listeners:
-            listener.offer("notifications/resources/updated", {"uri": uri})
+        self.offer("notifications/resources/updated", {"uri": uri})
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """A log message to every initialized session whose level lets it through."""
+        if self.relay is not None:
+            await self.relay.log(level, data, logger)
+            return
         for session in list(self._subscribed):
             if session.ready.is_set():
                 await session.send_message(session.connection.log(level, data, logger))

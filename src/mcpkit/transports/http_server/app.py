@@ -47,6 +47,7 @@ from .event_store import EventStore, InMemoryEventStore
 from .exchange import Exchange
 from .registry import SessionRegistry
 from .sessions import SessionStream
+from .shared import Backplane, SharedSessions
 from .stateless import HeaderMirror, answer_stateless, header_mirror_of, scopes_of
 from .streams import resume, stream_standalone
 
@@ -68,6 +69,8 @@ class StreamableHTTPApp:
     names, and GET and DELETE are 405 (`stateless=` is its deprecated old name). 2026-07-28 requests are
     served statelessly either way; `header_mirror` names a tool's `x-mcp-header` parameters for them
     (default: the target's, when it is a `MirrorsHeaders` such as a Server).
+    `backplane` (mcpkit.cluster.RedisBackplane) keeps sessions where every worker of a cluster serves
+    them: no sticky routing, and a worker's death loses only the handlers it was running.
     """
 
     def __init__(
@@ -91,6 +94,7 @@ class StreamableHTTPApp:
         max_sessions_per_client: int = 100,
         max_stateless_in_flight_per_client: int = 100,
         stateless: bool | None = None,
+        backplane: Backplane | None = None,
     ) -> None:
         serve: Callable[[SessionStream], Awaitable[None]] = getattr(target, "serve", target)
         self.path = path
@@ -100,21 +104,20 @@ class StreamableHTTPApp:
         self.sessionless = sessionless
         self.allowed_origins = tuple(o.lower() for o in (allowed_origins or DEFAULT_ORIGINS))
         self.allowed_hosts = tuple(h.lower() for h in (allowed_hosts or DEFAULT_HOSTS))
-        self.max_body = max_body
-        self.body_timeout = body_timeout
-        self.json_response = json_response
-        self.retry_ms = retry_ms  # the SSE `retry` a client waits before reconnecting a dropped stream
+        self.max_body, self.body_timeout = max_body, body_timeout
+        self.json_response, self.retry_ms = json_response, retry_ms  # retry_ms: SSE `retry`, for reconnects
         self._answering = Answering(json_response, retry_ms)
-        # MCP-Protocol-Version must equal the session's negotiated version, not just be supported
-        self.strict_version = strict_version
+        self.strict_version = strict_version  # MCP-Protocol-Version must be the session's, not just known
         self.event_store: EventStore = event_store if event_store is not None else InMemoryEventStore()
         self.session_key = session_key
+        self._shared = _shared(backplane, serve, target, self._answering, strict_version)
         self._registry = SessionRegistry(
             serve,
             self.event_store,
             max_sessions=max_sessions,
             idle_timeout=session_idle_timeout,
             max_sessions_per_client=max_sessions_per_client,
+            background=self._shared.run if self._shared is not None else None,
         )
         self._sessionless_clients = ClientCounts("requests in flight", max_stateless_in_flight_per_client)
         self.sessions = self._registry.sessions
@@ -137,6 +140,8 @@ class StreamableHTTPApp:
     async def aclose(self) -> None:
         """End every session, and the task group hosted without lifespan (if one was started)."""
         await self._registry.aclose()
+        if self._shared is not None:
+            await self._shared.aclose()
 
     # ---- HTTP --------------------------------------------------------------------------------
 
@@ -157,6 +162,9 @@ class StreamableHTTPApp:
         refuse_repeats(repeated)  # a POST is checked once its era is known
         if method == "GET" and not self.sessionless:
             await self._get(exchange)
+        elif method == "DELETE" and self._shared is not None:
+            await self._registry.hosted()
+            await self._shared.delete(exchange)
         elif method == "DELETE" and not self.sessionless:
             session, _ = self._registry.find(headers, "DELETE", self.strict_version, exchange.principal)
             self._registry.end(session.session_id or "")
@@ -180,6 +188,11 @@ class StreamableHTTPApp:
             return
         refuse_repeats(exchange.repeated)
         exchange.version = request_version(headers.get("mcp-protocol-version"), None)
+        if self._shared is not None and kind in (PostKind.IN_SESSION, PostKind.NEW_SESSION):
+            await self._registry.hosted()
+            shared = self._shared
+            await (shared.post(exchange) if kind is PostKind.IN_SESSION else shared.new(exchange))
+            return
         if kind is PostKind.IN_SESSION:
             session, exchange.version = self._registry.find(
                 headers, _what(message), self.strict_version, exchange.principal
@@ -222,6 +235,10 @@ class StreamableHTTPApp:
     async def _get(self, exchange: Exchange) -> None:
         if not accepts(exchange.headers, "text/event-stream"):
             raise HTTPRefusal(406, "Not Acceptable: Accept must include text/event-stream")
+        if self._shared is not None:
+            await self._registry.hosted()
+            await self._shared.get(exchange)
+            return
         session, version = self._registry.find(
             exchange.headers, "GET", self.strict_version, exchange.principal
         )
@@ -231,6 +248,18 @@ class StreamableHTTPApp:
                 await resume(session, self.event_store, last_event_id, exchange)
             else:
                 await stream_standalone(session, self._answering.retry_for(version), exchange)
+
+
+def _shared(
+    backplane: Backplane | None,
+    serve: Callable[[SessionStream], Awaitable[None]],
+    target: Any,
+    answering: Answering,
+    strict_version: bool,
+) -> SharedSessions | None:
+    if backplane is None:
+        return None
+    return backplane.sessions(serve, target, answering, strict_version=strict_version)
 
 
 def _rid(message: Message) -> RequestId | None:

@@ -39,17 +39,23 @@ class SessionRegistry:
         max_sessions: int,
         idle_timeout: float,
         max_sessions_per_client: int = 100,
+        background: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._serve = serve
+        self._background = background
         self.per_client = ClientCounts("sessions", max_sessions_per_client)
         self.store = store
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
         self.sessions: dict[str, SessionStream] = {}
-        self._host = TaskHost(self._reap, self.end_all)
+        self._host = TaskHost(self._keep, self.end_all)
 
     async def lifespan(self, receive: Receive, send: Send) -> None:
         await self._host.lifespan(receive, send)
+
+    async def hosted(self) -> None:
+        """Once the session tasks' host runs (started by the first request without lifespan)."""
+        await self._host.task_group()
 
     async def aclose(self) -> None:
         """End every session, and the task group hosted without lifespan (if one was started)."""
@@ -109,6 +115,14 @@ class SessionRegistry:
                     del self.sessions[sid]
                 with anyio.CancelScope(shield=True), anyio.move_on_after(5):
                     await self.store.forget(sid)
+
+    async def _keep(self) -> None:
+        if self._background is None:
+            await self._reap()
+            return
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._reap)
+            await self._background()
 
     async def _reap(self) -> None:
         period = max(0.01, min(self.idle_timeout / 4, 30.0))

@@ -163,8 +163,9 @@ class SessionStream:
         if route.stream_id is not None and self.streams.get(route.stream_id) is route:
             del self.streams[route.stream_id]
 
-    async def record(self, stream_id: str | None, data: bytes) -> str | None:
-        """Store one event and return its id (a local id when there is no store; None if not stored)."""
+    async def record(self, stream_id: str | None, data: bytes, final: bool = False) -> str | None:
+        """Store one event (`final`: the response that ends its stream) and return its id (a local id
+        when there is no store; None if not stored)."""
         if stream_id is None or self.closed:
             return None
         if self.store is None or self.session_id is None:
@@ -188,12 +189,16 @@ class SessionStream:
         final = answers == related
         if final and related == self.init_id and self.version is None:
             self.version = agreed_version(out.decoded)
-        event_id = await self.record(route.stream_id, data)
+            await self.agreed(out)
+        event_id = await self.record(route.stream_id, data, final)
         delivered = await route.offer(Item(event_id, data, final, _error_code(out) if final else None))
         if final:
             self.close_route(related, route)
         elif not delivered and route.stream_id is None:
             await self.send_standalone(data)  # an unstored stream's messages are not left behind
+
+    async def agreed(self, out: Outgoing) -> None:
+        """The initialize response `out` is about to go out, with the session's `version` agreed."""
 
     async def send_standalone(self, data: bytes) -> None:
         item = Item(await self.record(STANDALONE, data), data)

@@ -1,0 +1,10 @@
+"""Scale-out: a Streamable HTTP server's sessions shared by every worker of a cluster, in Redis.
+
+Needs the `redis` extra (`pip install "mcpkit[redis]"`).
+"""
+
+from __future__ import annotations
+
+from .backplane import RedisBackplane
+
+__all__ = ["RedisBackplane"]

@@ -1,0 +1,116 @@
+"""RedisBackplane: what a StreamableHTTPApp takes to serve its sessions from every worker of a cluster.
+
+    app = StreamableHTTPApp(server, backplane=RedisBackplane("redis://redis.internal:6379/0"))
+
+Run the same app on as many workers and machines as you like, behind any load balancer, no sticky
+sessions. What is shared, and how, is in `scripts` (the Redis layout) and `http` (the flows).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from ..server.peers import Peers
+from ..transports.http_server.delivery import Answering
+from ..transports.http_server.sessions import SessionStream
+from .http import ClusterSessions
+from .relay import ClusterRelay
+from .state import SharedState
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+__all__ = ["RedisBackplane"]
+
+JSON = dict[str, Any]
+
+
+class RedisBackplane:
+    """Sessions in Redis at `url` (or the given `redis` client), keys under `prefix`.
+
+    `idle_timeout`: a session nobody used for this long is gone (its keys expire). `max_sessions`:
+    across the cluster. `max_events`: events kept per session for resumption. `heartbeat` /
+    `dead_after`: how often a worker says it is alive, and after how long without that a stream whose
+    request it served is finished with an error. `worker`: a name for this process (letters and
+    digits; a random suffix keeps each start distinct).
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        redis: Redis | None = None,
+        prefix: str = "mcp:",
+        worker: str = "w",
+        idle_timeout: float = 1800.0,
+        max_sessions: int = 10_000,
+        max_events: int = 1000,
+        heartbeat: float = 2.0,
+        dead_after: float = 6.0,
+        socket_timeout: float = 2.0,
+    ) -> None:
+        if redis is None and url is None:
+            raise ValueError("RedisBackplane needs a url or a redis client")
+        if min(idle_timeout, max_sessions, max_events, heartbeat, dead_after) <= 0:
+            raise ValueError("RedisBackplane limits and periods must be positive")
+        self.url, self._redis, self.prefix = url, redis, prefix
+        self.worker = re.sub(r"[^A-Za-z0-9]", "", worker) + secrets.token_hex(3)
+        self.idle_timeout, self.max_sessions, self.max_events = idle_timeout, max_sessions, max_events
+        self.heartbeat, self.dead_after, self.socket_timeout = heartbeat, dead_after, socket_timeout
+
+    def client(self) -> Redis:
+        if self._redis is None:
+            from redis.asyncio import Redis
+
+            assert self.url is not None
+            self._redis = Redis.from_url(
+                self.url,
+                socket_timeout=self.socket_timeout,
+                socket_connect_timeout=self.socket_timeout,
+                health_check_interval=30,
+            )
+        return self._redis
+
+    def sessions(
+        self,
+        serve: Callable[[SessionStream], Awaitable[None]],
+        target: Any,
+        answering: Answering,
+        *,
+        strict_version: bool,
+    ) -> ClusterSessions:
+        state = SharedState(
+            self.client(),
+            prefix=self.prefix,
+            idle_timeout=self.idle_timeout,
+            max_sessions=self.max_sessions,
+            max_events=self.max_events,
+        )
+        peers = getattr(target, "peers", None)
+        offer = peers.offer if isinstance(peers, Peers) else None
+
+        def on_change(message: JSON) -> None:
+            if offer is None:
+                return
+            if message.get("k") == "changed":
+                offer(str(message.get("m")))
+            elif message.get("k") == "updated":
+                offer("notifications/resources/updated", {"uri": message.get("uri")})
+
+        cluster = ClusterSessions(
+            state,
+            self.worker,
+            serve,
+            answering,
+            strict_version=strict_version,
+            heartbeat=self.heartbeat,
+            dead_after=self.dead_after,
+            on_change=on_change,
+        )
+        if isinstance(peers, Peers):
+            cluster.relay = ClusterRelay(cluster)
+            peers.share(cluster.relay)
+        return cluster

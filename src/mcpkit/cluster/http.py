@@ -1,0 +1,312 @@
+"""Streamable HTTP sessions served by any worker of a cluster (the app's `SharedSessions`).
+
+Every POST naming a session is served on the worker it lands on, by a `Replica` restored from the
+shared record. Its events are stored in Redis before they are written, so a client whose stream
+broke resumes it with Last-Event-ID on any worker: that worker replays the log and then tails it
+until the stream's response. The standalone GET stream is such a tail too, so a message for it may be
+produced on any worker. The client's answer to our request goes to the worker its id names; a
+notifications/cancelled goes to the worker serving that request.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import anyio
+import orjson
+from redis.exceptions import RedisError
+
+from ..protocol.errors import INTERNAL_ERROR
+from ..protocol.http_rules import SESSION_NOT_FOUND, HTTPRefusal, asks_for_notifications, request_version
+from ..protocol.jsonrpc import Notification, Request, RequestId
+from ..protocol.utilities import read_cancel
+from ..runtime.stream import Restored
+from ..transports.http_server.asgi import respond
+from ..transports.http_server.delivery import Answering, deliver
+from ..transports.http_server.exchange import Exchange
+from ..transports.http_server.sessions import SessionStream
+from .relay import ClusterRelay
+from .replica import Replica
+from .signals import Signals
+from .state import DuplicateRequest, SharedState
+from .tails import Tails
+
+__all__ = ["ClusterSessions"]
+
+log = logging.getLogger("mcpkit.cluster")
+
+JSON = dict[str, Any]
+_NO_SESSION = "Bad Request: this message carries no Mcp-Session-Id header: send initialize first"
+
+
+class ClusterSessions:
+    """One worker's share of the cluster's sessions."""
+
+    def __init__(
+        self,
+        state: SharedState,
+        worker: str,
+        serve: Callable[[SessionStream], Awaitable[None]],
+        answering: Answering,
+        *,
+        strict_version: bool,
+        heartbeat: float,
+        dead_after: float,
+        on_change: Callable[[JSON], None],
+    ) -> None:
+        self.state, self.worker = state, worker
+        self._serve, self.answering, self.strict_version = serve, answering, strict_version
+        self.heartbeat, self.dead_after = heartbeat, dead_after
+        self.request_ids: Iterator[RequestId] = (f"{worker}.{n}" for n in itertools.count(1))
+        self._stream_numbers = itertools.count(1)
+        self.awaiting: dict[RequestId, Replica] = {}  # our requests to clients, by id
+        self.serving: dict[tuple[str, str], Replica] = {}  # (session, request id as JSON) -> replica
+        self.signals = Signals(
+            state.redis,
+            inbox=self.inbox_of(worker),
+            bus=state.prefix + "bus",
+            on_inbox=self._on_inbox,
+            on_bus=self._on_bus,
+        )
+        self.tails = Tails(self)
+        self._on_change = on_change
+        self._store_down = False
+        self.relay: ClusterRelay | None = None  # the Server's peers across the cluster, when it has them
+
+    def inbox_of(self, worker: str) -> str:
+        return f"{self.state.prefix}w:{worker}"
+
+    def alive_key(self, worker: str) -> str:
+        return f"{self.state.prefix}alive:{worker}"
+
+    def next_stream(self) -> str:
+        return f"p{next(self._stream_numbers)}_{self.worker}"
+
+    # ---- lifetime ----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.signals.run)
+            if self.relay is not None:
+                tg.start_soon(self.relay.run)
+            await self._beat()
+
+    async def _beat(self) -> None:
+        key, ttl = self.alive_key(self.worker), int(self.dead_after * 1000)
+        while True:
+            try:
+                await self.state.redis.set(key, b"1", px=ttl)
+            except Exception as exc:  # Redis away: the signals reader logs it
+                log.debug("heartbeat failed: %s", exc)
+            await anyio.sleep(self.heartbeat)
+
+    async def alive(self, worker: str) -> bool:
+        return worker == self.worker or bool(await self.state.redis.exists(self.alive_key(worker)))
+
+    async def aclose(self) -> None:
+        for replica in list(self.serving.values()):
+            replica.close()
+        self.tails.end_all()
+
+    # ---- POST --------------------------------------------------------------------------------
+
+    @contextmanager
+    def _reachable(self) -> Iterator[None]:
+        """503 with Retry-After while Redis cannot be reached (logged once per outage, not per request)."""
+        try:
+            yield
+        except RedisError as exc:
+            if not self._store_down:
+                log.warning("the session store (Redis) is unreachable: %s", exc)
+            self._store_down = True
+            message = "Service Unavailable: the session store (Redis) is unreachable"
+            raise HTTPRefusal(503, message, INTERNAL_ERROR, retry_after="1") from None
+        if self._store_down:
+            log.warning("the session store (Redis) is reachable again")
+            self._store_down = False
+
+    async def new(self, exchange: Exchange) -> None:
+        session_id = secrets.token_urlsafe(32)
+        with self._reachable():
+            created = await self.state.create(session_id, exchange.principal)
+        if not created:
+            raise HTTPRefusal(503, "Service Unavailable: too many sessions", INTERNAL_ERROR, retry_after="5")
+        message = exchange.message
+        assert isinstance(message, Request)
+        stream_id = self.next_stream()
+        with self._reachable():
+            await self.state.begin_initialize(session_id, self.worker, message.id, stream_id)
+        replica = Replica(session_id, self, None, stream_id)
+        params = message.params
+        caps, info = params.get("capabilities"), params.get("clientInfo")
+        replica.declared = (caps if isinstance(caps, dict) else {}, info if isinstance(info, dict) else {})
+        exchange.response_headers.append((b"mcp-session-id", session_id.encode()))
+        await self._serve_request(replica, exchange, message)
+
+    async def post(self, exchange: Exchange) -> None:
+        message = exchange.message
+        session_id = exchange.headers.get("mcp-session-id")
+        if session_id is None:
+            raise HTTPRefusal(400, _NO_SESSION)
+        if isinstance(message, Request):
+            await self._request(session_id, exchange, message)
+            return
+        await self._restore(session_id, exchange)
+        if isinstance(message, Notification):
+            await self._notification(session_id, exchange, message)
+        else:
+            await self._answer(session_id, exchange)
+        await respond(exchange.send, 202, b"", [])
+
+    async def _restore(
+        self, session_id: str, exchange: Exchange, request: Request | None = None, stream_id: str = ""
+    ) -> Restored:
+        """The session's agreement (404 when there is none for this principal), its idle time restarted."""
+        try:
+            with self._reachable():
+                restored = await self.state.begin(
+                    session_id,
+                    exchange.principal,
+                    worker=self.worker,
+                    request_id=request.id if request is not None else None,
+                    stream_id=stream_id or None,
+                )
+        except DuplicateRequest:
+            rid = request.id if request is not None else None
+            raise HTTPRefusal(400, f"Bad Request: request id {rid!r} is already in flight") from None
+        if restored is None:
+            raise HTTPRefusal(404, "Session not found", SESSION_NOT_FOUND)
+        header = exchange.headers.get("mcp-protocol-version")
+        exchange.version = request_version(header, restored.version, self.strict_version)
+        return restored
+
+    async def _request(self, session_id: str, exchange: Exchange, request: Request) -> None:
+        stream_id = self.next_stream()
+        restored = await self._restore(session_id, exchange, request, stream_id)
+        replica = Replica(session_id, self, restored, stream_id)
+        if request.method == "logging/setLevel" and isinstance(request.params.get("level"), str):
+            replica.sets_level = (request.id, request.params["level"])
+        await self._serve_request(replica, exchange, request)
+
+    async def _serve_request(self, replica: Replica, exchange: Exchange, request: Request) -> None:
+        """Serve one request on `replica` until its response is stored, even past a dropped POST (the
+        rest is in the log for the client's resumption)."""
+        assert replica.session_id is not None
+        key = (replica.session_id, orjson.dumps(request.id).decode())
+        self.serving[key] = replica
+        stored = not self.answering.json_response or asks_for_notifications(request.method, request.params)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._run, replica)
+                try:
+                    await deliver(replica, exchange, self.answering)
+                    if replica.routes:
+                        await replica.closed_routes.wait()
+                finally:
+                    replica.close()
+        finally:
+            self.serving.pop(key, None)
+            for rid in [rid for rid, held in self.awaiting.items() if held is replica]:
+                del self.awaiting[rid]
+            if not stored:
+                await self.state.finish(replica.session_id, request.id, replica.planned)
+
+    async def _run(self, replica: Replica) -> None:
+        try:
+            await self._serve(replica)
+        except Exception:
+            log.exception("MCP session %s failed", replica.session_id)
+        finally:
+            replica.close()
+
+    async def _notification(self, session_id: str, exchange: Exchange, note: Notification) -> None:
+        if note.method == "notifications/cancelled":
+            named = read_cancel(note.params)
+            if named is not None:
+                owner = await self.state.request_owner(session_id, named[0])
+                if owner is not None:
+                    await self._route(owner, {"k": "cancel", "sid": session_id, "id": named[0]})
+        elif note.method != "notifications/initialized":  # restoring a session needs no initialized
+            await self._serve_notification(session_id, exchange, note)
+
+    async def _serve_notification(self, session_id: str, exchange: Exchange, note: Notification) -> None:
+        restored = await self._restore(session_id, exchange)
+        replica = Replica(session_id, self, restored, "")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._run, replica)
+            await replica.push(exchange.inbound, exchange.origin(session_id))
+            await anyio.sleep(0)  # let the handler start before the replica closes
+            replica.close()
+
+    async def _answer(self, session_id: str, exchange: Exchange) -> None:
+        """The client's response to a request of ours: to the worker whose replica waits for it."""
+        decoded = exchange.decoded or {}
+        rid = decoded.get("id")
+        owner = rid.split(".", 1)[0] if isinstance(rid, str) and "." in rid else None
+        if owner is not None:
+            await self._route(owner, {"k": "answer", "sid": session_id, "body": decoded})
+
+    async def _route(self, worker: str, message: JSON) -> None:
+        if worker == self.worker:
+            await self._on_inbox(message)
+        else:
+            await self.signals.send(self.inbox_of(worker), message)
+
+    async def _on_inbox(self, message: JSON) -> None:
+        kind = message.get("k")
+        body, rid = message.get("body"), message.get("id")
+        if kind == "answer" and isinstance(body, dict) and isinstance(body.get("id"), str | int):
+            replica = self.awaiting.pop(body["id"], None)
+            if replica is not None:
+                await replica.push(body)
+        elif kind == "cancel" and isinstance(rid, str | int):
+            await self._cancel(str(message.get("sid")), rid)
+
+    async def _cancel(self, session_id: str, rid: RequestId) -> None:
+        """utilities "Cancellation": the handler stops, no response follows, its stream ends."""
+        replica = self.serving.get((session_id, orjson.dumps(rid).decode()))
+        if replica is None:
+            return
+        route = replica.routes.get(rid)
+        if route is not None:
+            replica.close_route(rid, route)
+            if route.stream_id is not None:
+                await self.state.store(session_id, route.stream_id, b"", final=True)
+        note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
+        await replica.push(note)
+
+    # ---- GET, DELETE, the bus -----------------------------------------------------------------
+
+    async def get(self, exchange: Exchange) -> None:
+        session_id = exchange.headers.get("mcp-session-id")
+        if session_id is None:
+            raise HTTPRefusal(400, _NO_SESSION)
+        await self._restore(session_id, exchange)
+        await self.tails.serve(session_id, exchange)
+
+    async def delete(self, exchange: Exchange) -> None:
+        session_id = exchange.headers.get("mcp-session-id")
+        if session_id is None:
+            raise HTTPRefusal(400, _NO_SESSION)
+        await self._restore(session_id, exchange)
+        await self.state.end(session_id)
+        await self.signals.send(self.signals.bus, {"k": "end", "sid": session_id})
+        await respond(exchange.send, 204, b"", [])
+
+    async def _on_bus(self, message: JSON) -> None:
+        kind, session_id = message.get("k"), message.get("sid")
+        if kind == "end" and isinstance(session_id, str):
+            for (sid, _), replica in list(self.serving.items()):
+                if sid == session_id:
+                    replica.close()
+            self.tails.end(session_id)
+        elif kind == "takeover" and isinstance(session_id, str):
+            self.tails.taken_over(session_id, str(message.get("token")))
+        else:
+            self._on_change(message)
+            await self.tails.on_change(message)

@@ -1,0 +1,67 @@
+"""The Server's peers across a cluster (`server.peers.share(relay)`): resource subscriptions live in
+Redis, resources/updated is stored on each subscribed session's standalone stream, and list_changed
+and logs go over the bus to every worker, which hands them to the streams it holds."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import orjson
+
+from .replica import STANDALONE
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from .http import ClusterSessions
+
+__all__ = ["ClusterRelay"]
+
+log = logging.getLogger("mcpkit.cluster")
+
+
+class ClusterRelay:
+    def __init__(self, cluster: ClusterSessions) -> None:
+        self.cluster = cluster
+        self.task_group: TaskGroup | None = None  # where `changed` publishes from; set while serving
+
+    async def subscribe(self, session_id: str, uri: str) -> None:
+        await self.cluster.state.subscribe(session_id, uri)
+
+    async def unsubscribe(self, session_id: str, uri: str) -> None:
+        await self.cluster.state.unsubscribe(session_id, uri)
+
+    def changed(self, method: str) -> None:
+        if self.task_group is None:
+            log.warning("%s not sent: the cluster is not running", method)
+            return
+        self.task_group.start_soon(self._publish, {"k": "changed", "m": method})
+
+    async def resource_updated(self, uri: str) -> None:
+        state = self.cluster.state
+        note = orjson.dumps(
+            {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}}
+        )
+        for session_id in await state.subscribers(uri):
+            if await state.store(session_id, STANDALONE, note) == 0:
+                await state.drop_subscriber(uri, session_id)  # that session has ended
+        await self._publish({"k": "updated", "uri": uri})
+
+    async def log(self, level: str, data: Any, logger: str | None) -> None:
+        await self._publish({"k": "log", "level": level, "data": data, "logger": logger})
+
+    async def _publish(self, message: dict[str, Any]) -> None:
+        try:
+            await self.cluster.signals.send(self.cluster.signals.bus, message)
+        except Exception as exc:
+            log.warning("cluster bus: %s not published (%s)", message.get("k"), exc)
+
+    async def run(self) -> None:
+        async with anyio.create_task_group() as tg:
+            self.task_group = tg
+            try:
+                await anyio.sleep_forever()
+            finally:
+                self.task_group = None

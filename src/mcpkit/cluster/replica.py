@@ -1,0 +1,74 @@
+"""A session as one worker serves it for one POST: restored from the shared record, its events stored in
+Redis before they are written, its own requests to the client numbered so any worker can route the
+answers back here. A replica lives while its request does, and no longer."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ..protocol.jsonrpc import RequestId
+from ..runtime.stream import Outgoing, Restored
+from ..transports.http_server.sessions import Route, SessionStream
+
+if TYPE_CHECKING:
+    from .http import ClusterSessions
+
+__all__ = ["Replica"]
+
+JSON = dict[str, Any]
+STANDALONE = "get"
+
+
+class Replica(SessionStream):
+    __slots__ = ("closed_routes", "cluster", "declared", "planned", "request_ids", "restored", "sets_level")
+
+    def __init__(
+        self, session_id: str, cluster: ClusterSessions, restored: Restored | None, planned: str
+    ) -> None:
+        super().__init__(session_id)
+        self.cluster = cluster
+        self.restored = restored
+        self.request_ids = cluster.request_ids
+        self.planned = planned  # the stream id its request's route gets, known to the cluster before
+        self.sets_level: tuple[RequestId, str] | None = None  # a logging/setLevel, shared once it succeeds
+        self.declared: tuple[JSON, JSON] = ({}, {})  # an initialize's client capabilities and info
+        self.closed_routes = anyio.Event()
+
+    def open_route(self, rid: RequestId, stored: bool, prime_retry_ms: int | None) -> Route:
+        route = Route(self.planned if stored else None, prime_retry_ms)
+        self.routes[rid] = route
+        if route.stream_id is not None:
+            self.streams[route.stream_id] = route
+        return route
+
+    def close_route(self, rid: RequestId, route: Route) -> None:
+        super().close_route(rid, route)
+        if not self.routes:
+            self.closed_routes.set()
+
+    async def record(self, stream_id: str | None, data: bytes, final: bool = False) -> str | None:
+        if stream_id is None or self.closed or self.session_id is None:
+            return None
+        seq = await self.cluster.state.store(self.session_id, stream_id, data, final=final)
+        return f"{stream_id}-{seq}" if seq > 0 else None
+
+    async def send(self, out: Outgoing) -> None:
+        decoded = out.decoded
+        if "method" in decoded and "id" in decoded:  # our request: its answer may land on any worker
+            self.cluster.awaiting[decoded["id"]] = self
+        elif self.sets_level is not None and out.answers == self.sets_level[0] and "error" not in decoded:
+            assert self.session_id is not None
+            await self.cluster.state.set_level(self.session_id, self.sets_level[1])
+        await super().send(out)
+
+    async def agreed(self, out: Outgoing) -> None:
+        if self.session_id is not None and self.version is not None:
+            caps, info = self.declared
+            await self.cluster.state.agreed(self.session_id, Restored(self.version, caps, info))
+
+    async def send_standalone(self, data: bytes) -> None:
+        """Stored for the session's GET stream, wherever it is open (or the next one)."""
+        if self.session_id is not None and not self.closed:
+            await self.cluster.state.store(self.session_id, STANDALONE, data)

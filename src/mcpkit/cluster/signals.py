@@ -1,0 +1,122 @@
+"""Messages between the workers of a cluster, over Redis pub/sub: wake-ups when a session stores an
+event, each worker's inbox (messages routed to the worker serving a request) and the bus (change
+notifications and session ends for every worker). Pub/sub is at most once: every reader of a wake-up
+also polls, so a message lost while Redis was away only delays what it announced.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import orjson
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+    from redis.asyncio.client import PubSub
+
+__all__ = ["Signals", "Wake"]
+
+log = logging.getLogger("mcpkit.cluster")
+
+JSON = dict[str, Any]
+Handler = Callable[[JSON], Awaitable[None]]
+
+
+class Wake:
+    """A wake-up that can be waited on again: whatever is set while the waiter works is not lost."""
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    async def wait(self, timeout: float) -> None:
+        """Until set (or `timeout`); then ready to be set again."""
+        with anyio.move_on_after(timeout):
+            await self._event.wait()
+        self._event = anyio.Event()
+
+
+class Signals:
+    """One pub/sub connection per worker: its inbox, the bus, and the session channels it waits on."""
+
+    def __init__(self, redis: Redis, *, inbox: str, bus: str, on_inbox: Handler, on_bus: Handler) -> None:
+        self.redis = redis
+        self.inbox, self.bus = inbox, bus
+        self._on_inbox, self._on_bus = on_inbox, on_bus
+        self._waiting: dict[str, set[Wake]] = {}
+        self._pubsub: PubSub | None = None
+
+    async def run(self) -> None:
+        """Read until cancelled; reconnects (and re-subscribes) after Redis goes away."""
+        down = False
+        while True:
+            try:
+                await self._read()
+            except anyio.get_cancelled_exc_class():
+                raise
+            except Exception as exc:  # redis.ConnectionError and kin: retried
+                if not down:
+                    log.warning("cluster signals lost Redis (%s); retrying", exc)
+                down = True
+                self._wake_all()  # waiters poll instead
+                await anyio.sleep(0.5)
+
+    async def _read(self) -> None:
+        pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+        self._pubsub = pubsub
+        try:
+            await pubsub.subscribe(self.inbox, self.bus, *self._waiting)
+            while True:
+                message = await pubsub.get_message(timeout=1.0)
+                if message is not None:
+                    await self._dispatch(message["channel"].decode(), message["data"])
+        finally:
+            self._pubsub = None
+            await pubsub.aclose()
+
+    async def _dispatch(self, channel: str, data: bytes) -> None:
+        if channel == self.inbox or channel == self.bus:
+            handler = self._on_inbox if channel == self.inbox else self._on_bus
+            try:
+                await handler(orjson.loads(data))
+            except Exception:
+                log.exception("cluster message on %s failed", channel)
+            return
+        for event in self._waiting.get(channel, ()):
+            event.set()
+
+    def _wake_all(self) -> None:
+        for events in self._waiting.values():
+            for event in events:
+                event.set()
+
+    async def watch(self, channel: str, event: Wake) -> None:
+        """Set `event` whenever something is published on `channel`, until `unwatch`."""
+        waiting = self._waiting.setdefault(channel, set())
+        waiting.add(event)
+        if len(waiting) == 1 and self._pubsub is not None:
+            try:
+                await self._pubsub.subscribe(channel)
+            except Exception:  # the reader re-subscribes everything when it reconnects
+                log.debug("subscribing to %s failed; polling", channel)
+
+    async def unwatch(self, channel: str, event: Wake) -> None:
+        waiting = self._waiting.get(channel)
+        if waiting is None:
+            return
+        waiting.discard(event)
+        if not waiting:
+            del self._waiting[channel]
+            if self._pubsub is not None:
+                try:
+                    await self._pubsub.unsubscribe(channel)
+                except Exception:
+                    log.debug("unsubscribing from %s failed", channel)
+
+    async def send(self, channel: str, message: JSON) -> None:
+        await self.redis.publish(channel, orjson.dumps(message))

@@ -1,0 +1,218 @@
+"""What every worker of a cluster shares about its sessions, kept in Redis (see `scripts` for the layout).
+
+Each method is one round trip. Nothing here knows HTTP: the worker's HTTP side (`http`) decides when to
+call what; `signals` carries the wake-ups and routed messages between workers.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ..protocol.http_rules import format_event_id, parse_event_id
+from ..runtime.stream import Restored
+from ..transports.http_server.event_store import EventsExpired, Replay, UnknownEventId
+from . import scripts
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+__all__ = ["DuplicateRequest", "Event", "SharedState"]
+
+STANDALONE = "get"
+Arg = bytes | str | int | float
+
+
+class DuplicateRequest(Exception):
+    """A request id already in flight in the session, on some worker."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    seq: int
+    stream_id: str
+    final: bool
+    data: bytes
+
+    @property
+    def event_id(self) -> str:
+        return format_event_id(self.stream_id, self.seq)
+
+
+class SharedState:
+    """The sessions' records, events and subscriptions in one Redis, under `prefix`."""
+
+    def __init__(
+        self, redis: Redis, *, prefix: str, idle_timeout: float, max_sessions: int, max_events: int
+    ) -> None:
+        self.redis = redis
+        self.prefix = prefix
+        self.idle_ms = int(idle_timeout * 1000)
+        self.max_sessions = max_sessions
+        self.max_events = max_events
+        self._create = redis.register_script(scripts.CREATE)
+        self._begin = redis.register_script(scripts.BEGIN)
+        self._store = redis.register_script(scripts.STORE)
+        self._read = redis.register_script(scripts.READ)
+        self._end = redis.register_script(scripts.END)
+
+    def key(self, session_id: str, part: str) -> str:
+        return f"{self.prefix}{{{session_id}}}:{part}"
+
+    def channel(self, session_id: str) -> str:
+        """Where a stored event of the session is announced (the stream it is on)."""
+        return self.key(session_id, "c")
+
+    def _keys(self, session_id: str) -> list[str]:
+        return [self.key(session_id, "s"), self.key(session_id, "e"), self.key(session_id, "u")]
+
+    async def create(self, session_id: str, principal: str | None) -> bool:
+        """Reserve a new session (not served until `agreed`); False at `max_sessions` in the cluster."""
+        keys = [self.key(session_id, "s"), self.prefix + "sessions"]
+        args: list[Arg] = [_now_ms(), self.idle_ms, self.max_sessions, session_id, principal or ""]
+        return bool(await self._create(keys=keys, args=args))
+
+    async def agreed(self, session_id: str, restored: Restored) -> None:
+        caps, info = orjson.dumps(restored.client_capabilities), orjson.dumps(restored.client_info)
+        await self.redis.hset(
+            self.key(session_id, "s"), mapping={"v": restored.version, "caps": caps, "info": info}
+        )
+
+    async def begin(
+        self,
+        session_id: str,
+        principal: str | None,
+        *,
+        worker: str = "",
+        request_id: Any = None,
+        stream_id: str | None = None,
+    ) -> Restored | None:
+        """The session's agreement, its idle time restarted; None when there is no such session (or it
+        is another principal's). With `request_id`: that request is in flight on `worker` (raises
+        DuplicateRequest if it already is), and `stream_id` is its open stream."""
+        field = _request_field(request_id) if request_id is not None else ""
+        keys = [*self._keys(session_id), self.prefix + "sessions"]
+        args: list[Arg] = [_now_ms(), self.idle_ms, session_id, principal or "", field, worker]
+        args += [stream_id or "", orjson.dumps(request_id)]
+        found = await self._begin(keys=keys, args=args)
+        if found is None:
+            return None
+        if found == b"dup":
+            raise DuplicateRequest(request_id)
+        version, caps, info, level = found
+        return Restored(version.decode(), orjson.loads(caps), orjson.loads(info), level.decode() or None)
+
+    async def set_level(self, session_id: str, level: str) -> None:
+        await self.redis.hset(self.key(session_id, "s"), "lvl", level)
+
+    async def store(self, session_id: str, stream_id: str, data: bytes, *, final: bool = False) -> int:
+        """Append one event (`final`: its stream's last, once); its seq, 0 when the session is gone, -1
+        when the stream was already finished."""
+        keys = [self.key(session_id, "s"), self.key(session_id, "e"), self.channel(session_id)]
+        args: list[Arg] = [stream_id, data, "f" if final else "m", self.idle_ms, self.max_events]
+        return int(await self._store(keys=keys, args=args))
+
+    async def begin_initialize(self, session_id: str, worker: str, request_id: Any, stream_id: str) -> None:
+        """The initialize request of a session just created is in flight on `worker`."""
+        rid = orjson.dumps(request_id)
+        fields = {_request_field(request_id): worker, "st:" + stream_id: rid}
+        await self.redis.hset(self.key(session_id, "s"), mapping=fields)  # type: ignore[arg-type]
+
+    async def finish(self, session_id: str, request_id: Any, stream_id: str) -> None:
+        """A request answered without a stored stream is no longer in flight."""
+        await self.redis.hdel(self.key(session_id, "s"), _request_field(request_id), "st:" + stream_id)
+
+    async def read(self, session_id: str, after: int) -> tuple[int, list[Event]] | None:
+        """(seq of the oldest event kept, the events after `after`); None when the session is gone."""
+        keys = [self.key(session_id, "s"), self.key(session_id, "e")]
+        found = await self._read(keys=keys, args=[after])
+        if found is None:
+            return None
+        first = int(found[1])
+        events = [_event(raw) for raw in found[2:]]
+        return first, [e for e in events if e.seq > after]
+
+    async def replay_after(self, session_id: str, last_event_id: str) -> Replay:
+        """The events after `last_event_id` on its stream; the rules of InMemoryEventStore."""
+        parsed = parse_event_id(last_event_id)
+        last = await self.redis.hget(self.key(session_id, "s"), "seq")
+        if parsed is None or last is None or not 1 <= parsed[1] <= int(last):
+            raise UnknownEventId(f"Last-Event-ID {last_event_id!r} was not issued in this session")
+        stream_id, seq = parsed
+        found = await self.read(session_id, seq - 1)
+        if found is None:
+            raise UnknownEventId(f"Last-Event-ID {last_event_id!r} was not issued in this session")
+        first, events = found
+        if seq < first - 1:
+            raise EventsExpired(f"events after Last-Event-ID {last_event_id!r} are no longer retained")
+        if events and events[0].seq == seq and events[0].stream_id != stream_id:
+            raise UnknownEventId(f"Last-Event-ID {last_event_id!r} names another stream than it was sent on")
+        later = tuple((e.event_id, e.data) for e in events if e.seq > seq and e.stream_id == stream_id)
+        return Replay(stream_id, later)
+
+    async def stream_request(self, session_id: str, stream_id: str) -> Any:
+        """The id of the request whose stream `stream_id` is still open (None: finished)."""
+        raw = await self.redis.hget(self.key(session_id, "s"), "st:" + stream_id)
+        return orjson.loads(raw) if raw is not None else None
+
+    async def request_owner(self, session_id: str, request_id: Any) -> str | None:
+        raw = await self.redis.hget(self.key(session_id, "s"), _request_field(request_id))
+        return _text(raw) if raw is not None else None
+
+    async def standalone_end(self, session_id: str) -> int:
+        raw = await self.redis.hget(self.key(session_id, "s"), "gend")
+        return int(raw) if raw is not None else 0
+
+    async def set_standalone_end(self, session_id: str, seq: int) -> None:
+        key = self.key(session_id, "s")
+        if await self.redis.exists(key):
+            await self.redis.hset(key, "gend", seq)
+
+    async def end(self, session_id: str) -> list[str]:
+        """Forget the session everywhere; the workers serving its requests."""
+        keys = [*self._keys(session_id), self.prefix + "sessions"]
+        owners = await self._end(keys=keys, args=[session_id, self.prefix + "sub:"])
+        return [o.decode() for o in owners]
+
+    async def subscribe(self, session_id: str, uri: str) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.sadd(self.key(session_id, "u"), uri)
+            pipe.pexpire(self.key(session_id, "u"), self.idle_ms)
+            pipe.sadd(self.prefix + "sub:" + uri, session_id)
+            await pipe.execute()
+
+    async def unsubscribe(self, session_id: str, uri: str) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.srem(self.key(session_id, "u"), uri)
+            pipe.srem(self.prefix + "sub:" + uri, session_id)
+            await pipe.execute()
+
+    async def subscribers(self, uri: str) -> list[str]:
+        return [_text(sid) for sid in await self.redis.smembers(self.prefix + "sub:" + uri)]
+
+    async def drop_subscriber(self, uri: str, session_id: str) -> None:
+        await self.redis.srem(self.prefix + "sub:" + uri, session_id)
+
+    async def level(self, session_id: str) -> str | None:
+        raw = await self.redis.hget(self.key(session_id, "s"), "lvl")
+        return _text(raw) if raw else None
+
+
+def _request_field(request_id: Any) -> str:
+    return "rq:" + orjson.dumps(request_id).decode()
+
+
+def _event(raw: bytes) -> Event:
+    seq, stream_id, flag, data = raw.split(b"\n", 3)
+    return Event(int(seq), stream_id.decode(), flag == b"f", data)
+
+
+def _text(raw: bytes | str) -> str:
+    return raw.decode() if isinstance(raw, bytes) else raw
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)

@@ -1,0 +1,48 @@
+"""The seam where a Streamable HTTP server hands its sessions to a store shared by several processes.
+
+A `Backplane` (mcpkit.cluster.RedisBackplane) gives the app a `SharedSessions`: it serves the
+handshake-era requests that create or name a session, and the GET and DELETE on one, so that any
+worker can serve any request of any session. Without one, sessions live in this process (`registry`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from .delivery import Answering
+from .exchange import Exchange
+from .sessions import SessionStream
+
+__all__ = ["Backplane", "SharedSessions"]
+
+
+class SharedSessions(Protocol):
+    async def new(self, exchange: Exchange) -> None:
+        """Serve an initialize POST: a new session, visible to every worker before its id is sent."""
+        ...
+
+    async def post(self, exchange: Exchange) -> None:
+        """Serve a POST naming a session (request, notification or response)."""
+        ...
+
+    async def get(self, exchange: Exchange) -> None: ...
+
+    async def delete(self, exchange: Exchange) -> None: ...
+
+    async def run(self) -> None:
+        """What must run while the app serves (heartbeats, messages from other workers)."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class Backplane(Protocol):
+    def sessions(
+        self,
+        serve: Callable[[SessionStream], Awaitable[None]],
+        target: Any,
+        answering: Answering,
+        *,
+        strict_version: bool,
+    ) -> SharedSessions: ...

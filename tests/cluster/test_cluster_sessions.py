@@ -1,0 +1,326 @@
+"""Handshake-era sessions served by any of three workers sharing one real Redis (mcpkit.cluster).
+
+The workers are three StreamableHTTPApps, each with its own RedisBackplane, on three real uvicorn
+servers in this process; a RotatingProxy sends every HTTP request to the next worker, so consecutive
+requests of one session (its initialize, the answer to an elicitation, a resumption) never reach the
+same worker. Being in one process lets a test reach a worker's Server directly (to publish a change
+from that worker) and see what a handler saw. Killing a worker is in test_cluster_processes.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+import peers
+from cluster.parts import redis_server
+from cluster.rotating_proxy import RotatingProxy
+from mcpkit import Context, Server
+from mcpkit.client import connect_http
+from mcpkit.cluster import RedisBackplane
+from mcpkit.protocol.sse import SSEDecoder
+from mcpkit.transports.http_server import StreamableHTTPApp
+
+pytestmark = pytest.mark.anyio
+VERSION = "2025-11-25"
+STATE_KEY = b"k" * 32
+
+
+class Seen:
+    """What the handlers of every worker saw (they all run in this process)."""
+
+    def __init__(self) -> None:
+        self.cancelled: list[str] = []
+        self.started = anyio.Event()
+
+
+def make_server(seen: Seen, name: str) -> Server:
+    server = Server("cluster", state_key=STATE_KEY)
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    @server.tool()
+    def whoami() -> str:
+        return name
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        elicited = await ctx.elicit("your name?", {"type": "object", "properties": {"n": {"type": "string"}}})
+        sampled = await ctx.sample("say hi", max_tokens=5)
+        return f"{elicited.content} / {sampled['content']['text']}"
+
+    @server.tool()
+    async def slow(ctx: Context, n: int, delay: float = 0.05) -> int:
+        seen.started.set()
+        try:
+            for i in range(n):
+                await ctx.report_progress(i + 1, n)
+                await anyio.sleep(delay)
+        except anyio.get_cancelled_exc_class():
+            seen.cancelled.append(name)
+            raise
+        return n
+
+    @server.tool()
+    async def chatter(ctx: Context) -> str:
+        await ctx.debug("quiet")
+        await ctx.error("loud")
+        return "said"
+
+    @server.resource("mem://note")
+    def note() -> str:
+        return "hello"
+
+    return server
+
+
+class Workers:
+    def __init__(self, servers: list[Server], urls: list[str], proxy: RotatingProxy, proxy_url: str) -> None:
+        self.servers, self.urls, self.proxy, self.url = servers, urls, proxy, proxy_url
+
+
+@asynccontextmanager
+async def cluster(tmp_path: Path, n: int = 3, **backplane: Any) -> AsyncIterator[Workers]:
+    with redis_server(tmp_path) as redis:
+        seen = Seen()
+        async with AsyncExitStack() as stack:
+            servers = [make_server(seen, f"w{i}") for i in range(n)]
+            urls = []
+            for i, server in enumerate(servers):
+                plane = RedisBackplane(redis.url, worker=f"w{i}", heartbeat=0.2, dead_after=1.0, **backplane)
+                app = StreamableHTTPApp(server, backplane=plane)
+                urls.append(await stack.enter_async_context(peers.serving(app)))
+            proxy = RotatingProxy(urls)
+            proxy_url = await stack.enter_async_context(peers.serving(proxy))
+            workers = Workers(servers, urls, proxy, proxy_url)
+            workers.seen = seen  # type: ignore[attr-defined]
+            yield workers
+
+
+async def answer_elicitation(params: dict[str, Any]) -> dict[str, Any]:
+    return {"action": "accept", "content": {"n": "ada"}}
+
+
+async def answer_sampling(params: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
+
+
+async def test_every_request_of_a_session_is_served_wherever_it_lands(tmp_path: Path) -> None:
+    async with cluster(tmp_path) as workers, connect_http(workers.url, protocol_version=VERSION) as client:
+        names = set()
+        for i in range(6):
+            result = await client.call_tool("add", {"a": i, "b": 1})
+            assert result["structuredContent"] == {"result": i + 1}
+            names.add((await client.call_tool("whoami"))["content"][0]["text"])
+        assert names == {"w0", "w1", "w2"}  # one session, served by all three
+        assert client.protocol == VERSION
+
+
+async def test_an_elicitation_and_a_sampling_answered_on_other_workers_reach_the_handler(
+    tmp_path: Path,
+) -> None:
+    async with cluster(tmp_path) as workers:
+        options = {"elicitation": answer_elicitation, "sampling": answer_sampling}
+        async with connect_http(workers.url, protocol_version=VERSION, **options) as client:
+            start = len(workers.proxy.hops)
+            result = await client.call_tool("ask")
+        assert result["content"][0]["text"] == "{'n': 'ada'} / hi"
+        hops = workers.proxy.hops[start:]
+        assert len(set(hops)) == 3  # the call and the two answers went to three different workers
+
+
+async def test_progress_arrives_and_a_cancel_sent_to_another_worker_stops_the_handler(tmp_path: Path) -> None:
+    async with cluster(tmp_path) as workers:
+        async with connect_http(workers.url, protocol_version=VERSION) as client:
+            progress: list[float] = []
+            result = await client.call_tool("slow", {"n": 4}, on_progress=lambda p, t, m: progress.append(p))
+            assert result["structuredContent"] == {"result": 4} and progress == [1, 2, 3, 4]
+            seen = workers.seen  # type: ignore[attr-defined]
+            with anyio.move_on_after(0.5):
+                await client.call_tool("slow", {"n": 1000, "delay": 0.01})
+            with anyio.fail_after(5):
+                while not seen.cancelled:
+                    await anyio.sleep(0.02)
+        assert len(seen.cancelled) == 1
+
+
+async def test_subscribed_updates_and_list_changes_reach_the_get_stream_wherever_it_is(
+    tmp_path: Path,
+) -> None:
+    async with cluster(tmp_path) as workers:
+        notes: list[dict[str, Any]] = []
+
+        async def on_notification(method: str, params: Any) -> None:
+            notes.append({"method": method, "params": params})
+
+        async with connect_http(
+            workers.url, protocol_version=VERSION, on_notification=on_notification
+        ) as client:
+            await client.subscribe("mem://note")
+            for server in workers.servers:  # from each worker in turn
+                await server.notify_resource_updated("mem://note")
+            await server.notify_resource_updated("mem://other")  # nobody subscribed
+            workers.servers[1].add_tool(lambda: "new", name="fresh")
+            with anyio.fail_after(5):
+                while len(notes) < 4:
+                    await anyio.sleep(0.02)
+            await anyio.sleep(0.3)  # nothing more comes
+        updates = [n for n in notes if n["method"] == "notifications/resources/updated"]
+        assert [u["params"]["uri"] for u in updates] == ["mem://note"] * 3
+        assert [n["method"] for n in notes if n not in updates] == ["notifications/tools/list_changed"]
+
+
+async def test_a_log_level_set_on_one_worker_filters_logs_of_a_handler_on_another(tmp_path: Path) -> None:
+    async with cluster(tmp_path) as workers:
+        logs: list[dict[str, Any]] = []
+        async with connect_http(workers.url, protocol_version=VERSION, on_log=logs.append) as client:
+            await client.set_logging_level("warning")
+            for _ in range(3):
+                assert (await client.call_tool("chatter"))["content"][0]["text"] == "said"
+        assert [entry["data"] for entry in logs] == ["loud"] * 3
+
+
+async def test_delete_on_one_worker_ends_the_session_on_every_worker(tmp_path: Path) -> None:
+    async with cluster(tmp_path) as workers, httpx.AsyncClient() as http:
+        session_id = await initialize(http, workers.urls[0])
+        answered = await http.post(
+            workers.urls[1], content=call(2, "add", {"a": 1, "b": 2}), headers=with_session(session_id)
+        )
+        assert answered.status_code == 200 and b'"result":3' in answered.content
+        deleted = await http.delete(workers.urls[2], headers=with_session(session_id))
+        assert deleted.status_code == 204
+        for url in workers.urls:
+            gone = await http.post(
+                url, content=call(3, "add", {"a": 1, "b": 2}), headers=with_session(session_id)
+            )
+            assert gone.status_code == 404
+
+
+async def test_a_stream_dropped_on_one_worker_resumes_on_another_with_nothing_lost_or_repeated(
+    tmp_path: Path,
+) -> None:
+    async with cluster(tmp_path) as workers, httpx.AsyncClient(timeout=10) as http:
+        session_id = await initialize(http, workers.urls[0])
+        headers = with_session(session_id)
+        first: list[tuple[str, dict[str, Any]]] = []
+        body = call(7, "slow", {"n": 8, "delay": 0.1}, progress=True)
+        async with http.stream("POST", workers.urls[0], content=body, headers=headers) as response:
+            decoder = SSEDecoder()
+            async for chunk in response.aiter_bytes():
+                for event in decoder.feed(chunk):
+                    if event.data:
+                        first.append((event.id or "", json.loads(event.data)))
+                if len(first) >= 2:
+                    break
+        last_id = first[-1][0]
+        rest = await resume(http, workers.urls[1], session_id, last_id)
+        progress = [
+            m["params"]["progress"] for _, m in first + rest if m.get("method") == "notifications/progress"
+        ]
+        assert progress == [1, 2, 3, 4, 5, 6, 7, 8]
+        assert rest[-1][1]["id"] == 7 and rest[-1][1]["result"]["structuredContent"] == {"result": 8}
+        ids = [eid for eid, _ in first + rest]
+        assert len(ids) == len(set(ids))
+        bad = await http.get(
+            workers.urls[2], headers={**headers, "last-event-id": "nonsense", "accept": "text/event-stream"}
+        )
+        assert bad.status_code == 400
+        unknown = await http.get(
+            workers.urls[2], headers={**headers, "last-event-id": "p1_zz-9999", "accept": "text/event-stream"}
+        )
+        assert unknown.status_code == 400
+
+
+async def test_a_second_standalone_stream_elsewhere_takes_over_the_first(tmp_path: Path) -> None:
+    async with cluster(tmp_path) as workers, httpx.AsyncClient(timeout=10) as http:
+        session_id = await initialize(http, workers.urls[0])
+        headers = {**with_session(session_id), "accept": "text/event-stream"}
+        async with http.stream("GET", workers.urls[0], headers=headers) as older:
+            assert older.status_code == 200
+            async with http.stream("GET", workers.urls[1], headers=headers) as newer:
+                assert newer.status_code == 200
+                with anyio.fail_after(5):  # the older one ends
+                    async for _ in older.aiter_bytes():
+                        pass
+                await workers.servers[2].notify_resource_updated("mem://note")
+                workers.servers[2].add_tool(lambda: 1, name="another")
+                decoder = SSEDecoder()
+                with anyio.fail_after(5):
+                    async for chunk in newer.aiter_bytes():
+                        if any("list_changed" in e.data for e in decoder.feed(chunk)):
+                            break
+
+
+async def test_max_sessions_counts_the_sessions_of_every_worker(tmp_path: Path) -> None:
+    async with cluster(tmp_path, max_sessions=2) as workers, httpx.AsyncClient() as http:
+        await initialize(http, workers.urls[0])
+        await initialize(http, workers.urls[1])
+        refused = await http.post(workers.urls[2], content=init_body(), headers=HEADERS)
+        assert refused.status_code == 503 and "retry-after" in refused.headers
+
+
+async def test_the_stateless_era_needs_only_a_shared_state_key(tmp_path: Path) -> None:
+    async with cluster(tmp_path) as workers:
+        options = {"elicitation": answer_elicitation, "sampling": answer_sampling}
+        async with connect_http(workers.url, **options) as client:
+            result = await client.call_tool("ask")
+            assert client.stateless
+        assert result["content"][0]["text"] == "{'n': 'ada'} / hi"
+
+
+# ---- raw HTTP helpers ------------------------------------------------------------------------
+
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+def with_session(session_id: str) -> dict[str, str]:
+    return {**HEADERS, "mcp-session-id": session_id, "mcp-protocol-version": VERSION}
+
+
+def init_body() -> bytes:
+    params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    return httpx.Request(
+        "POST", "http://x", json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    ).content
+
+
+def call(rid: int, name: str, arguments: dict[str, Any], progress: bool = False) -> bytes:
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if progress:
+        params["_meta"] = {"progressToken": "t"}
+    return httpx.Request(
+        "POST", "http://x", json={"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+    ).content
+
+
+async def initialize(http: httpx.AsyncClient, url: str) -> str:
+    response = await http.post(url, content=init_body(), headers=HEADERS)
+    assert response.status_code == 200, response.text
+    session_id = response.headers["mcp-session-id"]
+    note = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+    assert (await http.post(url, content=note, headers=with_session(session_id))).status_code == 202
+    return session_id
+
+
+async def resume(
+    http: httpx.AsyncClient, url: str, session_id: str, last_id: str
+) -> list[tuple[str, dict[str, Any]]]:
+    headers = {**with_session(session_id), "last-event-id": last_id, "accept": "text/event-stream"}
+    got: list[tuple[str, dict[str, Any]]] = []
+    async with http.stream("GET", url, headers=headers) as response:
+        assert response.status_code == 200
+        decoder = SSEDecoder()
+        async for chunk in response.aiter_bytes():
+            for event in decoder.feed(chunk):
+                if event.data:
+                    got.append((event.id or "", json.loads(event.data)))
+    return got
