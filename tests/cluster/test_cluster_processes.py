@@ -86,9 +86,12 @@ async def sdk_session(url: str, answers: dict[str, list[Any]]) -> AsyncIterator[
         answers["elicitation"].append(params)
         return types.ElicitResult(action="accept", content={"n": "ada"})
 
-    async with streamable_http_client(url) as streams, ClientSession(
-        streams[0], streams[1], sampling_callback=sampling, elicitation_callback=elicitation
-    ) as session:
+    async with (
+        streamable_http_client(url) as streams,
+        ClientSession(
+            streams[0], streams[1], sampling_callback=sampling, elicitation_callback=elicitation
+        ) as session,
+    ):
         await session.initialize()
         yield session
 

@@ -1,0 +1,96 @@
+"""Scale-out on Redis: HTTP tools/call at C=64 through haproxy (round robin per request, no stickiness) in
+front of 1, 2 and 3 worker processes sharing their sessions in one redis-server, beside the same app with no
+backplane (one worker, through the same haproxy), and the Redis round trips one request costs.
+
+    .venv/bin/python benchmarks/cluster_load.py [--calls 6000] [--repeat 3]
+
+Round trips are counted exactly with MONITOR on a separate sample (commands a worker sends, not the
+commands its Lua scripts run), over sequential calls in one session, SSE and JSON responses alike.
+Every answer is verified (http_load's checks). On a 2-core machine the point is the cost per request
+and correctness, not a speed-up: the workers, haproxy, Redis and the load generator share the cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent / "tests"), str(HERE.parent / "tests" / "cluster")]
+
+import redis  # noqa: E402
+from http_load import HTTPConn, concurrent_calls  # noqa: E402
+from parts import cluster, redis_server  # noqa: E402
+
+
+def calls_per_second(port: int, calls: int) -> float:
+    rate, _p99, _cpu = asyncio.run(concurrent_calls(port, 64, calls))
+    return rate
+
+
+def round_trips(redis_url: str, port: int, calls: int = 50) -> float:
+    """Commands the workers send Redis per tools/call (heartbeats left out), by MONITOR."""
+    client = redis.Redis.from_url(redis_url)
+    seen: list[str] = []
+    stop = threading.Event()
+
+    def monitor() -> None:
+        with client.monitor() as m:
+            for command in m.listen():
+                if stop.is_set():
+                    return
+                if start.is_set():
+                    seen.append(f"{command['client_type']} {command['command']}")
+
+    async def sample() -> None:
+        conn = HTTPConn(port)
+        await conn.open()
+        await conn.initialize()
+        await asyncio.sleep(0.3)
+        start.set()
+        for i in range(calls):
+            await conn.call("tools/call", {"name": "add", "arguments": {"a": i, "b": 1}})
+        conn.close()
+
+    start = threading.Event()
+    thread = threading.Thread(target=monitor, daemon=True)
+    thread.start()
+    asyncio.run(sample())
+    stop.set()
+    client.set("bench:stop-monitor", b"1")  # wakes the MONITOR reader so it sees `stop`
+    thread.join(5)
+    own = [c for c in seen if not c.startswith("lua") and " SET mcp:alive" not in c and "bench:stop" not in c]
+    return len(own) / calls
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=6000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    rows: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory() as tmp, redis_server(tmp) as store:
+        setups = [
+            ("no backplane, 1 worker", 1, {}),
+            *[(f"Redis, {n} worker(s)", n, {"MCPKIT_REDIS_URL": store.url}) for n in (1, 2, 3)],
+        ]
+        for _ in range(args.repeat):
+            for label, n, env in setups:
+                with cluster(n, env=env, tmp_dir=tmp) as group:
+                    rows.setdefault(label, []).append(calls_per_second(group.proxy.port, args.calls))
+        with cluster(3, env={"MCPKIT_REDIS_URL": store.url}, tmp_dir=tmp) as group:
+            trips = round_trips(store.url, group.proxy.port)
+    print("| setup (haproxy, C=64, SSE tools/call) | calls/s (median) |\n|---|---|")
+    for label, rates in rows.items():
+        print(f"| {label} | {statistics.median(rates):,.0f} |")
+    print(f"\nRedis commands sent per SSE tools/call (MONITOR, scripts' own commands excluded): {trips:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

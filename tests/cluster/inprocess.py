@@ -1,0 +1,101 @@
+"""Three workers in this process sharing one real Redis: three StreamableHTTPApps, each with its own
+RedisBackplane, on three real uvicorn servers, behind a RotatingProxy (each HTTP request to the next
+worker). Being in one process lets a test reach a worker's Server directly and see what handlers saw."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+import peers
+from cluster.parts import redis_server
+from cluster.rotating_proxy import RotatingProxy
+from mcpkit import Context, Server
+from mcpkit.cluster import RedisBackplane
+from mcpkit.transports.http_server import StreamableHTTPApp
+
+STATE_KEY = b"k" * 32
+
+
+class Seen:
+    """What the handlers of every worker saw (they all run in this process)."""
+
+    def __init__(self) -> None:
+        self.cancelled: list[str] = []
+        self.started = anyio.Event()
+
+
+def make_server(seen: Seen, name: str) -> Server:
+    server = Server("cluster", state_key=STATE_KEY)
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    @server.tool()
+    def whoami() -> str:
+        return name
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        elicited = await ctx.elicit("your name?", {"type": "object", "properties": {"n": {"type": "string"}}})
+        sampled = await ctx.sample("say hi", max_tokens=5)
+        return f"{elicited.content} / {sampled['content']['text']}"
+
+    @server.tool()
+    async def slow(ctx: Context, n: int, delay: float = 0.05) -> int:
+        seen.started.set()
+        try:
+            for i in range(n):
+                await ctx.report_progress(i + 1, n)
+                await anyio.sleep(delay)
+        except anyio.get_cancelled_exc_class():
+            seen.cancelled.append(name)
+            raise
+        return n
+
+    @server.tool()
+    async def chatter(ctx: Context) -> str:
+        await ctx.debug("quiet")
+        await ctx.error("loud")
+        return "said"
+
+    @server.resource("mem://note")
+    def note() -> str:
+        return "hello"
+
+    return server
+
+
+class Workers:
+    def __init__(
+        self,
+        servers: list[Server],
+        urls: list[str],
+        proxy: RotatingProxy,
+        proxy_url: str,
+        seen: Seen,
+        redis_url: str,
+    ) -> None:
+        self.servers, self.urls, self.proxy, self.url = servers, urls, proxy, proxy_url
+        self.seen, self.redis_url = seen, redis_url
+
+
+@asynccontextmanager
+async def cluster(tmp_path: Path, n: int = 3, **backplane: Any) -> AsyncIterator[Workers]:
+    with redis_server(tmp_path) as redis:
+        seen = Seen()
+        async with AsyncExitStack() as stack:
+            servers = [make_server(seen, f"w{i}") for i in range(n)]
+            urls = []
+            for i, server in enumerate(servers):
+                plane = RedisBackplane(redis.url, worker=f"w{i}", heartbeat=0.2, dead_after=1.0, **backplane)
+                app = StreamableHTTPApp(server, backplane=plane)
+                urls.append(await stack.enter_async_context(peers.serving(app)))
+            proxy = RotatingProxy(urls)
+            proxy_url = await stack.enter_async_context(peers.serving(proxy))
+            yield Workers(servers, urls, proxy, proxy_url, seen, redis.url)

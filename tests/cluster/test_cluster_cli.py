@@ -1,0 +1,68 @@
+"""`mcpkit serve FILE --http --workers N --redis URL`: worker processes sharing one port, and one session
+served by all of them (each call on a new connection, so the kernel hands it to any worker)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+from cluster.parts import free_port, redis_server
+from peers import server_process
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+VERSION = "2025-11-25"
+
+
+def rpc(rid: int, method: str, params: dict[str, object]) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
+
+
+def test_several_workers_without_redis_is_refused_in_one_line() -> None:
+    command = [
+        sys.executable,
+        "-m",
+        "mcpkit.cli",
+        "serve",
+        str(HERE / "cli_server.py"),
+        "--http",
+        "--workers",
+        "2",
+    ]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=30, env={"PYTHONPATH": str(REPO / "src")}
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "mcpkit: --workers above 1 needs --redis URL: each worker would know only its own sessions"
+    ]
+
+
+def test_one_session_is_served_by_every_worker_of_mcpkit_serve(tmp_path: Path) -> None:
+    port = free_port()
+    with redis_server(tmp_path) as redis:
+        command = [sys.executable, "-m", "mcpkit.cli", "serve", str(HERE / "cli_server.py"), "--http"]
+        command += ["--port", str(port), "--workers", "2", "--redis", redis.url]
+        with server_process(command, port, {"PYTHONPATH": str(REPO / "src")}):
+            url = f"http://127.0.0.1:{port}/mcp"
+            fresh = httpx.Limits(max_keepalive_connections=0)  # a new connection, so any worker, each time
+            with httpx.Client(limits=fresh, timeout=10) as http:
+                info = {"name": "t", "version": "1"}
+                init = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": info}
+                opened = http.post(url, content=rpc(1, "initialize", init), headers=HEADERS)
+                assert opened.status_code == 200
+                session = {**HEADERS, "mcp-session-id": opened.headers["mcp-session-id"]}
+                session["mcp-protocol-version"] = VERSION
+                pids = set()
+                for rid in range(2, 200):
+                    answer = http.post(url, content=rpc(rid, "tools/call", {"name": "pid"}), headers=session)
+                    assert answer.status_code == 200, answer.text
+                    pids.add(answer.text.split('"result":')[1].split("}")[0])
+                    if len(pids) == 2 and rid >= 20:
+                        break
+    assert len(pids) == 2  # both workers served the one session

@@ -1,0 +1,95 @@
+"""10,000 sessions opened across three workers and abandoned leave nothing behind: their keys expire in
+Redis, Redis's memory returns to where it was, and no worker keeps anything per session."""
+
+from __future__ import annotations
+
+import json
+import resource
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+import redis
+
+from cluster.inprocess import cluster
+
+SESSIONS = 10_000
+pytestmark = pytest.mark.anyio
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+VERSION = "2025-11-25"
+INIT = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+).encode()
+INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+
+
+def rss_kib() -> int:
+    return int(Path("/proc/self/status").read_text().split("VmRSS:")[1].split()[0])
+
+
+async def open_sessions(http: httpx.AsyncClient, urls: list[str], count: int) -> None:
+    async def worker(start: int) -> None:
+        for i in range(start, count, 32):
+            url = urls[i % len(urls)]
+            opened = await http.post(url, content=INIT, headers=HEADERS)
+            assert opened.status_code == 200
+            headers = {
+                **HEADERS,
+                "mcp-session-id": opened.headers["mcp-session-id"],
+                "mcp-protocol-version": VERSION,
+            }
+            assert (
+                await http.post(urls[(i + 1) % len(urls)], content=INITIALIZED, headers=headers)
+            ).status_code == 202
+
+    async with anyio.create_task_group() as tg:
+        for start in range(32):
+            tg.start_soon(worker, start)
+
+
+async def test_ten_thousand_abandoned_sessions_leave_redis_and_the_workers_as_they_were(
+    tmp_path: Path,
+) -> None:
+    async with cluster(tmp_path, idle_timeout=2.0, max_sessions=20_000) as workers:
+        store = redis.Redis.from_url(workers.redis_url)
+        limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+        async with httpx.AsyncClient(timeout=30, limits=limits) as http:
+            await open_sessions(http, workers.urls, 300)  # warm up: code paths, pools, allocator
+            await anyio.sleep(2.5)
+            await open_sessions(http, workers.urls, 1)  # a create trims the sessions index
+            base_keys, base_memory, base_rss = store.dbsize(), store.info("memory")["used_memory"], rss_kib()
+            expired_before = store.info("stats")["expired_keys"]
+            await open_sessions(http, workers.urls, SESSIONS)
+            peak_memory = store.info("memory")["used_memory_peak"]
+            with anyio.fail_after(30):  # Redis expires keys actively in the background
+                while store.dbsize() > base_keys + 5:
+                    await anyio.sleep(0.25)
+            await open_sessions(http, workers.urls, 1)
+            after_keys, after_memory, after_rss = (
+                store.dbsize(),
+                store.info("memory")["used_memory"],
+                rss_kib(),
+            )
+            expired = store.info("stats")["expired_keys"] - expired_before
+        print(
+            f"\n{SESSIONS} sessions: Redis keys {base_keys} -> {after_keys} ({expired} expired); used_memory "
+            f"{base_memory} -> {after_memory} bytes (peak {peak_memory}); this process (3 workers) RSS "
+            f"{base_rss} -> {after_rss} KiB (max {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss} KiB)"
+        )
+        assert expired >= SESSIONS  # every session's record was in Redis, and expired
+        assert after_keys <= base_keys + 5
+        assert after_memory < base_memory + 512 * 1024  # what 10,000 sessions used is given back
+        assert sum(len(s.peers) for s in workers.servers) == 0  # no worker holds a session
+        assert (
+            after_rss - base_rss < 64 * 1024
+        )  # KiB: nothing kept per session (~14 KiB each would be 140 MiB)
