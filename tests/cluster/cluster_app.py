@@ -7,6 +7,7 @@ answered (header x-mcpkit-worker, from MCPKIT_WORKER_NAME, which tests/cluster/p
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import anyio
 
@@ -43,11 +44,25 @@ def make_server() -> Server:
 
     @server.tool()
     async def slow(ctx: Context, n: int, delay: float = 0.05) -> int:
-        """`n` progress notifications, `delay` seconds apart, then n."""
-        for i in range(n):
-            await ctx.report_progress(i + 1, n)
-            await anyio.sleep(delay)
+        """`n` progress notifications, `delay` seconds apart, then n; a cancellation leaves a file
+        `cancelled-<worker>-<request id>` in MCPKIT_TEST_DIR for the test to find."""
+        try:
+            for i in range(n):
+                await ctx.report_progress(i + 1, n)
+                await anyio.sleep(delay)
+        except anyio.get_cancelled_exc_class():
+            where = os.environ.get("MCPKIT_TEST_DIR")
+            if where:
+                Path(where, f"cancelled-{worker_name()}-{ctx.request_id}").touch()
+            raise
         return n
+
+    @server.tool()
+    def grow(name: str) -> str:
+        """Adds a tool on this worker: its notifications/tools/list_changed goes to the session's GET
+        stream wherever that is open."""
+        server.add_tool(lambda: name, name=name)
+        return name
 
     @server.tool()
     async def ask(ctx: Context) -> str:

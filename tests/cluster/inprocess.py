@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 
 import peers
-from cluster.parts import redis_server
+from cluster.parts import RedisProcess, redis_server
 from cluster.rotating_proxy import RotatingProxy
 from mcpkit import Context, Server
 from mcpkit.cluster import RedisBackplane
@@ -64,6 +64,17 @@ def make_server(seen: Seen, name: str) -> Server:
         await ctx.error("loud")
         return "said"
 
+    @server.tool()
+    async def announce(ctx: Context, n: int) -> int:
+        """`n` notifications related to no request: for the session's standalone stream."""
+        for i in range(n):
+            await ctx.session.notify("notifications/message", {"level": "info", "data": i})
+        return n
+
+    @server.tool()
+    def principal(ctx: Context) -> str:
+        return ctx.auth.subject if ctx.auth is not None else "nobody"
+
     @server.resource("mem://note")
     def note() -> str:
         return "hello"
@@ -79,15 +90,18 @@ class Workers:
         proxy: RotatingProxy,
         proxy_url: str,
         seen: Seen,
-        redis_url: str,
+        redis: RedisProcess,
     ) -> None:
         self.servers, self.urls, self.proxy, self.url = servers, urls, proxy, proxy_url
-        self.seen, self.redis_url = seen, redis_url
+        self.seen, self.redis, self.redis_url = seen, redis, redis.url
 
 
 @asynccontextmanager
-async def cluster(tmp_path: Path, n: int = 3, **backplane: Any) -> AsyncIterator[Workers]:
-    with redis_server(tmp_path) as redis:
+async def cluster(
+    tmp_path: Path, n: int = 3, *, appendonly: bool = False, wrap: Any = None, **backplane: Any
+) -> AsyncIterator[Workers]:
+    """`n` workers on one Redis; `wrap(app)` wraps each worker's app (an auth layer, say)."""
+    with redis_server(tmp_path, appendonly=appendonly) as redis:
         seen = Seen()
         async with AsyncExitStack() as stack:
             servers = [make_server(seen, f"w{i}") for i in range(n)]
@@ -95,7 +109,8 @@ async def cluster(tmp_path: Path, n: int = 3, **backplane: Any) -> AsyncIterator
             for i, server in enumerate(servers):
                 plane = RedisBackplane(redis.url, worker=f"w{i}", heartbeat=0.2, dead_after=1.0, **backplane)
                 app = StreamableHTTPApp(server, backplane=plane)
-                urls.append(await stack.enter_async_context(peers.serving(app)))
+                served = wrap(app) if wrap is not None else app
+                urls.append(await stack.enter_async_context(peers.serving(served)))
             proxy = RotatingProxy(urls)
             proxy_url = await stack.enter_async_context(peers.serving(proxy))
-            yield Workers(servers, urls, proxy, proxy_url, seen, redis.url)
+            yield Workers(servers, urls, proxy, proxy_url, seen, redis)

@@ -32,9 +32,10 @@ HEADERS = {"accept": "application/json, text/event-stream", "content-type": "app
 def redis_cluster(
     tmp_path: Path, n: int = 3, appendonly: bool = False
 ) -> Iterator[tuple[Cluster, RedisProcess]]:
+    env = {"MCPKIT_REDIS_URL": "", "MCPKIT_TEST_DIR": str(tmp_path)}
     with (
         redis_server(tmp_path, appendonly=appendonly) as redis,
-        cluster(n, env={"MCPKIT_REDIS_URL": redis.url}, tmp_dir=tmp_path) as workers,
+        cluster(n, env={**env, "MCPKIT_REDIS_URL": redis.url}, tmp_dir=tmp_path) as workers,
     ):
         yield workers, redis
 
@@ -70,9 +71,18 @@ async def test_mcpkit_client_through_round_robin_haproxy(tmp_path: Path) -> None
             await client.subscribe("mem://note")
             for _ in range(3):  # each touch from whichever worker the call lands on
                 await client.call_tool("touch", {"uri": "mem://note"})
+            await client.call_tool("grow", {"name": "fresh"})
             with anyio.fail_after(5):
-                while notes.count("notifications/resources/updated") < 3:
+                while notes.count("notifications/resources/updated") < 3 or not notes.count(
+                    "notifications/tools/list_changed"
+                ):
                     await anyio.sleep(0.05)
+            with anyio.move_on_after(0.6):  # the cancel goes to another worker than the call's
+                await client.call_tool("slow", {"n": 1000, "delay": 0.01})
+            with anyio.fail_after(5):
+                while not list(tmp_path.glob("cancelled-*")):
+                    await anyio.sleep(0.05)
+            assert len(list(tmp_path.glob("cancelled-*"))) == 1
 
 
 @asynccontextmanager
@@ -86,10 +96,19 @@ async def sdk_session(url: str, answers: dict[str, list[Any]]) -> AsyncIterator[
         answers["elicitation"].append(params)
         return types.ElicitResult(action="accept", content={"n": "ada"})
 
+    async def messages(message: Any) -> None:
+        method = getattr(getattr(message, "root", message), "method", None)
+        if isinstance(method, str):
+            answers["notifications"].append(method)
+
     async with (
         streamable_http_client(url) as streams,
         ClientSession(
-            streams[0], streams[1], sampling_callback=sampling, elicitation_callback=elicitation
+            streams[0],
+            streams[1],
+            sampling_callback=sampling,
+            elicitation_callback=elicitation,
+            message_handler=messages,
         ) as session,
     ):
         await session.initialize()
@@ -97,7 +116,7 @@ async def sdk_session(url: str, answers: dict[str, list[Any]]) -> AsyncIterator[
 
 
 async def test_the_official_sdk_client_through_round_robin_haproxy(tmp_path: Path) -> None:
-    answers: dict[str, list[Any]] = {"sampling": [], "elicitation": []}
+    answers: dict[str, list[Any]] = {"sampling": [], "elicitation": [], "notifications": []}
     with redis_cluster(tmp_path) as (workers, _):
         async with sdk_session(workers.url, answers) as session:
             assert session.protocol_version == VERSION
@@ -117,6 +136,21 @@ async def test_the_official_sdk_client_through_round_robin_haproxy(tmp_path: Pat
 
             slow = await session.call_tool("slow", {"n": 3}, progress_callback=on_progress)
             assert slow.structured_content == {"result": 3} and progress == [1, 2, 3]
+            await session.subscribe_resource("mem://note")
+            for _ in range(3):
+                await session.call_tool("touch", {"uri": "mem://note"})
+            await session.call_tool("grow", {"name": "fresh"})
+            heard = answers["notifications"]
+            with anyio.fail_after(5):
+                while heard.count("notifications/resources/updated") < 3 or not heard.count(
+                    "notifications/tools/list_changed"
+                ):
+                    await anyio.sleep(0.05)
+            with anyio.move_on_after(0.6):  # the SDK's courtesy notifications/cancelled
+                await session.call_tool("slow", {"n": 1000, "delay": 0.01})
+            with anyio.fail_after(5):
+                while not list(tmp_path.glob("cancelled-*")):
+                    await anyio.sleep(0.05)
     assert len(answers["sampling"]) == 1 and len(answers["elicitation"]) == 1
 
 

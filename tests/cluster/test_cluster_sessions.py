@@ -19,7 +19,9 @@ import pytest
 
 from cluster.inprocess import cluster
 from mcpkit.client import connect_http
+from mcpkit.protocol.resource_auth import AccessToken
 from mcpkit.protocol.sse import SSEDecoder
+from mcpkit.transports.http_server.asgi import AUTH_SCOPE_KEY
 
 pytestmark = pytest.mark.anyio
 VERSION = "2025-11-25"
@@ -194,6 +196,103 @@ async def test_the_stateless_era_needs_only_a_shared_state_key(tmp_path: Path) -
             result = await client.call_tool("ask")
             assert client.stateless
         assert result["content"][0]["text"] == "{'n': 'ada'} / hi"
+
+
+async def test_redis_failing_mid_stream_ends_the_connection_and_the_resumption_gets_an_error(
+    tmp_path: Path,
+) -> None:
+    async with cluster(tmp_path, appendonly=True) as workers, httpx.AsyncClient(timeout=10) as http:
+        session_id = await initialize(http, workers.urls[0])
+        headers = with_session(session_id)
+        last_id, seen = "", 0
+        body = call(4, "slow", {"n": 200, "delay": 0.02}, progress=True)
+        with anyio.fail_after(10):  # the POST's stream ends instead of hanging
+            async with http.stream("POST", workers.urls[0], content=body, headers=headers) as response:
+                decoder = SSEDecoder()
+                async for chunk in response.aiter_bytes():
+                    for event in decoder.feed(chunk):
+                        last_id = event.id or last_id
+                        seen += 1
+                        if seen == 3:
+                            workers.redis.stop()
+        down = await http.post(workers.urls[1], content=call(5, "add", {"a": 1, "b": 1}), headers=headers)
+        assert down.status_code == 503 and down.headers["retry-after"] == "1"
+        workers.redis.start()
+        with anyio.fail_after(10):
+            while True:
+                try:
+                    rest = await resume(http, workers.urls[2], session_id, last_id)
+                    break
+                except AssertionError:  # 503 until every worker has reconnected
+                    await anyio.sleep(0.3)
+        final = rest[-1][1]
+        assert final["id"] == 4 and final["error"]["code"] == -32603
+        assert final["error"]["data"] == {"reason": "store_failed"}
+
+
+async def test_a_session_is_bound_to_its_principal_on_every_worker(tmp_path: Path) -> None:
+    def authenticated(app: Any) -> Any:
+        async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope["type"] == "http":
+                who = dict(scope["headers"]).get(b"x-test-subject", b"").decode()
+                token = AccessToken(who, "client", frozenset(), None, (), {"iss": "https://issuer"})
+                scope = {**scope, AUTH_SCOPE_KEY: token}
+            await app(scope, receive, send)
+
+        return wrapped
+
+    async with cluster(tmp_path, wrap=authenticated) as workers, httpx.AsyncClient() as http:
+        alice = {**HEADERS, "x-test-subject": "alice"}
+        opened = await http.post(workers.urls[0], content=init_body(), headers=alice)
+        session = {**with_session(opened.headers["mcp-session-id"]), "x-test-subject": "alice"}
+        for url in workers.urls:
+            mine = await http.post(url, content=call(2, "principal", {}), headers=session)
+            assert mine.status_code == 200 and b"alice" in mine.content
+            theirs = await http.post(
+                url, content=call(3, "principal", {}), headers={**session, "x-test-subject": "mallory"}
+            )
+            assert theirs.status_code == 404
+
+
+async def test_messages_sent_while_no_get_stream_is_open_wait_for_the_next_one_on_any_worker(
+    tmp_path: Path,
+) -> None:
+    async with cluster(tmp_path) as workers, httpx.AsyncClient(timeout=10) as http:
+        session_id = await initialize(http, workers.urls[0])
+        headers = with_session(session_id)
+        answered = await http.post(workers.urls[1], content=call(2, "announce", {"n": 5}), headers=headers)
+        assert answered.status_code == 200
+        got: list[int] = []
+        async with http.stream(
+            "GET", workers.urls[2], headers={**headers, "accept": "text/event-stream"}
+        ) as stream:
+            decoder = SSEDecoder()
+            with anyio.fail_after(5):
+                async for chunk in stream.aiter_bytes():
+                    got += [json.loads(e.data)["params"]["data"] for e in decoder.feed(chunk) if e.data]
+                    if len(got) >= 5:
+                        break
+        assert got == [0, 1, 2, 3, 4]
+
+
+async def test_a_listen_stream_on_one_worker_hears_changes_published_on_the_others(tmp_path: Path) -> None:
+    async with cluster(tmp_path) as workers, connect_http(workers.url) as client:
+        assert client.stateless
+        heard: list[tuple[str, Any]] = []
+        async with client.listen(resources=True, uris=["mem://note"], tools=True) as subscription:
+            for server in workers.servers:
+                await server.notify_resource_updated("mem://note")
+            workers.servers[0].add_tool(lambda: 2, name="late")
+            with anyio.fail_after(5):
+                async for method, params in subscription:
+                    heard.append((method, params))
+                    if len(heard) == 4:
+                        break
+        updates = [p["uri"] for m, p in heard if m == "notifications/resources/updated"]
+        assert updates == ["mem://note"] * 3
+        assert [m for m, _ in heard if m != "notifications/resources/updated"] == [
+            "notifications/tools/list_changed"
+        ]
 
 
 # ---- raw HTTP helpers ------------------------------------------------------------------------

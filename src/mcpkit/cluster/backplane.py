@@ -32,7 +32,8 @@ class RedisBackplane:
     """Sessions in Redis at `url` (or the given `redis` client), keys under `prefix`.
 
     `idle_timeout`: a session nobody used for this long is gone (its keys expire). `max_sessions`:
-    across the cluster. `max_events`: events kept per session for resumption. `heartbeat` /
+    across the cluster. `max_events` / `max_bytes`: events kept per session for resumption (the
+    oldest go first; a resumption from a dropped event is 400, as in one process). `heartbeat` /
     `dead_after`: how often a worker says it is alive, and after how long without that a stream whose
     request it served is finished with an error. `worker`: a name for this process (letters and
     digits; a random suffix keeps each start distinct).
@@ -48,17 +49,19 @@ class RedisBackplane:
         idle_timeout: float = 1800.0,
         max_sessions: int = 10_000,
         max_events: int = 1000,
+        max_bytes: int = 4 * 1024 * 1024,
         heartbeat: float = 2.0,
         dead_after: float = 6.0,
         socket_timeout: float = 2.0,
     ) -> None:
         if redis is None and url is None:
             raise ValueError("RedisBackplane needs a url or a redis client")
-        if min(idle_timeout, max_sessions, max_events, heartbeat, dead_after) <= 0:
+        if min(idle_timeout, max_sessions, max_events, max_bytes, heartbeat, dead_after) <= 0:
             raise ValueError("RedisBackplane limits and periods must be positive")
         self.url, self._redis, self.prefix = url, redis, prefix
         self.worker = re.sub(r"[^A-Za-z0-9]", "", worker) + secrets.token_hex(3)
         self.idle_timeout, self.max_sessions, self.max_events = idle_timeout, max_sessions, max_events
+        self.max_bytes = max_bytes
         self.heartbeat, self.dead_after, self.socket_timeout = heartbeat, dead_after, socket_timeout
 
     def client(self) -> Redis:
@@ -88,6 +91,7 @@ class RedisBackplane:
             idle_timeout=self.idle_timeout,
             max_sessions=self.max_sessions,
             max_events=self.max_events,
+            max_bytes=self.max_bytes,
         )
         peers = getattr(target, "peers", None)
         offer = peers.offer if isinstance(peers, Peers) else None

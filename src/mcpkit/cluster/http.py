@@ -34,7 +34,7 @@ from .relay import ClusterRelay
 from .replica import Replica
 from .signals import Signals
 from .state import DuplicateRequest, SharedState
-from .tails import Tails
+from .tails import Tails, lost_answer
 
 __all__ = ["ClusterSessions"]
 
@@ -76,6 +76,7 @@ class ClusterSessions:
         self.tails = Tails(self)
         self._on_change = on_change
         self._store_down = False
+        self._unsettled: list[tuple[str, RequestId, str, str | None]] = []
         self.relay: ClusterRelay | None = None  # the Server's peers across the cluster, when it has them
 
     def inbox_of(self, worker: str) -> str:
@@ -92,6 +93,7 @@ class ClusterSessions:
     async def run(self) -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self.signals.run)
+            tg.start_soon(self._settle_later)
             if self.relay is not None:
                 tg.start_soon(self.relay.run)
             await self._beat()
@@ -213,8 +215,38 @@ class ClusterSessions:
             self.serving.pop(key, None)
             for rid in [rid for rid, held in self.awaiting.items() if held is replica]:
                 del self.awaiting[rid]
-            if not stored:
-                await self.state.finish(replica.session_id, request.id, replica.planned)
+            with anyio.CancelScope(shield=True):
+                await self._settle(replica, request.id, stored)
+
+    async def _settle(self, replica: Replica, rid: RequestId, stored: bool) -> None:
+        """Take a served request off the session's in flight; a stored stream left without its response
+        (Redis failed mid-way, or this worker is shutting down) gets an error as its last event, now or,
+        while Redis is away, as soon as it is back."""
+        assert replica.session_id is not None
+        if stored and replica.answered:
+            return
+        reason = "store_failed" if replica.store_failed else "worker_lost"
+        settle = (replica.session_id, rid, replica.planned, None if not stored else reason)
+        try:
+            await self._settle_one(*settle)
+        except RedisError:
+            self._unsettled.append(settle)
+
+    async def _settle_one(self, session_id: str, rid: RequestId, stream_id: str, reason: str | None) -> None:
+        if reason is None:
+            await self.state.finish(session_id, rid, stream_id)
+        else:
+            await self.state.store(session_id, stream_id, lost_answer(rid, reason), final=True)
+
+    async def _settle_later(self) -> None:
+        while True:
+            await anyio.sleep(1.0)
+            while self._unsettled:
+                try:
+                    await self._settle_one(*self._unsettled[0])
+                except RedisError:
+                    break
+                self._unsettled.pop(0)
 
     async def _run(self, replica: Replica) -> None:
         try:
@@ -276,6 +308,7 @@ class ClusterSessions:
         if route is not None:
             replica.close_route(rid, route)
             if route.stream_id is not None:
+                replica.answered = True  # no response: the stream just ends
                 await self.state.store(session_id, route.stream_id, b"", final=True)
         note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
         await replica.push(note)
@@ -287,7 +320,8 @@ class ClusterSessions:
         if session_id is None:
             raise HTTPRefusal(400, _NO_SESSION)
         await self._restore(session_id, exchange)
-        await self.tails.serve(session_id, exchange)
+        with self._reachable():  # what fails before the stream starts; a tail ends quietly after
+            await self.tails.serve(session_id, exchange)
 
     async def delete(self, exchange: Exchange) -> None:
         session_id = exchange.headers.get("mcp-session-id")

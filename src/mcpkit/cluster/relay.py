@@ -8,12 +8,16 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import orjson
 
+from ..runtime._native import in_async_context
 from .replica import STANDALONE
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
+    from anyio.lowlevel import EventLoopToken
 
     from .http import ClusterSessions
 
@@ -26,6 +30,7 @@ class ClusterRelay:
     def __init__(self, cluster: ClusterSessions) -> None:
         self.cluster = cluster
         self.task_group: TaskGroup | None = None  # where `changed` publishes from; set while serving
+        self._token: EventLoopToken | None = None
 
     async def subscribe(self, session_id: str, uri: str) -> None:
         await self.cluster.state.subscribe(session_id, uri)
@@ -34,10 +39,16 @@ class ClusterRelay:
         await self.cluster.state.unsubscribe(session_id, uri)
 
     def changed(self, method: str) -> None:
-        if self.task_group is None:
+        """Publish a list_changed; callable from the event loop or from a sync tool's worker thread."""
+        group, token = self.task_group, self._token
+        if group is None or token is None:
             log.warning("%s not sent: the cluster is not running", method)
             return
-        self.task_group.start_soon(self._publish, {"k": "changed", "m": method})
+        message = {"k": "changed", "m": method}
+        if in_async_context():
+            group.start_soon(self._publish, message)
+        else:  # a sync tool's worker thread: the loop starts it
+            anyio.from_thread.run_sync(group.start_soon, self._publish, message, token=token)
 
     async def resource_updated(self, uri: str) -> None:
         state = self.cluster.state
@@ -60,8 +71,8 @@ class ClusterRelay:
 
     async def run(self) -> None:
         async with anyio.create_task_group() as tg:
-            self.task_group = tg
+            self.task_group, self._token = tg, anyio.lowlevel.current_token()
             try:
                 await anyio.sleep_forever()
             finally:
-                self.task_group = None
+                self.task_group, self._token = None, None

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from redis.exceptions import RedisError
 
 from ..protocol.jsonrpc import RequestId
 from ..runtime.stream import Outgoing, Restored
@@ -22,7 +23,17 @@ STANDALONE = "get"
 
 
 class Replica(SessionStream):
-    __slots__ = ("closed_routes", "cluster", "declared", "planned", "request_ids", "restored", "sets_level")
+    __slots__ = (
+        "answered",
+        "closed_routes",
+        "cluster",
+        "declared",
+        "planned",
+        "request_ids",
+        "restored",
+        "sets_level",
+        "store_failed",
+    )
 
     def __init__(
         self, session_id: str, cluster: ClusterSessions, restored: Restored | None, planned: str
@@ -35,6 +46,8 @@ class Replica(SessionStream):
         self.sets_level: tuple[RequestId, str] | None = None  # a logging/setLevel, shared once it succeeds
         self.declared: tuple[JSON, JSON] = ({}, {})  # an initialize's client capabilities and info
         self.closed_routes = anyio.Event()
+        self.answered = False  # its request's stream has its last event in the log
+        self.store_failed = False  # Redis failed it: its response is gone with the connection it ended
 
     def open_route(self, rid: RequestId, stored: bool, prime_retry_ms: int | None) -> Route:
         route = Route(self.planned if stored else None, prime_retry_ms)
@@ -51,8 +64,20 @@ class Replica(SessionStream):
     async def record(self, stream_id: str | None, data: bytes, final: bool = False) -> str | None:
         if stream_id is None or self.closed or self.session_id is None:
             return None
-        seq = await self.cluster.state.store(self.session_id, stream_id, data, final=final)
+        try:
+            seq = await self.cluster.state.store(self.session_id, stream_id, data, final=final)
+        except RedisError:
+            # not stored, so not sent: the connection ends, and the client's resumption finds the rest
+            self.store_failed = True
+            self.close()
+            raise
+        if final and stream_id == self.planned and seq != 0:
+            self.answered = True
         return f"{stream_id}-{seq}" if seq > 0 else None
+
+    def close(self) -> None:
+        super().close()
+        self.closed_routes.set()
 
     async def send(self, out: Outgoing) -> None:
         decoded = out.decoded

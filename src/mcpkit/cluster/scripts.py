@@ -4,8 +4,8 @@ Keys of one session share the hash tag `{sid}`: `s` (the record, a hash), `e` (i
 "seq NL stream NL flag NL data", oldest first), `u` (the URIs it subscribed to). Record fields: `v`
 (the agreed version; empty until the initialize response), `caps`, `info` (the client's, JSON), `p`
 (the principal it is bound to), `lvl`, `seq` (the last event's number), `first` (the oldest kept),
-`gend` (the last standalone event a GET delivered), `rq:<id>` (the worker serving a request) and
-`st:<stream>` (the id of the request whose stream is still open).
+`gend` (the last standalone event a GET delivered), `bytes` (the size of the kept events), `rq:<id>`
+(the worker serving a request) and `st:<stream>` (the id of the request whose stream is still open).
 """
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ redis.call('ZADD', KEYS[4], ARGV[1] + ARGV[2], ARGV[3])
 return {rec[1], rec[2] or '{}', rec[3] or '{}', rec[5] or ''}
 """
 
-# KEYS: s, e, channel; ARGV: stream, data, flag ('f' final, 'm' message), ttl_ms, max_events
-# -> the event's seq; 0 when the session is gone; -1 when the stream was already finished
+# KEYS: s, e, channel; ARGV: stream, data, flag ('f' final, 'm' message), ttl_ms, max_events, max_bytes
+# -> the event's seq; 0 when the session is gone; -1 when the stream was already finished.
+# The oldest events go first past either cap (the newest is always kept).
 STORE = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if ARGV[3] == 'f' then
@@ -49,11 +50,18 @@ if ARGV[3] == 'f' then
   redis.call('HDEL', KEYS[1], 'st:' .. ARGV[1], 'rq:' .. rid)
 end
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-redis.call('RPUSH', KEYS[2], seq .. '\\n' .. ARGV[1] .. '\\n' .. ARGV[3] .. '\\n' .. ARGV[2])
-local over = redis.call('LLEN', KEYS[2]) - tonumber(ARGV[5])
-if over > 0 then
-  redis.call('LTRIM', KEYS[2], over, -1)
-  redis.call('HINCRBY', KEYS[1], 'first', over)
+local entry = seq .. '\\n' .. ARGV[1] .. '\\n' .. ARGV[3] .. '\\n' .. ARGV[2]
+local n = redis.call('RPUSH', KEYS[2], entry)
+local size = redis.call('HINCRBY', KEYS[1], 'bytes', #entry)
+local dropped = 0
+while n > 1 and (n > tonumber(ARGV[5]) or size > tonumber(ARGV[6])) do
+  size = size - #redis.call('LPOP', KEYS[2])
+  n = n - 1
+  dropped = dropped + 1
+end
+if dropped > 0 then
+  redis.call('HINCRBY', KEYS[1], 'first', dropped)
+  redis.call('HSET', KEYS[1], 'bytes', size)
 end
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 redis.call('PUBLISH', KEYS[3], ARGV[1])

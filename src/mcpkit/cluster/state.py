@@ -46,13 +46,20 @@ class SharedState:
     """The sessions' records, events and subscriptions in one Redis, under `prefix`."""
 
     def __init__(
-        self, redis: Redis, *, prefix: str, idle_timeout: float, max_sessions: int, max_events: int
+        self,
+        redis: Redis,
+        *,
+        prefix: str,
+        idle_timeout: float,
+        max_sessions: int,
+        max_events: int,
+        max_bytes: int = 4 * 1024 * 1024,
     ) -> None:
         self.redis = redis
         self.prefix = prefix
         self.idle_ms = int(idle_timeout * 1000)
         self.max_sessions = max_sessions
-        self.max_events = max_events
+        self.max_events, self.max_bytes = max_events, max_bytes
         self._create = redis.register_script(scripts.CREATE)
         self._begin = redis.register_script(scripts.BEGIN)
         self._store = redis.register_script(scripts.STORE)
@@ -112,7 +119,14 @@ class SharedState:
         """Append one event (`final`: its stream's last, once); its seq, 0 when the session is gone, -1
         when the stream was already finished."""
         keys = [self.key(session_id, "s"), self.key(session_id, "e"), self.channel(session_id)]
-        args: list[Arg] = [stream_id, data, "f" if final else "m", self.idle_ms, self.max_events]
+        args: list[Arg] = [
+            stream_id,
+            data,
+            "f" if final else "m",
+            self.idle_ms,
+            self.max_events,
+            self.max_bytes,
+        ]
         return int(await self._store(keys=keys, args=args))
 
     async def begin_initialize(self, session_id: str, worker: str, request_id: Any, stream_id: str) -> None:

@@ -7,11 +7,13 @@ ends), so a message never goes out on two streams and a half-open connection nev
 from __future__ import annotations
 
 import secrets
+from contextlib import suppress
 from dataclasses import dataclass, field
 from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 import orjson
+from redis.exceptions import RedisError
 
 from ..protocol.errors import INTERNAL_ERROR
 from ..protocol.http_rules import HTTPRefusal, parse_event_id
@@ -110,7 +112,10 @@ class Tails:
                     await send({"type": "http.response.body", "body": first, "more_body": True})
                 checked = monotonic()
                 while not ended and not (held is not None and held.over):
-                    found = await self.cluster.state.read(session_id, cursor)
+                    try:
+                        found = await self.cluster.state.read(session_id, cursor)
+                    except RedisError:
+                        break  # the client resumes from what it has, once Redis is back
                     if found is None:
                         break  # the session ended
                     for event in found[1]:
@@ -131,7 +136,8 @@ class Tails:
             if held is not None:
                 if self.held.get(session_id) is held:
                     del self.held[session_id]
-                await self.cluster.state.set_standalone_end(session_id, cursor)
+                with suppress(RedisError):
+                    await self.cluster.state.set_standalone_end(session_id, cursor)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _finish_if_lost(self, session_id: str, stream_id: str) -> None:
@@ -182,12 +188,14 @@ def _takeover(session_id: str, held: Held) -> JSON:
     return {"k": "takeover", "sid": session_id, "token": held.token}
 
 
-def lost_answer(rid: RequestId) -> bytes:
-    """The response a stream gets when the worker serving its request stopped (the spec has no code for
-    it; JSON-RPC's internal error, with the reason in data)."""
-    error = {
-        "code": INTERNAL_ERROR,
-        "message": "Internal error: the worker serving this request stopped",
-        "data": {"reason": "worker_lost"},
-    }
+_LOST = {
+    "worker_lost": "Internal error: the worker serving this request stopped",
+    "store_failed": "Internal error: the session store failed while this request was served",
+}
+
+
+def lost_answer(rid: RequestId, reason: str = "worker_lost") -> bytes:
+    """The response a stream gets when its request can no longer be answered (the spec has no code for
+    it: JSON-RPC's internal error, with the reason in data)."""
+    error = {"code": INTERNAL_ERROR, "message": _LOST[reason], "data": {"reason": reason}}
     return encode(error_message(rid, error))

@@ -15,12 +15,14 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
+import sniffio
 
 __all__ = [
     "Detached",
     "Loop",
     "Task",
     "current_task",
+    "in_async_context",
     "running_loop",
     "spawn_detached",
     "wait_tasks",
@@ -38,6 +40,15 @@ def running_loop() -> asyncio.AbstractEventLoop | None:
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
+
+
+def in_async_context() -> bool:
+    """Whether an event loop (asyncio or trio) runs in this thread: False in a sync tool's worker thread."""
+    try:
+        sniffio.current_async_library()
+    except sniffio.AsyncLibraryNotFoundError:
+        return False
+    return True
 
 
 async def wait_tasks(tasks: Collection[Task[None]], timeout: float | None = None) -> None:

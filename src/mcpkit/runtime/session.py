@@ -17,6 +17,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import anyio
+import anyio.from_thread
 from anyio.abc import TaskGroup
 
 from ..protocol import events as ev
@@ -32,7 +33,7 @@ from ..protocol.errors import (
 from ..protocol.framing import Oversized
 from ..protocol.jsonrpc import RequestId, encode, error_message
 from ..protocol.lifecycle import Negotiated
-from ._native import Loop, Task, current_task, running_loop, wait_tasks
+from ._native import Loop, Task, current_task, in_async_context, running_loop, wait_tasks
 from .flag import Flag
 from .origin import RECEIVED_FROM
 from .requesting import Pending, ProgressCallback, Requesting
@@ -348,8 +349,16 @@ class Session(Requesting):
         await self._write(self.connection.send_notification(method, params), related)
 
     def notify_soon(self, method: str, params: JSON | None = None) -> None:
-        """Send a notification from synchronous code; dropped if the session is not running or not ready."""
-        if self._running and self.ready.is_set():
+        """Send a notification from synchronous code, on the event loop or in a sync tool's worker
+        thread; dropped if the session is not running or not ready."""
+        if not (self._running and self.ready.is_set()):
+            return
+        loop = self._loop
+        if loop is not None and running_loop() is not loop:  # another thread: the loop must spawn it
+            loop.call_soon_threadsafe(self._spawn, self._notify_quietly, method, params)
+        elif loop is None and not in_async_context():
+            anyio.from_thread.run_sync(self._spawn, self._notify_quietly, method, params)
+        else:
             self._spawn(self._notify_quietly, method, params)
 
     async def _notify_quietly(self, method: str, params: JSON | None) -> None:

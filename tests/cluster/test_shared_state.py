@@ -1,0 +1,113 @@
+"""SharedState, the Redis side of a cluster's sessions, against a real redis-server: each rule the HTTP
+side relies on, one test each (the rules of InMemoryEventStore where they are the same)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import pytest
+from redis.asyncio import Redis
+
+from cluster.parts import redis_server
+from mcpkit.cluster.state import DuplicateRequest, SharedState
+from mcpkit.runtime.stream import Restored
+from mcpkit.transports.http_server.event_store import EventsExpired, UnknownEventId
+
+pytestmark = pytest.mark.anyio
+AGREED = Restored("2025-11-25", {"sampling": {}}, {"name": "c", "version": "1"})
+
+
+@pytest.fixture
+async def state(tmp_path: Path) -> AsyncIterator[SharedState]:
+    with redis_server(tmp_path) as process:
+        redis = Redis.from_url(process.url)
+        yield SharedState(redis, prefix="t:", idle_timeout=30, max_sessions=3, max_events=5, max_bytes=400)
+        await redis.aclose()
+
+
+async def opened(state: SharedState, session_id: str = "s1", principal: str | None = None) -> None:
+    assert await state.create(session_id, principal)
+    await state.agreed(session_id, AGREED)
+
+
+async def test_a_session_is_served_only_once_agreed_and_only_to_its_principal(state: SharedState) -> None:
+    assert await state.create("s1", "alice")
+    assert await state.begin("s1", "alice") is None  # reserved, initialize not answered yet
+    await state.agreed("s1", AGREED)
+    assert await state.begin("s1", "alice") == AGREED
+    assert await state.begin("s1", "mallory") is None
+    assert await state.begin("s1", None) is None
+    assert await state.begin("nope", "alice") is None
+
+
+async def test_max_sessions_counts_every_session_until_it_ends(state: SharedState) -> None:
+    for sid in ("a", "b", "c"):
+        await opened(state, sid)
+    assert not await state.create("d", None)
+    await state.end("b")
+    assert await state.create("d", None)
+
+
+async def test_a_request_id_in_flight_is_refused_until_its_stream_is_finished(state: SharedState) -> None:
+    await opened(state)
+    await state.begin("s1", None, worker="w1", request_id=7, stream_id="p1_w1")
+    assert await state.request_owner("s1", 7) == "w1"
+    with pytest.raises(DuplicateRequest):
+        await state.begin("s1", None, worker="w2", request_id=7, stream_id="p1_w2")
+    assert await state.store("s1", "p1_w1", b"answer", final=True) > 0
+    assert await state.request_owner("s1", 7) is None
+    assert await state.store("s1", "p1_w1", b"again", final=True) == -1  # finished once
+    await state.begin("s1", None, worker="w2", request_id=7, stream_id="p2_w2")
+
+
+async def test_replay_gives_only_the_named_streams_later_events(state: SharedState) -> None:
+    await opened(state)
+    await state.begin("s1", None, worker="w", request_id=1, stream_id="p1_w")
+    first = await state.store("s1", "p1_w", b"one")
+    await state.store("s1", "get", b"elsewhere")
+    await state.store("s1", "p1_w", b"two")
+    replay = await state.replay_after("s1", f"p1_w-{first}")
+    assert replay.stream_id == "p1_w" and [data for _, data in replay.events] == [b"two"]
+    with pytest.raises(UnknownEventId):
+        await state.replay_after("s1", f"get-{first}")  # that id was sent on another stream
+    with pytest.raises(UnknownEventId):
+        await state.replay_after("s1", "p1_w-99")  # never issued
+    with pytest.raises(UnknownEventId):
+        await state.replay_after("s1", "garbage")
+
+
+async def test_the_oldest_events_go_past_either_cap_and_a_replay_from_them_is_expired(
+    state: SharedState,
+) -> None:
+    await opened(state)
+    seqs = [await state.store("s1", "get", b"x" * 10) for _ in range(8)]  # 5 kept of 8
+    with pytest.raises(EventsExpired):
+        await state.replay_after("s1", f"get-{seqs[0]}")
+    assert len((await state.replay_after("s1", f"get-{seqs[2]}")).events) == 5
+    big = await state.store("s1", "get", b"y" * 360)  # past 400 bytes: the older ones make room
+    found = await state.read("s1", 0)
+    assert found is not None and found[1][-1].seq == big and len(found[1]) < 5
+
+
+async def test_an_ended_session_stores_nothing_and_forgets_its_subscriptions(state: SharedState) -> None:
+    await opened(state)
+    await state.subscribe("s1", "mem://a")
+    assert await state.subscribers("mem://a") == ["s1"]
+    await state.end("s1")
+    assert await state.subscribers("mem://a") == []
+    assert await state.store("s1", "get", b"late") == 0
+    assert await state.begin("s1", None) is None
+
+
+async def test_an_idle_session_expires(tmp_path: Path) -> None:
+    with redis_server(tmp_path) as process:
+        redis = Redis.from_url(process.url)
+        state = SharedState(redis, prefix="t:", idle_timeout=0.3, max_sessions=3, max_events=5)
+        await opened(state)
+        assert await state.begin("s1", None) is not None
+        await anyio.sleep(0.6)
+        assert await state.begin("s1", None) is None
+        assert await redis.dbsize() <= 1  # the sessions index, trimmed at the next create
+        await redis.aclose()
