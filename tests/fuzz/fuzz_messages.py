@@ -113,8 +113,14 @@ _REACHING = [
     ("prompts/list", {"cursor": "Mg"}),
     ("resources/read", {"uri": "file:///project/notes/7"}),
     ("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}),
-    ("completion/complete", {"ref": {"type": "ref/prompt", "name": "code_review"},
-                             "argument": {"name": "language", "value": "py"}, "context": {"arguments": {}}}),
+    (
+        "completion/complete",
+        {
+            "ref": {"type": "ref/prompt", "name": "code_review"},
+            "argument": {"name": "language", "value": "py"},
+            "context": {"arguments": {}},
+        },
+    ),
 ]
 MODERN_SEEDS = [*EXAMPLES, *(modern_request(f"r{i}", m, p) for i, (m, p) in enumerate(_REACHING))]
 HANDSHAKE_SEEDS = [
@@ -224,12 +230,34 @@ _KINDS = st.sampled_from(
     ["value", "value", "drop", "rename", "id", "method", "batch", "meta", "params", "field", "field"]
 )
 # Keys some method reads, so a wrong type reaches the code that reads it (not just the envelope).
-_PARAM_KEYS = st.sampled_from([
-    "cursor", "name", "arguments", "uri", "ref", "argument", "context", "level", "requestId", "reason",
-    "progressToken", "progress", "total", "protocolVersion", "capabilities", "clientInfo",
-    "notifications", "inputResponses", "requestState", "task",
-    META + "protocolVersion", META + "clientCapabilities", META + "clientInfo", META + "logLevel",
-])
+_PARAM_KEYS = st.sampled_from(
+    [
+        "cursor",
+        "name",
+        "arguments",
+        "uri",
+        "ref",
+        "argument",
+        "context",
+        "level",
+        "requestId",
+        "reason",
+        "progressToken",
+        "progress",
+        "total",
+        "protocolVersion",
+        "capabilities",
+        "clientInfo",
+        "notifications",
+        "inputResponses",
+        "requestState",
+        "task",
+        META + "protocolVersion",
+        META + "clientCapabilities",
+        META + "clientInfo",
+        META + "logLevel",
+    ]
+)
 
 
 @st.composite
@@ -329,7 +357,6 @@ def wire_bytes(seeds: list[Any], newlines: bool = True) -> st.SearchStrategy[tup
 
 def examples_available() -> bool:
     return bool(EXAMPLES)
-
 
 
 def budget(examples: int) -> settings:

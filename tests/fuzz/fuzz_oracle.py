@@ -97,9 +97,7 @@ def check_replies(messages: list[Any], replies: list[Any]) -> None:
     never more often than messages did.
     """
     must, _ = expected_ids(messages)
-    sent = Counter(
-        _key(m["id"]) for m in messages if isinstance(m, dict) and _valid_id(m.get("id"))
-    )
+    sent = Counter(_key(m["id"]) for m in messages if isinstance(m, dict) and _valid_id(m.get("id")))
     got = answered(replies)
     for rid, count in must.items():
         assert got[rid] >= count, f"request id {rid[1]!r} answered {got[rid]} times, expected {count}"
@@ -126,6 +124,7 @@ def check_reply_shape(reply: Any) -> None:
 def internal_errors(messages: list[Any], replies: list[Any]) -> list[Any]:
     """The -32603 replies (the fuzz server's handlers never fail, so each one is a defect)."""
     return [
-        r for r in replies
+        r
+        for r in replies
         if isinstance(r, dict) and isinstance(r.get("error"), dict) and r["error"].get("code") == -32603
     ]
