@@ -69,7 +69,9 @@ def _load_examples() -> list[Any]:
 def _strip_modern_meta(message: Any) -> Any:
     """The same request without the stateless-era `_meta` fields: a handshake-era request."""
     params = message.get("params") if isinstance(message, dict) else None
-    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(params, dict):
+        return message
+    meta = params.get("_meta")
     if not isinstance(meta, dict):
         return message
     kept = {k: v for k, v in meta.items() if not k.startswith(META)}
@@ -107,7 +109,7 @@ INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 EXAMPLES = _load_examples()
 # Requests the examples lack whose parameters reach deeper code: a page cursor, a templated URI.
-_REACHING = [
+_REACHING: list[tuple[str, dict[str, Any]]] = [
     ("tools/list", {"cursor": "Mg"}),
     ("resources/list", {"cursor": "Mg"}),
     ("prompts/list", {"cursor": "Mg"}),

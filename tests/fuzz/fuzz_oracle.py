@@ -8,7 +8,7 @@ well-formed JSON-RPC response whose error code is one the spec allows.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 from fuzz_messages import LONG_LIVED
@@ -46,7 +46,7 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def _valid_id(value: Any) -> bool:
+def _valid_id(value: object) -> TypeGuard[str | int]:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 

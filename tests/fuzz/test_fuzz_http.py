@@ -9,7 +9,7 @@ stateless call are still served.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeGuard
 
 import anyio.from_thread
 import httpx
@@ -90,7 +90,7 @@ def stateless_headers(message: Any) -> dict[str, str]:
     return headers
 
 
-def _sendable(value: Any) -> bool:
+def _sendable(value: object) -> TypeGuard[str]:
     """What an HTTP client can put in a header as it is (others are left out, not encoded)."""
     return isinstance(value, str) and value.isascii() and value.isprintable() and value == value.strip()
 
