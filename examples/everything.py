@@ -13,7 +13,10 @@ import anyio
 from pydantic import BaseModel, Field
 
 from mcpkit import Context, Server, ToolError
-from mcpkit.content import annotations, audio, embedded_text, image, resource_link, text
+
+# `annotations` is taken by the __future__ import above, so the content helper goes by another name
+from mcpkit.content import annotations as annotate
+from mcpkit.content import audio, embedded_text, image, resource_link, text
 
 server = Server(
     "mcpkit-everything",
@@ -124,7 +127,7 @@ def weather(city: str) -> Weather:
 def media() -> list[dict[str, object]]:
     """Every content type: text, image, audio, a resource link and an embedded resource."""
     return [
-        text("Here is everything", annotations=annotations(audience=["user"], priority=0.9)),
+        text("Here is everything", annotations=annotate(audience=["user"], priority=0.9)),
         image(PIXEL_PNG, "image/png"),
         audio(SILENT_WAV, "audio/wav"),
         resource_link("demo://readme", "readme", mime_type="text/markdown", description="The readme"),
@@ -151,9 +154,7 @@ server.add_resource(
     name="readme",
     title="Read me",
     mime_type="text/markdown",
-    annotations=annotations(
-        audience=["user", "assistant"], priority=0.5, last_modified="2026-01-01T00:00:00Z"
-    ),
+    annotations=annotate(audience=["user", "assistant"], priority=0.5, last_modified="2026-01-01T00:00:00Z"),
 )
 server.add_resource(
     "demo://pixel",

@@ -8,7 +8,7 @@ import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import pytest
@@ -22,7 +22,9 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def serving(app: Any, path: str = "/mcp", lifespan: str = "on") -> AsyncIterator[str]:
+async def serving(
+    app: Any, path: str = "/mcp", lifespan: Literal["auto", "on", "off"] = "on"
+) -> AsyncIterator[str]:
     """`app` on a real uvicorn at a free 127.0.0.1 port; yields the URL of `path`."""
     # asyncio turns Nagle off (TCP_NODELAY) only on a socket whose proto says TCP; a plain socket()
     # says 0, and every response's last write then waits ~40 ms for the client's delayed ACK.

@@ -7,10 +7,11 @@ import math
 import subprocess
 import sys
 from typing import Any
+from unittest import mock
 
 import pytest
 
-from mcpkit.server import signature
+from mcpkit.server import plain_signature, signature
 from mcpkit.server.signature import ArgumentError, inspect_function
 
 # The pydantic path warns when a value does not match the declared return type; that is its business.
@@ -41,13 +42,9 @@ PLAIN = [scalars, no_return, returns_none, returns_str, returns_bool]
 
 
 def via_pydantic(fn: Any, structured_output: bool | None = None) -> signature.Signature:
-    """The same function compiled by the pydantic path alone."""
-    original = signature.plain.is_plain
-    signature.plain.is_plain = lambda *args: False  # type: ignore[assignment]
-    try:
+    """The same function compiled by the pydantic path alone (inspect_function asks `plain.is_plain`)."""
+    with mock.patch.object(plain_signature, "is_plain", return_value=False):
         return inspect_function(fn, structured_output=structured_output)
-    finally:
-        signature.plain.is_plain = original
 
 
 @pytest.mark.parametrize("fn", PLAIN)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -268,7 +269,8 @@ class Recording:
     """A client end that keeps what the client sends."""
 
     def __init__(self, inner: Any) -> None:
-        self.inner, self.sent = inner, []
+        self.inner = inner
+        self.sent: list[JSON] = []
 
     async def receive(self) -> Any:
         return await self.inner.receive()
@@ -303,7 +305,7 @@ async def test_no_request_state_is_sent_back_when_the_server_gave_none() -> None
     from mcpkit.client.round_trips import drive_round_trips
 
     sent: list[JSON] = []
-    replies = iter(
+    replies: Iterator[JSON] = iter(
         [{"resultType": "input_required", "inputRequests": {"k": {"method": "roots/list"}}}, {"content": []}]
     )
 

@@ -233,8 +233,11 @@ async def test_malformed_and_hostile_proofs_are_refused_and_the_server_keeps_ser
     hostile = [
         "not-a-jwt",
         forged(key, token, typ="JWT"),
-        jwt.encode(
-            {"htm": "POST"}, None, algorithm="none", headers={"typ": "dpop+jwt", "jwk": key.public_jwk}
+        jwt.encode(  # an unsigned proof: PyJWT takes no key for "none", its stubs want one
+            {"htm": "POST"},
+            None,  # type: ignore[arg-type]
+            algorithm="none",
+            headers={"typ": "dpop+jwt", "jwk": key.public_jwk},
         ),
         jwt.encode(
             {"htm": "POST"}, "s" * 32, algorithm="HS256", headers={"typ": "dpop+jwt", "jwk": key.public_jwk}
@@ -362,7 +365,7 @@ def test_dpop_options_are_checked_when_protecting() -> None:
             verifier=JWTVerifier(issuer="x", audience=RESOURCE),
             resource=RESOURCE,
             authorization_servers=["x"],
-            dpop="sometimes",
-        )  # type: ignore[arg-type]
+            dpop="sometimes",  # type: ignore[arg-type]
+        )
     with pytest.raises(ValueError, match="asymmetric"):
         DPoPChecker(algorithms=["HS256"])

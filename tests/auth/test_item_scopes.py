@@ -113,7 +113,7 @@ def names(result: dict[str, Any], kind: str, key: str = "name") -> list[str]:
     return sorted(item[key] for item in result[kind])
 
 
-FORBIDDEN = [
+FORBIDDEN: list[tuple[str, dict[str, Any]]] = [
     ("tools/call", {"name": "restock", "arguments": {"sku": "a", "count": 1}}),
     ("resources/read", {"uri": "ledger://all"}),
     ("resources/read", {"uri": "price://a"}),

@@ -222,10 +222,11 @@ async def test_a_token_endpoint_that_never_accepts_a_nonce_fails_authorization_a
 
 
 async def test_without_es256_in_the_metadata_or_with_dpop_off_no_proof_is_sent() -> None:
-    for app, auth in [
+    cases: list[tuple[DPoPMCP, dict[str, Any]]] = [
         (DPoPMCP(Settings(challenge_scope="read write"), DPoPSettings(list_es256=False)), {}),
         (DPoPMCP(Settings(challenge_scope="read write")), {"dpop": False}),
-    ]:
+    ]
+    for app, auth in cases:
         async with serving(app) as url:
             with pytest.raises(Exception):  # noqa: B017 (this token endpoint insists on a proof)
                 await use(url, OAuthClient(url, user_agent=follow_once, **auth))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import httpx
@@ -19,7 +20,7 @@ HEADERS = {"accept": "application/json, text/event-stream", "content-type": "app
 VERSION = "2025-11-25"
 
 
-def rpc(rid: int, method: str, params: dict[str, object]) -> bytes:
+def rpc(rid: int, method: str, params: Mapping[str, object]) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
 
 

@@ -129,13 +129,13 @@ async def test_the_official_sdk_client_through_round_robin_haproxy(tmp_path: Pat
             assert added.structured_content == {"result": 5}
             asked = await session.call_tool("ask", {})
             assert asked.content[0].text == "{'n': 'ada'} / hi"  # type: ignore[union-attr]
-            progress: list[float] = []
+            reported: list[float] = []
 
-            async def on_progress(value: float, total: float | None, message: str | None) -> None:
-                progress.append(value)
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                reported.append(progress)
 
             slow = await session.call_tool("slow", {"n": 3}, progress_callback=on_progress)
-            assert slow.structured_content == {"result": 3} and progress == [1, 2, 3]
+            assert slow.structured_content == {"result": 3} and reported == [1, 2, 3]
             await session.subscribe_resource("mem://note")
             for _ in range(3):
                 await session.call_tool("touch", {"uri": "mem://note"})

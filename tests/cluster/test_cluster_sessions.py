@@ -50,7 +50,7 @@ async def test_an_elicitation_and_a_sampling_answered_on_other_workers_reach_the
     tmp_path: Path,
 ) -> None:
     async with cluster(tmp_path) as workers:
-        options = {"elicitation": answer_elicitation, "sampling": answer_sampling}
+        options: dict[str, Any] = {"elicitation": answer_elicitation, "sampling": answer_sampling}
         async with connect_http(workers.url, protocol_version=VERSION, **options) as client:
             start = len(workers.proxy.hops)
             result = await client.call_tool("ask")
@@ -191,7 +191,7 @@ async def test_max_sessions_counts_the_sessions_of_every_worker(tmp_path: Path) 
 
 async def test_the_stateless_era_needs_only_a_shared_state_key(tmp_path: Path) -> None:
     async with cluster(tmp_path) as workers:
-        options = {"elicitation": answer_elicitation, "sampling": answer_sampling}
+        options: dict[str, Any] = {"elicitation": answer_elicitation, "sampling": answer_sampling}
         async with connect_http(workers.url, **options) as client:
             result = await client.call_tool("ask")
             assert client.stateless

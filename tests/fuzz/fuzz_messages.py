@@ -69,7 +69,9 @@ def _load_examples() -> list[Any]:
 def _strip_modern_meta(message: Any) -> Any:
     """The same request without the stateless-era `_meta` fields: a handshake-era request."""
     params = message.get("params") if isinstance(message, dict) else None
-    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(params, dict):
+        return message
+    meta = params.get("_meta")
     if not isinstance(meta, dict):
         return message
     kept = {k: v for k, v in meta.items() if not k.startswith(META)}
@@ -107,14 +109,20 @@ INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 EXAMPLES = _load_examples()
 # Requests the examples lack whose parameters reach deeper code: a page cursor, a templated URI.
-_REACHING = [
+_REACHING: list[tuple[str, dict[str, Any]]] = [
     ("tools/list", {"cursor": "Mg"}),
     ("resources/list", {"cursor": "Mg"}),
     ("prompts/list", {"cursor": "Mg"}),
     ("resources/read", {"uri": "file:///project/notes/7"}),
     ("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}),
-    ("completion/complete", {"ref": {"type": "ref/prompt", "name": "code_review"},
-                             "argument": {"name": "language", "value": "py"}, "context": {"arguments": {}}}),
+    (
+        "completion/complete",
+        {
+            "ref": {"type": "ref/prompt", "name": "code_review"},
+            "argument": {"name": "language", "value": "py"},
+            "context": {"arguments": {}},
+        },
+    ),
 ]
 MODERN_SEEDS = [*EXAMPLES, *(modern_request(f"r{i}", m, p) for i, (m, p) in enumerate(_REACHING))]
 HANDSHAKE_SEEDS = [
@@ -224,12 +232,34 @@ _KINDS = st.sampled_from(
     ["value", "value", "drop", "rename", "id", "method", "batch", "meta", "params", "field", "field"]
 )
 # Keys some method reads, so a wrong type reaches the code that reads it (not just the envelope).
-_PARAM_KEYS = st.sampled_from([
-    "cursor", "name", "arguments", "uri", "ref", "argument", "context", "level", "requestId", "reason",
-    "progressToken", "progress", "total", "protocolVersion", "capabilities", "clientInfo",
-    "notifications", "inputResponses", "requestState", "task",
-    META + "protocolVersion", META + "clientCapabilities", META + "clientInfo", META + "logLevel",
-])
+_PARAM_KEYS = st.sampled_from(
+    [
+        "cursor",
+        "name",
+        "arguments",
+        "uri",
+        "ref",
+        "argument",
+        "context",
+        "level",
+        "requestId",
+        "reason",
+        "progressToken",
+        "progress",
+        "total",
+        "protocolVersion",
+        "capabilities",
+        "clientInfo",
+        "notifications",
+        "inputResponses",
+        "requestState",
+        "task",
+        META + "protocolVersion",
+        META + "clientCapabilities",
+        META + "clientInfo",
+        META + "logLevel",
+    ]
+)
 
 
 @st.composite
@@ -329,7 +359,6 @@ def wire_bytes(seeds: list[Any], newlines: bool = True) -> st.SearchStrategy[tup
 
 def examples_available() -> bool:
     return bool(EXAMPLES)
-
 
 
 def budget(examples: int) -> settings:

@@ -8,7 +8,7 @@ well-formed JSON-RPC response whose error code is one the spec allows.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 from fuzz_messages import LONG_LIVED
@@ -46,7 +46,7 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def _valid_id(value: Any) -> bool:
+def _valid_id(value: object) -> TypeGuard[str | int]:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
@@ -97,9 +97,7 @@ def check_replies(messages: list[Any], replies: list[Any]) -> None:
     never more often than messages did.
     """
     must, _ = expected_ids(messages)
-    sent = Counter(
-        _key(m["id"]) for m in messages if isinstance(m, dict) and _valid_id(m.get("id"))
-    )
+    sent = Counter(_key(m["id"]) for m in messages if isinstance(m, dict) and _valid_id(m.get("id")))
     got = answered(replies)
     for rid, count in must.items():
         assert got[rid] >= count, f"request id {rid[1]!r} answered {got[rid]} times, expected {count}"
@@ -126,6 +124,7 @@ def check_reply_shape(reply: Any) -> None:
 def internal_errors(messages: list[Any], replies: list[Any]) -> list[Any]:
     """The -32603 replies (the fuzz server's handlers never fail, so each one is a defect)."""
     return [
-        r for r in replies
+        r
+        for r in replies
         if isinstance(r, dict) and isinstance(r.get("error"), dict) and r["error"].get("code") == -32603
     ]

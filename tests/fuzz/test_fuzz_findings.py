@@ -22,6 +22,7 @@ from mcpkit.transports.http_server import StreamableHTTPApp
 
 def answer(message: dict[str, Any]) -> dict[str, Any]:
     [reply] = anyio.run(exchange, [orjson.dumps(message)], False)
+    assert isinstance(reply, dict)
     return reply
 
 

@@ -9,7 +9,7 @@ stateless call are still served.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeGuard
 
 import anyio.from_thread
 import httpx
@@ -90,17 +90,32 @@ def stateless_headers(message: Any) -> dict[str, str]:
     return headers
 
 
-def _sendable(value: Any) -> bool:
+def _sendable(value: object) -> TypeGuard[str]:
     """What an HTTP client can put in a header as it is (others are left out, not encoded)."""
     return isinstance(value, str) and value.isascii() and value.isprintable() and value == value.strip()
 
 
 _HEADER_VALUES = st.one_of(
-    st.sampled_from([
-        "", "2026-07-28", "2025-11-25", "2025-03-26", "1900-01-01", "application/json",
-        "text/event-stream", "application/json; charset=utf-8", "text/plain", "*/*", "none",
-        "tools/call", "tools/list", "initialize", "get_weather", "a" * 5000,
-    ]),
+    st.sampled_from(
+        [
+            "",
+            "2026-07-28",
+            "2025-11-25",
+            "2025-03-26",
+            "1900-01-01",
+            "application/json",
+            "text/event-stream",
+            "application/json; charset=utf-8",
+            "text/plain",
+            "*/*",
+            "none",
+            "tools/call",
+            "tools/list",
+            "initialize",
+            "get_weather",
+            "a" * 5000,
+        ]
+    ),
     st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=40).map(str.strip),
     st.binary(max_size=20).map(lambda b: bytes(c for c in b if c > 0x20 and c != 0x7F)),  # latin-1
 )

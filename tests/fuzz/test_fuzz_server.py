@@ -29,6 +29,7 @@ from fuzz_server import server
 from hypothesis import given as given_
 from hypothesis import strategies as st
 
+from mcpkit.protocol.framing import Oversized
 from mcpkit.runtime.stream import MemoryStream, memory_pair
 
 pytestmark = pytest.mark.skipif(not examples_available(), reason="needs ../shared/spec beside the checkout")
@@ -40,7 +41,9 @@ async def read_until(stream: MemoryStream, done: Any, replies: list[Any]) -> Non
     """Read replies until `done(replies)` holds; a server that stops answering fails the test."""
     with anyio.fail_after(10):
         while not done(replies):
-            replies.append(orjson.loads(await stream.receive()))
+            data = await stream.receive()
+            assert not isinstance(data, Oversized)  # only a line reader (stdio) yields Oversized
+            replies.append(orjson.loads(data))
 
 
 def settled(must: Counter[Any], sentinel: str) -> Any:

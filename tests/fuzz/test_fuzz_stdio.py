@@ -51,7 +51,10 @@ class StdioPeer:
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
         self.process = subprocess.Popen(
             [sys.executable, str(SERVER)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            env=env,
         )
         self.lines: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()

@@ -6,9 +6,11 @@ Run as `python tests/interop/sdk_server.py`; mcpkit's client talks to it in test
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import anyio
 from mcp import types
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel, Field
 
@@ -68,7 +70,7 @@ LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "e
 min_level = {"level": "debug"}
 
 
-async def set_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+async def set_level(ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams) -> types.EmptyResult:
     min_level["level"] = params.level
     return types.EmptyResult()
 
@@ -138,12 +140,20 @@ def greet(name: str) -> str:
     return f"Hello, {name}!"
 
 
-@mcp.completion()
-async def complete(ref, argument, context):
+async def complete(
+    ref: types.PromptReference | types.ResourceTemplateReference,
+    argument: types.CompletionArgument,
+    context: types.CompletionContext | None,
+) -> types.Completion | None:
     if isinstance(ref, types.PromptReference) and ref.name == "greet" and argument.name == "name":
         names = ["alice", "albert", "bob"]
         return types.Completion(values=[n for n in names if n.startswith(argument.value)])
     return None
+
+
+# Registered by a call, not as a decorator: the SDK leaves MCPServer.completion unannotated, and as a
+# decorator it would make `complete` untyped too.
+mcp.completion()(complete)  # type: ignore[no-untyped-call]
 
 
 if __name__ == "__main__":

@@ -74,8 +74,8 @@ async def test_sdk_http_client_gets_progress_and_logs(url: str) -> None:
     rec = Recorder()
     seen: list[float] = []
 
-    async def progress(value: float, total: float | None, message: str | None) -> None:
-        seen.append(value)
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
 
     async with session(url, rec) as s:
         await s.set_logging_level("warning")

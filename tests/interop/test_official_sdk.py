@@ -23,6 +23,7 @@ mcp = pytest.importorskip("mcp")
 
 from mcp import ClientSession, StdioServerParameters, stdio_client, types  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
+from pydantic import FileUrl  # noqa: E402
 
 from mcpkit.client.client import connect_stdio  # noqa: E402
 from mcpkit.protocol.errors import RemoteError  # noqa: E402
@@ -82,8 +83,8 @@ class Recorder:
         self.roots_calls += 1
         return types.ListRootsResult(
             roots=[
-                types.Root(uri="file:///work/project-a", name="a"),
-                types.Root(uri="file:///work/project-b", name="b"),
+                types.Root(uri=FileUrl("file:///work/project-a"), name="a"),
+                types.Root(uri=FileUrl("file:///work/project-b"), name="b"),
             ]
         )
 
@@ -272,7 +273,7 @@ async def test_sdk_sampling_callback_answers_summarize_and_the_tool_returns_its_
     assert request.system_prompt == "You are terse."
     assert isinstance(request.messages[0].content, types.TextContent)
     assert request.messages[0].content.text == "Summarise jazz in one line."
-    assert request.model_preferences is not None
+    assert request.model_preferences is not None and request.model_preferences.hints is not None
     assert request.model_preferences.hints[0].name == "claude"
 
 

@@ -16,8 +16,10 @@ import pytest
 mcp = pytest.importorskip("mcp")
 
 from mcp import StdioServerParameters, types  # noqa: E402
+from mcp.client import ClientRequestContext  # noqa: E402
 from mcp.client.client import Client as SDKClient  # noqa: E402
 from mcp.shared.exceptions import MCPError as SDKError  # noqa: E402
+from pydantic import FileUrl  # noqa: E402
 
 from mcpkit.client.client import connect_stdio  # noqa: E402
 
@@ -37,17 +39,19 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-async def sdk_elicit(_ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+async def sdk_elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
     return types.ElicitResult(action="accept", content={"guests": 3, "confirm": True})
 
 
-async def sdk_sample(_ctx: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+async def sdk_sample(
+    context: ClientRequestContext, params: types.CreateMessageRequestParams
+) -> types.CreateMessageResult:
     content = types.TextContent(type="text", text="An SDK summary.")
     return types.CreateMessageResult(role="assistant", content=content, model="sdk", stop_reason="endTurn")
 
 
-async def sdk_roots(_ctx: Any) -> types.ListRootsResult:
-    return types.ListRootsResult(roots=[types.Root(uri="file:///sdk/root", name="root")])
+async def sdk_roots(context: ClientRequestContext) -> types.ListRootsResult:
+    return types.ListRootsResult(roots=[types.Root(uri=FileUrl("file:///sdk/root"), name="root")])
 
 
 def sdk_client(mode: str, **options: Any) -> SDKClient:

@@ -34,7 +34,7 @@ def sample_value(schema: dict[str, Any]) -> Any:
         items = schema.get("items", {})
         options = items.get("enum") or [o["const"] for o in items.get("anyOf", [])]
         return options[:1]
-    kind, fmt = schema.get("type"), schema.get("format")
+    kind, fmt = schema.get("type"), schema.get("format", "")
     if kind == "boolean":
         return True
     if kind in ("integer", "number"):

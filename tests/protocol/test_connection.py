@@ -288,7 +288,7 @@ def test_a_cancelled_request_gets_no_response_and_a_late_one_is_ignored() -> Non
     [event] = server.receive(cancel)
     assert event == ev.CancelledByPeer(rid, "user gave up")
     assert server.respond(rid, {"content": []}) is None
-    late = {"jsonrpc": "2.0", "id": rid, "result": {"content": []}}
+    late: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "result": {"content": []}}
     assert client.receive(late) == []
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 import pytest
 
@@ -12,7 +14,7 @@ from mcpkit.protocol.errors import LocalError
 from mcpkit.protocol.lifecycle import Phase
 from mcpkit.protocol.versions import HANDSHAKE_VERSIONS
 
-SERVER_CAPS = {"tools": {}, "logging": {}}
+SERVER_CAPS: dict[str, Any] = {"tools": {}, "logging": {}}
 
 
 def server() -> Connection:

@@ -49,7 +49,7 @@ for _role in Role:
     for _phase, _trigger in itertools.product(Phase, EARLY):
         EXPECTED[(_role, _phase, _trigger)] = _phase  # ping, logs, cancel and progress never move it
 PEER_MOVES = {T.RECEIVE_INITIALIZE, T.INITIALIZE_RESULT, T.INITIALIZE_FAILED, T.RECEIVE_REQUEST, *EARLY[1:]}
-SERVER_CAPS = {"tools": {}, "logging": {}, "resources": {}}
+SERVER_CAPS: dict[str, Any] = {"tools": {}, "logging": {}, "resources": {}}
 META = {
     "io.modelcontextprotocol/protocolVersion": LATEST_MODERN,
     "io.modelcontextprotocol/clientCapabilities": {"roots": {}},
@@ -130,7 +130,7 @@ def test_a_client_that_stopped_waiting_for_initialize_may_initialize_again() -> 
     first, _ = c.initialize()
     assert c.cancel(first) is None  # lifecycle: initialize is never cancelled on the wire
     assert c.phase is Phase.NEW
-    late = {"jsonrpc": "2.0", "id": first, "result": {}}
+    late: dict[str, Any] = {"jsonrpc": "2.0", "id": first, "result": {}}
     assert c.receive(late) == []
     handshake(c, s)
     assert c.phase is s.phase is Phase.READY

@@ -101,7 +101,7 @@ def test_claims_become_an_access_token() -> None:
     assert (token.subject, token.client_id, token.scopes, token.expires_at, token.audience) == (
         "u",
         "c",
-        {"a", "b"},
+        frozenset({"a", "b"}),
         5.0,
         ("x", "y"),
     )

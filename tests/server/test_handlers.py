@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from mcpkit import Context, LocalError, MCPError
 from mcpkit.protocol.lifecycle import Negotiated
+from mcpkit.runtime.session import Session
 from mcpkit.server.asking import SessionAsker, asker_for
 from mcpkit.server.handlers import HANDLERS
 from mcpkit.server.peers import Peers
@@ -42,6 +43,11 @@ class FakeSession:
         self.notified.append((method, params))
 
 
+def as_session(fake: FakeSession) -> Session:
+    """The fake where the library takes a Session: it has the methods handlers, askers and Peers use."""
+    return cast(Session, fake)
+
+
 def agreement(version: str = HANDSHAKE, client: JSON | None = None) -> Negotiated:
     return Negotiated(version, {"name": "c"}, client if client is not None else {"elicitation": {}}, {}, {})
 
@@ -49,8 +55,10 @@ def agreement(version: str = HANDSHAKE, client: JSON | None = None) -> Negotiate
 def context(registry: Registry, session: FakeSession, version: str = HANDSHAKE, **ask: Any) -> Context:
     agreed = agreement(version)
     method, params = ask.get("method", "tools/call"), ask.get("params", {})
-    asker = asker_for(session, 1, method, params, agreed, sealer=StateSealer(b"k" * 32), timeout=5.0)
-    return Context(registry, session, 1, agreed, asker)
+    asker = asker_for(
+        as_session(session), 1, method, params, agreed, sealer=StateSealer(b"k" * 32), timeout=5.0
+    )
+    return Context(registry, as_session(session), 1, agreed, asker)
 
 
 async def greet(ctx: Context) -> str:
@@ -80,9 +88,9 @@ async def test_the_same_tool_served_stateless_asks_by_input_required_and_never_t
 async def test_the_asker_is_chosen_once_from_the_era_and_the_method() -> None:
     session, sealer = FakeSession(), StateSealer(b"k" * 32)
     choose = [
-        asker_for(session, 1, "tools/call", {}, agreement(HANDSHAKE), sealer=sealer, timeout=1.0),
-        asker_for(session, 1, "tools/call", {}, agreement(STATELESS), sealer=sealer, timeout=1.0),
-        asker_for(session, 1, "tools/list", {}, agreement(STATELESS), sealer=sealer, timeout=1.0),
+        asker_for(as_session(session), 1, "tools/call", {}, agreement(HANDSHAKE), sealer=sealer, timeout=1.0),
+        asker_for(as_session(session), 1, "tools/call", {}, agreement(STATELESS), sealer=sealer, timeout=1.0),
+        asker_for(as_session(session), 1, "tools/list", {}, agreement(STATELESS), sealer=sealer, timeout=1.0),
     ]
     assert [type(a) for a in choose] == [SessionAsker, RoundTrip, CannotAsk]
     with pytest.raises(LocalError, match="cannot ask the client"):
@@ -92,15 +100,15 @@ async def test_the_asker_is_chosen_once_from_the_era_and_the_method() -> None:
 async def test_resources_subscribe_records_the_uri_on_peers_for_that_session_only() -> None:
     registry, peers, one, two = Registry(), Peers(), FakeSession(), FakeSession()
     registry.add_resource(resource_from("test://a", None, "a", Context, allow_traversal=False))
-    with peers.connected(one), peers.connected(two):
+    with peers.connected(as_session(one)), peers.connected(as_session(two)):
         await HANDLERS["resources/subscribe"](registry, peers, context(registry, one), {"uri": "test://a"})
         with pytest.raises(MCPError) as unknown:
             await HANDLERS["resources/subscribe"](
                 registry, peers, context(registry, one), {"uri": "test://b"}
             )
         await peers.resource_updated("test://a")
-        assert peers.subscriptions(one) == {"test://a"}
-        assert peers.subscriptions(two) == frozenset()
+        assert peers.subscriptions(as_session(one)) == {"test://a"}
+        assert peers.subscriptions(as_session(two)) == frozenset()
     assert unknown.value.code == -32002
     assert one.notified == [("notifications/resources/updated", {"uri": "test://a"})] and two.notified == []
     assert len(peers) == 0  # the sessions left and took their subscriptions with them
@@ -109,7 +117,7 @@ async def test_resources_subscribe_records_the_uri_on_peers_for_that_session_onl
 async def test_a_registry_change_reaches_every_connected_session_through_peers() -> None:
     peers, session = Peers(), FakeSession()
     registry = Registry(on_change=peers.changed)
-    with peers.connected(session):
+    with peers.connected(as_session(session)):
         registry.add_tool(Tool.from_function(greet, context_type=Context))
         registry.remove_tool("greet")
     registry.add_tool(Tool.from_function(greet, context_type=Context))  # nobody connected any more

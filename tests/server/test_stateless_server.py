@@ -198,7 +198,7 @@ async def test_a_missing_resource_is_invalid_params_with_its_uri() -> None:
 
 async def test_an_elicit_in_a_tool_becomes_an_input_required_round_trip() -> None:
     async with raw_client(build()) as raw:
-        caps = {"elicitation": {}}
+        caps: JSON = {"elicitation": {}}
         first = (await raw.call("tools/call", {"name": "greet"}, clientCapabilities=caps))["result"]
         assert first["resultType"] == "input_required"
         [(key, request)] = first["inputRequests"].items()
@@ -212,7 +212,7 @@ async def test_an_elicit_in_a_tool_becomes_an_input_required_round_trip() -> Non
 
 async def test_answers_from_earlier_rounds_ride_in_the_sealed_state() -> None:
     async with raw_client(build()) as raw:
-        caps = {"elicitation": {}}
+        caps: JSON = {"elicitation": {}}
         r1 = (await raw.call("tools/call", {"name": "two_steps"}, clientCapabilities=caps))["result"]
         assert list(r1["inputRequests"]) == ["a"]
         retry = {
@@ -233,7 +233,7 @@ async def test_answers_from_earlier_rounds_ride_in_the_sealed_state() -> None:
 
 async def test_a_retry_without_the_answer_is_asked_again_not_failed() -> None:
     async with raw_client(build()) as raw:
-        caps = {"elicitation": {}}
+        caps: JSON = {"elicitation": {}}
         first = (await raw.call("tools/call", {"name": "greet"}, clientCapabilities=caps))["result"]
         retry = {"name": "greet", "inputResponses": {"wrong": {"action": "accept"}}}
         again = (await raw.call("tools/call", retry, clientCapabilities=caps))["result"]
@@ -245,7 +245,7 @@ async def test_a_retry_without_the_answer_is_asked_again_not_failed() -> None:
 @requirement("modern-request-state-integrity")
 async def test_tampered_or_misplaced_request_state_is_rejected(mangle: str) -> None:
     async with raw_client(build()) as raw:
-        caps = {"elicitation": {}}
+        caps: JSON = {"elicitation": {}}
         first = (await raw.call("tools/call", {"name": "two_steps"}, clientCapabilities=caps))["result"]
         state: str = first["requestState"]
         name = "two_steps"
@@ -264,7 +264,7 @@ async def test_expired_request_state_is_rejected() -> None:
     server = build()
     server.state_sealer.ttl = -1.0
     async with raw_client(server) as raw:
-        caps = {"elicitation": {}}
+        caps: JSON = {"elicitation": {}}
         first = (await raw.call("tools/call", {"name": "greet"}, clientCapabilities=caps))["result"]
         retry = {"name": "greet", "inputResponses": {}, "requestState": first["requestState"]}
         reply = await raw.call("tools/call", retry, clientCapabilities=caps)

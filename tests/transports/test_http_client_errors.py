@@ -148,6 +148,7 @@ def legacy_peer(refusal: int, hang_up_on: str | None = None) -> FakeServer:
             if method == hang_up_on:
                 hang_up.set()
             elif rid is not None:
+                assert isinstance(method, str)  # the client sends this peer requests only
                 reply = init_result(rid, "2024-11-05") if method == "initialize" else tool_result(rid, method)
                 await box["stream"].raw(f"event: message\ndata: {json.dumps(reply)}\n\n")
         return True

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from typing import Any
 
 import anyio
 import pytest
@@ -58,7 +59,7 @@ async def test_a_get_stream_that_brings_nothing_is_reopened_with_growing_delays(
 
 async def test_the_backoff_floor_is_configurable() -> None:
     fake, opened = closing_get_server(fresh_ids=True)
-    options = {"backoff": Backoff(floor_ms=800), "era": "handshake"}
+    options: dict[str, Any] = {"backoff": Backoff(floor_ms=800), "era": "handshake"}
     async with serving(fake) as url, connect_http(url, timeout=5, **options):
         await anyio.sleep(WINDOW)
     assert 2 <= len(opened) <= WINDOW / 0.8 + 1.5

@@ -39,8 +39,8 @@ def test_the_old_server_and_client_modules_names_still_export_what_they_did() ->
 
     for name in (EventsExpired, InMemoryEventStore, Backoff, HTTPClientStream, open_http_stream):
         assert name is not None
-    for name in (SessionStream, StreamableHTTPApp, client_address, serve_http, open_legacy_sse_stream):
-        assert name is not None
+    for server_name in (SessionStream, StreamableHTTPApp, client_address, serve_http, open_legacy_sse_stream):
+        assert server_name is not None
 
 
 def test_importing_an_old_light_module_loads_neither_the_app_nor_httpx() -> None:

@@ -144,7 +144,7 @@ async def test_modern_errors_carry_their_http_status_and_request_id() -> None:
 
 async def test_an_input_required_round_trip_over_http() -> None:
     async with running(StreamableHTTPApp(make_server())) as url, httpx.AsyncClient() as http:
-        caps = {"elicitation": {}}
+        caps: dict[str, Any] = {"elicitation": {}}
         hdrs, body = request(1, "tools/call", {"name": "ask", "arguments": {}})
         first = json.loads(body)
         first["params"]["_meta"] = meta(caps)

@@ -57,7 +57,13 @@ def test_an_unencodable_result_over_stdio_is_internal_error_and_serving_goes_on(
     process.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
     process.stdin.flush()
     lines_out: queue.Queue[bytes] = queue.Queue()
-    threading.Thread(target=lambda: [lines_out.put(line) for line in process.stdout], daemon=True).start()
+    stdout = process.stdout
+
+    def pump() -> None:
+        for line in stdout:
+            lines_out.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
     try:
         # An answer that never comes fails here instead of hanging the test.
         replies = [orjson.loads(lines_out.get(timeout=20)) for _ in range(3)]
