@@ -70,10 +70,7 @@ class MCPError(Exception):
         self.data = data
 
     def to_wire(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
+        return error_object(self.code, self.message, self.data)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.code}, {self.message!r})"
@@ -121,6 +118,14 @@ REPLACED_CODES: Final[dict[int, tuple[Feature, int]]] = {
 }
 
 
+def error_object(code: int, message: str, data: Any = None) -> dict[str, Any]:
+    """A JSON-RPC error object: the one place one is built (a message carrying it: jsonrpc.error_response)."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return error
+
+
 def to_wire_error(exc: BaseException, version: str | None = None) -> dict[str, Any]:
     """Turn any exception raised by a handler into a JSON-RPC error object, in the codes `version` has.
 
@@ -128,7 +133,7 @@ def to_wire_error(exc: BaseException, version: str | None = None) -> dict[str, A
     details stay on this side (the caller logs the traceback).
     """
     if not isinstance(exc, MCPError):
-        return {"code": INTERNAL_ERROR, "message": "Internal error"}
+        return error_object(INTERNAL_ERROR, "Internal error")
     error = exc.to_wire()
     replaced = REPLACED_CODES.get(exc.code) if version is not None else None
     if replaced is not None and version is not None and not has(version, replaced[0]):

@@ -12,7 +12,7 @@ from typing import Any, Final, TypeAlias
 
 import orjson
 
-from .errors import INVALID_REQUEST, PARSE_ERROR, MCPError
+from .errors import INVALID_REQUEST, PARSE_ERROR, MCPError, error_object
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -193,6 +193,11 @@ def result_message(request_id: RequestId, result: JSON) -> JSON:
 
 def error_message(request_id: RequestId | None, error: JSON) -> JSON:
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def error_response(request_id: RequestId | None, code: int, message: str, data: Any = None) -> JSON:
+    """An error response with the error object built by `errors.error_object`."""
+    return error_message(request_id, error_object(code, message, data))
 
 
 def answered_id(message: JSON) -> RequestId | None:

@@ -31,7 +31,7 @@ from ..protocol.errors import (
     RequestCancelled,
 )
 from ..protocol.framing import Oversized
-from ..protocol.jsonrpc import RequestId, encode, error_message
+from ..protocol.jsonrpc import RequestId, encode, error_response
 from ..protocol.lifecycle import Negotiated
 from ._native import Loop, Task, current_task, in_async_context, running_loop, wait_tasks
 from .flag import Flag
@@ -196,11 +196,8 @@ class Session(Requesting):
                 origin = stream.received_from  # type: ignore[attr-defined]
                 RECEIVED_FROM.set(origin)  # the handlers started from here on inherit it
             if isinstance(data, Oversized):
-                error = {
-                    "code": INVALID_REQUEST,
-                    "message": f"Invalid Request: message exceeds {data.limit} bytes",
-                }
-                await self._write(error_message(None, error))
+                too_big = f"Invalid Request: message exceeds {data.limit} bytes"
+                await self._write(error_response(None, INVALID_REQUEST, too_big))
                 continue
             events = process_decoded(data) if isinstance(data, dict) else process(data)
             for event in events:
@@ -380,4 +377,4 @@ def _unencodable(message: JSON, exc: TypeError) -> JSON:
     if "result" not in message or "id" not in message:
         raise LocalError(f"the message cannot be encoded as JSON: {exc}", INTERNAL_ERROR) from exc
     text = f"Internal error: the result cannot be encoded as JSON: {exc}"
-    return error_message(message["id"], {"code": INTERNAL_ERROR, "message": text})
+    return error_response(message["id"], INTERNAL_ERROR, text)

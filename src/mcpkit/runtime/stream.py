@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 import anyio
 import orjson
@@ -15,9 +15,10 @@ if TYPE_CHECKING:  # anyio's memory streams cost ~8 ms to import; a stdio server
 from ..protocol.framing import Oversized
 from ..protocol.jsonrpc import RequestId, answered_id
 
-__all__ = ["MemoryStream", "MessageStream", "Outgoing", "Oversized", "Restored", "memory_pair"]
+__all__ = ["Inbox", "MemoryStream", "MessageStream", "Outgoing", "Oversized", "Restored", "memory_pair"]
 
 JSON = dict[str, Any]
+T = TypeVar("T")
 
 
 class Outgoing(NamedTuple):
@@ -82,35 +83,62 @@ class MessageStream(Protocol):
     async def aclose(self) -> None: ...
 
 
+class Inbox(Generic[T]):
+    """What a MessageStream's `receive` returns, in order, unbounded (a transport's reader puts, the
+    session gets): `get` raises anyio.EndOfStream once the inbox is ended and drained, or closed."""
+
+    __slots__ = ("_receive", "_send")
+
+    def __init__(self) -> None:
+        self._send: MemoryObjectSendStream[T]
+        self._receive: MemoryObjectReceiveStream[T]
+        self._send, self._receive = anyio.create_memory_object_stream[T](math.inf)
+
+    def put(self, item: T) -> bool:
+        """False, and nothing kept, once the inbox is ended or closed."""
+        try:
+            self._send.send_nowait(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return False
+        return True
+
+    async def get(self) -> T:
+        try:
+            return await self._receive.receive()
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            raise anyio.EndOfStream from None
+
+    def end(self) -> None:
+        """Nothing more is put; what is in it is still got."""
+        self._send.close()
+
+    def close(self) -> None:
+        """Ended and emptied: a waiting `get` ends, a later `put` is refused."""
+        self._send.close()
+        self._receive.close()
+
+
 class MemoryStream:
     """One end of an in-memory pair; bytes still cross it, so tests never skip serialization."""
 
-    def __init__(
-        self, inbox: MemoryObjectReceiveStream[bytes], outbox: MemoryObjectSendStream[bytes]
-    ) -> None:
+    def __init__(self, inbox: Inbox[bytes], outbox: Inbox[bytes]) -> None:
         self._inbox = inbox
-        self._outbox = outbox
+        self._outbox = outbox  # the other end's inbox
 
     async def receive(self) -> bytes | Oversized:
-        try:
-            return await self._inbox.receive()
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            raise anyio.EndOfStream from None
+        return await self._inbox.get()
 
     async def send(self, out: Outgoing | bytes) -> None:
         """Send a message; a test may hand over a bare frame as bytes (a malformed one, say)."""
-        try:
-            await self._outbox.send(out if isinstance(out, bytes) else out.data)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            raise anyio.BrokenResourceError from None
+        if not self._outbox.put(out if isinstance(out, bytes) else out.data):
+            raise anyio.BrokenResourceError
 
     async def aclose(self) -> None:
-        await self._outbox.aclose()
-        await self._inbox.aclose()
+        self._outbox.end()
+        self._inbox.close()
 
 
 def memory_pair() -> tuple[MemoryStream, MemoryStream]:
     """Two connected in-memory ends."""
-    a_send, b_receive = anyio.create_memory_object_stream[bytes](math.inf)
-    b_send, a_receive = anyio.create_memory_object_stream[bytes](math.inf)
-    return MemoryStream(a_receive, a_send), MemoryStream(b_receive, b_send)
+    a, b = Inbox[bytes](), Inbox[bytes]()
+    return MemoryStream(a, b), MemoryStream(b, a)

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from ...protocol.errors import CONNECTION_CLOSED
-from ...protocol.jsonrpc import encode, error_message
+from ...protocol.jsonrpc import encode, error_response
 
 __all__ = [
     "describe_error",
@@ -92,7 +92,7 @@ def error_reply(message: dict[str, Any], text: str) -> bytes | None:
     rid = message.get("id")
     if "method" not in message or not isinstance(rid, str | int):
         return None
-    return encode(error_message(rid, {"code": CONNECTION_CLOSED, "message": text}))
+    return encode(error_response(rid, CONNECTION_CLOSED, text))
 
 
 def too_large(limit: int) -> str:

@@ -9,7 +9,6 @@ outside the SSE URL's origin is refused: the POSTs carry the client's headers an
 
 from __future__ import annotations
 
-import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any
@@ -17,12 +16,11 @@ from typing import Any
 import anyio
 import httpx
 from anyio.abc import TaskGroup, TaskStatus
-from anyio.streams.memory import MemoryObjectSendStream
 
 from ...protocol.framing import Oversized
 from ...protocol.sse import SSEDecoder
 from ...runtime.groups import CallerCancellation, single_error
-from ...runtime.stream import Outgoing
+from ...runtime.stream import Inbox, Outgoing
 from .failures import describe_error, describe_status, describe_unexpected, error_reply, read_head
 
 __all__ = [
@@ -54,7 +52,7 @@ class LegacySSEStream:
         tg: TaskGroup,
         *,
         max_message: int = _DEFAULT_MAX_MESSAGE,
-        inbox: MemoryObjectSendStream[bytes | Oversized] | None = None,
+        inbox: Inbox[Any] | None = None,
         connect_timeout: float = 30.0,
     ) -> None:
         self.url = url
@@ -63,10 +61,7 @@ class LegacySSEStream:
         self.connect_timeout = connect_timeout
         self.endpoint: str | None = None
         self._tg = tg
-        self._in_send, self._in_receive = anyio.create_memory_object_stream[bytes | Oversized](math.inf)
-        if inbox is not None:
-            self._in_send.close()
-            self._in_send = inbox
+        self._inbox: Inbox[Any] = inbox if inbox is not None else Inbox[bytes | Oversized]()
         self._scope = anyio.CancelScope()
 
     async def connect(self) -> None:
@@ -87,7 +82,7 @@ class LegacySSEStream:
                     await self._read(r, task_status)
         if self.endpoint is None:
             raise LegacyEndpointError(f"GET {self.url} ended before sending an `endpoint` event")
-        self._in_send.close()
+        self._inbox.end()
 
     async def _read(self, response: httpx.Response, task_status: TaskStatus[None]) -> None:
         decoder = SSEDecoder(self.max_message)
@@ -107,10 +102,8 @@ class LegacySSEStream:
                     await self._deliver(event.data.encode())
 
     async def receive(self) -> bytes | Oversized:
-        try:
-            return await self._in_receive.receive()
-        except (anyio.ClosedResourceError, anyio.EndOfStream):
-            raise anyio.EndOfStream from None
+        item: bytes | Oversized = await self._inbox.get()
+        return item
 
     async def send(self, out: Outgoing) -> None:
         self._tg.start_soon(self._post, out)
@@ -135,19 +128,18 @@ class LegacySSEStream:
                 await self._deliver(reply)
 
     async def _deliver(self, payload: bytes | Oversized) -> None:
-        with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-            await self._in_send.send(payload)
+        self._inbox.put(payload)
 
     async def aclose(self) -> None:
         self._scope.cancel()
-        self._in_send.close()
+        self._inbox.end()
 
 
 async def connect_legacy(
     url: str,
     http: httpx.AsyncClient,
     tg: TaskGroup,
-    inbox: MemoryObjectSendStream[bytes | Oversized],
+    inbox: Inbox[Any],
     max_message: int,
 ) -> LegacySSEStream:
     """A connected HTTP+SSE stream feeding `inbox` (a Streamable client falling back); any failure

@@ -13,7 +13,6 @@ resumption; its refusal's JSON-RPC error is its answer (`modern_traffic`).
 
 from __future__ import annotations
 
-import math
 from contextlib import AbstractAsyncContextManager, suppress
 from typing import Any
 
@@ -24,7 +23,7 @@ from anyio.abc import TaskGroup
 from ...protocol.framing import Oversized
 from ...protocol.http_rules import agreed_version
 from ...protocol.sse import SSEDecoder
-from ...runtime.stream import Outgoing
+from ...runtime.stream import Inbox, Outgoing
 from .backoff import Backoff
 from .failures import describe_error, describe_status, describe_unexpected, error_reply, read_head, too_large
 from .handshake import new_session, renew_hint
@@ -69,7 +68,7 @@ class HTTPClientStream:
         self.backoff = backoff or Backoff()
         self.legacy: LegacySSEStream | None = None
         self._tg = tg
-        self._in_send, self._in_receive = anyio.create_memory_object_stream[Inbound](math.inf)
+        self._inbox = Inbox[Inbound]()
         self._listening = False
         self._handshake: list[bytes] = []  # initialize, notifications/initialized: replayed after a 404
         self._renewing = anyio.Lock()
@@ -77,10 +76,8 @@ class HTTPClientStream:
         self.modern = ModernTraffic()
 
     async def receive(self) -> Inbound:
-        try:
-            return await self._in_receive.receive()
-        except (anyio.ClosedResourceError, anyio.EndOfStream):
-            raise anyio.EndOfStream from None
+        item: Inbound = await self._inbox.get()
+        return item
 
     async def send(self, out: Outgoing) -> None:
         if self.legacy is not None:
@@ -320,7 +317,7 @@ class HTTPClientStream:
 
     async def _fall_back(self, data: bytes, message: JSON, why: str) -> None:
         try:
-            legacy = await connect_legacy(self.url, self.http, self._tg, self._in_send, self.max_message)
+            legacy = await connect_legacy(self.url, self.http, self._tg, self._inbox, self.max_message)
         except LegacyEndpointError as exc:
             self._fail(message, f"{why}; nor is it a 2024-11-05 HTTP+SSE endpoint: {exc}")
             return
@@ -383,12 +380,10 @@ class HTTPClientStream:
     def _fail(self, message: JSON, text: str) -> None:
         reply = error_reply(message, text)
         if reply is not None:
-            with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                self._in_send.send_nowait(reply)
+            self._inbox.put(reply)
 
     async def _deliver(self, payload: Inbound) -> None:
-        with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-            await self._in_send.send(payload)
+        self._inbox.put(payload)
 
     async def aclose(self) -> None:
         if self.legacy is not None:
@@ -397,4 +392,4 @@ class HTTPClientStream:
             with anyio.move_on_after(2, shield=True):
                 with suppress(httpx.HTTPError):
                     await self.http.delete(self.url, headers=self._headers("application/json"))
-        self._in_send.close()
+        self._inbox.end()

@@ -11,7 +11,7 @@ import anyio
 
 from ...protocol.errors import INTERNAL_ERROR
 from ...protocol.http_rules import HTTPRefusal
-from ...protocol.jsonrpc import encode, error_message
+from ...protocol.jsonrpc import encode, error_response
 from ...protocol.resource_auth import AuthRefusal
 from ...runtime._native import running_loop, within
 
@@ -76,7 +76,7 @@ async def handle(
     except Exception:
         log.exception("Streamable HTTP request failed")
         if not started:
-            body = encode(error_message(None, {"code": INTERNAL_ERROR, "message": "Internal error"}))
+            body = encode(error_response(None, INTERNAL_ERROR, "Internal error"))
             await respond(send, 500, body, JSON_HEADERS)
 
 
@@ -95,7 +95,7 @@ async def respond(send: Send, status: int, body: bytes, headers: Headers) -> Non
 async def refuse(send: Send, refusal: HTTPRefusal) -> None:
     """The status and JSON-RPC error body of a refused request (no id unless the refusal names it)."""
     extra = [(k.replace("_", "-").encode(), v.encode()) for k, v in refusal.headers.items()]
-    body = encode(error_message(refusal.rid, {"code": refusal.code, "message": refusal.message}))
+    body = encode(error_response(refusal.rid, refusal.code, refusal.message))
     await respond(send, refusal.status, body, JSON_HEADERS + extra)
 
 

@@ -5,7 +5,7 @@ handed to `serve`, so no message can slip past it."""
 from __future__ import annotations
 
 from ...protocol.http_rules import SESSION_NOT_FOUND, HTTPRefusal, parse_event_id
-from ...protocol.jsonrpc import RequestId, encode, error_message
+from ...protocol.jsonrpc import RequestId, encode, error_response
 from ...protocol.sse import encode_event
 from ...runtime.mailbox import Mailbox
 from .asgi import JSON_HEADERS, SSE_HEADERS, respond, until_disconnect
@@ -89,8 +89,8 @@ async def reply_json(
         return
     send, extra = exchange.send, exchange.response_headers
     if response is None and session.closed:
-        error = {"code": SESSION_NOT_FOUND, "message": "Session not found: it ended before the response"}
-        await respond(send, 404, encode(error_message(rid, error)), JSON_HEADERS + extra)
+        ended = error_response(rid, SESSION_NOT_FOUND, "Session not found: it ended before the response")
+        await respond(send, 404, encode(ended), JSON_HEADERS + extra)
     elif response is None:
         await respond(send, 200, b"", SSE_HEADERS + extra)
     else:
