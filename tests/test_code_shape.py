@@ -53,3 +53,17 @@ def test_no_private_name_of_another_object_or_module(path: Path) -> None:
 
 def _private(identifier: str) -> bool:
     return identifier.startswith("_") and not identifier.startswith("__")
+
+
+@pytest.mark.parametrize("path", MODULES, ids=name)
+def test_only_errors_py_builds_a_json_rpc_error_object(path: Path) -> None:
+    """protocol/errors.py's error_object is the one place (jsonrpc.error_response wraps it)."""
+    if path.relative_to(PACKAGE).as_posix() == "protocol/errors.py":
+        return
+    built = [
+        node.lineno
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Dict)
+        and {"code", "message"} <= {k.value for k in node.keys if isinstance(k, ast.Constant)}
+    ]
+    assert built == []

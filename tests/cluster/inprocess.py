@@ -73,7 +73,7 @@ def make_server(seen: Seen, name: str) -> Server:
 
     @server.tool()
     def principal(ctx: Context) -> str:
-        return ctx.auth.subject if ctx.auth is not None else "nobody"
+        return (ctx.auth.subject if ctx.auth is not None else None) or "nobody"
 
     @server.resource("mem://note")
     def note() -> str:

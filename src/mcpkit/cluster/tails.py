@@ -17,7 +17,7 @@ from redis.exceptions import RedisError
 
 from ..protocol.errors import INTERNAL_ERROR
 from ..protocol.http_rules import HTTPRefusal, parse_event_id
-from ..protocol.jsonrpc import RequestId, encode, error_message
+from ..protocol.jsonrpc import RequestId, encode, error_response
 from ..protocol.sse import encode_event
 from ..protocol.utilities import log_params
 from ..transports.http_server.asgi import SSE_HEADERS, until_disconnect
@@ -197,5 +197,4 @@ _LOST = {
 def lost_answer(rid: RequestId, reason: str = "worker_lost") -> bytes:
     """The response a stream gets when its request can no longer be answered (the spec has no code for
     it: JSON-RPC's internal error, with the reason in data)."""
-    error = {"code": INTERNAL_ERROR, "message": _LOST[reason], "data": {"reason": reason}}
-    return encode(error_message(rid, error))
+    return encode(error_response(rid, INTERNAL_ERROR, _LOST[reason], {"reason": reason}))
