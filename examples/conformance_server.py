@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import anyio
 from conformance_modern import add_modern_tools
+from conformance_tasks import add_task_tools
 
 from mcpkit import Context, Server, ToolError
 from mcpkit.content import audio, embedded_text, image, text
@@ -336,6 +337,7 @@ def test_prompt_with_image() -> list[JSON]:
 
 
 add_modern_tools(server)
+add_task_tools(server)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -20,36 +20,22 @@ from ..runtime.groups import single_error
 from ..runtime.session import ProgressCallback, Session
 from ..runtime.stream import MessageStream
 from .era import Era, discover, remember, remembered
-from .handlers import check_elicitation_answer
+from .handlers import Handler, capabilities_for, check_elicitation_answer
 from .listening import Listening
 from .result_cache import CACHEABLE, ResultCache, cache_key
 from .round_trips import drive_round_trips
 from .subscription import Subscription
+from .tasks import DECLARE_TASKS, TaskHandle
 
 __all__ = ["Client", "connect_http", "connect_stdio"]
 
 JSON = dict[str, Any]
-Handler = Callable[[JSON], Awaitable[JSON] | JSON]
 NotificationCallback = Callable[[str, JSON], Awaitable[None] | None]
 _DEFAULT_ERA = Era.AUTO
 
 
 async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
-
-
-def _capabilities(
-    sampling: Handler | None, sampling_tools: bool, elicitation: Handler | None, url: bool, roots: bool
-) -> JSON:
-    """The client capabilities the handlers given to a Client call for."""
-    caps: JSON = {}
-    if sampling is not None:
-        caps["sampling"] = {"tools": {}} if sampling_tools else {}
-    if elicitation is not None:
-        caps["elicitation"] = {"form": {}, "url": {}} if url else {"form": {}}
-    if roots:
-        caps["roots"] = {"listChanged": True}
-    return caps
 
 
 class Client(Listening):
@@ -95,7 +81,7 @@ class Client(Listening):
         self._on_log, self._on_notification = on_log, on_notification
         self.timeout, self.max_timeout = timeout, max_timeout
         self.protocol_version = protocol_version or LATEST
-        caps = _capabilities(sampling, sampling_tools, elicitation, elicitation_url, roots is not None)
+        caps = capabilities_for(sampling, sampling_tools, elicitation, elicitation_url, roots is not None)
         connection = Connection(
             Role.CLIENT, info={"name": name, "version": version}, capabilities=caps, versions=versions
         )
@@ -244,9 +230,12 @@ class Client(Listening):
         on_progress: ProgressCallback | None = None,
         timeout: float | None = None,
     ) -> JSON:
-        """tools/call; a result's structuredContent is checked against the tool's outputSchema."""
+        """tools/call; a result's structuredContent is checked against the tool's outputSchema. A
+        task the server makes of it (tasks extension) is followed to its end."""
         params: JSON = {"name": name, "arguments": arguments or {}}
         result = await self.request("tools/call", params, on_progress=on_progress, timeout=timeout)
+        if result.get("resultType") == "task":
+            result = await self._task_handle(result).result()
         validator = self._output_validators.get(name)
         if validator is not None and not result.get("isError"):
             if "structuredContent" not in result:
@@ -260,6 +249,20 @@ class Client(Listening):
                     f"Tool {name!r} returned structuredContent that breaks its outputSchema: {problems[0]}",
                 )
         return result
+
+    async def call_tool_as_task(self, name: str, arguments: JSON | None = None) -> TaskHandle:
+        """tools/call declaring the tasks extension (2026-07-28): the handle of the task the server
+        made of it (`status`, `refresh()`, `result()`, `cancel()`), or of the answer it gave at once."""
+        if not self.stateless:
+            raise LocalError("tasks need the 2026-07-28 era (the tasks extension)")
+        params: JSON = {"name": name, "arguments": arguments or {}, "_meta": DECLARE_TASKS}
+        return self._task_handle(await self.request("tools/call", params))
+
+    def _task_handle(self, first: JSON) -> TaskHandle:
+        async def request(method: str, params: JSON) -> JSON:
+            return await self.request(method, params)
+
+        return TaskHandle(request, self._answer, first)
 
     async def list_resources(self, cursor: str | None = None) -> JSON:
         return await self.request("resources/list", {"cursor": cursor} if cursor else None)

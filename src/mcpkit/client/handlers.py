@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..protocol.errors import INVALID_PARAMS, MCPError
 from ..protocol.schema_check import compile_schema, schema_problems
 
-__all__ = ["check_elicitation_answer"]
+__all__ = ["Handler", "capabilities_for", "check_elicitation_answer"]
+
+JSON = dict[str, Any]
 
 
 def check_elicitation_answer(params: dict[str, Any], result: dict[str, Any]) -> None:
@@ -21,3 +24,20 @@ def check_elicitation_answer(params: dict[str, Any], result: dict[str, Any]) -> 
     problems = schema_problems(compile_schema(schema), result.get("content", {}))
     if problems:
         raise MCPError(INVALID_PARAMS, f"elicitation answer breaks requestedSchema: {problems[0]}")
+
+
+Handler = Callable[[JSON], Awaitable[JSON] | JSON]  # a sampling or elicitation handler
+
+
+def capabilities_for(
+    sampling: Handler | None, sampling_tools: bool, elicitation: Handler | None, url: bool, roots: bool
+) -> JSON:
+    """The client capabilities the handlers given to a Client call for."""
+    caps: JSON = {}
+    if sampling is not None:
+        caps["sampling"] = {"tools": {}} if sampling_tools else {}
+    if elicitation is not None:
+        caps["elicitation"] = {"form": {}, "url": {}} if url else {"form": {}}
+    if roots:
+        caps["roots"] = {"listChanged": True}
+    return caps

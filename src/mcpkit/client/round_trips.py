@@ -37,7 +37,7 @@ async def drive_round_trips(send: Send, answer: Answer, params: JSON, result: JS
                 raise RemoteError(INVALID_PARAMS, f"input request {key!r} names no method")
             inner = request.get("params")
             responses[key] = await answer(request["method"], inner if isinstance(inner, dict) else {})
-        retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState", "_meta")}
+        retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
         retry["inputResponses"] = responses
         if "requestState" in result:
             retry["requestState"] = result["requestState"]

@@ -106,6 +106,12 @@ METHODS: Final[dict[str, Rule]] = {
     "notifications/elicitation/complete": _handshake_only(
         Rule(S, ("elicitation", "url"), Owner.RECEIVER, True)
     ),
+    # the tasks extension (io.modelcontextprotocol/tasks); whether a request declared it is checked
+    # by the handler, which answers -32021 when it did not
+    "tasks/get": _modern_only(Rule(C)),
+    "tasks/update": _modern_only(Rule(C)),
+    "tasks/cancel": _modern_only(Rule(C)),
+    "notifications/tasks": _modern_only(Rule(S, notification=True)),
 }
 
 

@@ -16,7 +16,15 @@ from .errors import HEADER_MISMATCH, MCPError
 
 __all__ = ["NAMED_METHODS", "decode_value", "encode_value", "mirror_value", "value_at"]
 
-NAMED_METHODS: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# tasks extension "Streamable HTTP: Routing Headers": tasks/get, update and cancel name their task
+NAMED_METHODS: Final = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 _PREFIX, _SUFFIX = "=?base64?", "?="
 # Sent plain: printable ASCII and inner spaces. Tabs and other control characters, non-ASCII and edge
 # spaces go as Base64. Accepted plain: the same plus inner tabs, which RFC 9110 allows in a field value.

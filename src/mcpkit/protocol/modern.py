@@ -57,7 +57,7 @@ SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
 
 # patterns "Multi Round-Trip Requests", "Supported Requests": no other request may answer input_required.
 INPUT_REQUIRED_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
-_RESULT_TYPES: Final = frozenset({"complete", "input_required"})
+_RESULT_TYPES: Final = frozenset({"complete", "input_required", "task"})  # task: the tasks extension
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,8 +155,15 @@ def request_meta(version: str, capabilities: JSON, info: JSON, log_level: str | 
 def with_request_meta(
     params: JSON, version: str, capabilities: JSON, info: JSON, log_level: str | None
 ) -> JSON:
-    """The client's side: `params` with the protocol fields added to its `_meta` (a copy)."""
+    """The client's side: `params` with the protocol fields added to its `_meta` (a copy). Extensions
+    the params' own `_meta` declares for this request alone are kept (a per-request opt-in)."""
     meta = params.get("_meta")
+    own = meta.get(CLIENT_CAPABILITIES) if isinstance(meta, dict) else None
+    extra = own.get("extensions") if isinstance(own, dict) else None
+    if isinstance(extra, dict) and extra:
+        extensions = capabilities.get("extensions")
+        merged = {**(extensions if isinstance(extensions, dict) else {}), **extra}
+        capabilities = {**capabilities, "extensions": merged}
     fields = request_meta(version, capabilities, info, log_level)
     return {**params, "_meta": {**meta, **fields} if isinstance(meta, dict) else fields}
 

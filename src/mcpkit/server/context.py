@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from ..runtime.origin import Origin
     from ..runtime.session import Session
     from .registry import Registry
+    from .request_state import StateSealer
+    from .tasks import TaskEngine
 
 __all__ = ["Context", "Elicited", "ServerHandle"]
 
@@ -47,6 +49,12 @@ class ServerHandle(Protocol):
     def remove_resource(self, uri: str) -> None: ...
 
     def remove_prompt(self, name: str) -> None: ...
+
+    @property
+    def state_sealer(self) -> StateSealer: ...
+
+    @property
+    def tasks(self) -> TaskEngine: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +165,11 @@ class Context:
 
     async def error(self, data: Any) -> None:
         await self.log("error", data)
+
+    async def as_task(self) -> None:
+        """From here on the call runs as a task, for a tool registered with `task=..., ask_first=True`
+        and called by a client with the tasks extension: what it asked so far was asked inside the
+        request; the client now gets the task's id. Elsewhere it does nothing."""
 
     async def request_input(self, requests: dict[str, JSON]) -> dict[str, JSON]:
         """Ask the client several things at once: key -> {"method", "params"}; key -> its result.

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..protocol.errors import INVALID_PARAMS, MCPError
 from ..protocol.modern import SUBSCRIPTION_ID
+from ..protocol.tasks import TASKS_EXTENSION
 from ..protocol.versions import is_modern
 from .context import Context
 from .peers import Peers
@@ -52,8 +53,22 @@ def uri_of(params: JSON, method: str) -> str:
 
 async def call_tool(registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
     tool, arguments = named(registry.tools, params, "tool")
+    if tool.task != "forbidden" and ctx.stateless:
+        return await ctx.server.tasks.call(tool, arguments, ctx, registry.mask_errors)
     result: JSON = await tool.call(arguments, ctx, ctx.negotiated.version, mask_errors=registry.mask_errors)
     return result
+
+
+async def get_task(_registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
+    return await ctx.server.tasks.get(ctx, params)
+
+
+async def update_task(_registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
+    return await ctx.server.tasks.update(ctx, params)
+
+
+async def cancel_task(_registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
+    return await ctx.server.tasks.cancel(ctx, params)
 
 
 async def read(registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
@@ -67,9 +82,12 @@ async def read(registry: Registry, _peers: Peers, ctx: Context, params: JSON) ->
 async def discover(registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
     """server/discover (2026-07-28): the versions, capabilities and identity; serverInfo is added
     to `_meta` by the core like on every stateless result."""
+    capabilities = registry.capabilities()
+    if any(tool.task != "forbidden" for tool in registry.tools.values()):
+        capabilities["extensions"] = {TASKS_EXTENSION: {}}
     result: JSON = {
         "supportedVersions": list(reversed(ctx.session.connection.versions)),
-        "capabilities": registry.capabilities(),
+        "capabilities": capabilities,
         **registry.cache.fields(),
     }
     if registry.instructions:
@@ -122,4 +140,7 @@ HANDLERS: dict[str, Handler] = {
     "completion/complete": complete,
     "server/discover": discover,
     "subscriptions/listen": listen,
+    "tasks/get": get_task,
+    "tasks/update": update_task,
+    "tasks/cancel": cancel_task,
 }

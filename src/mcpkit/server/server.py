@@ -33,6 +33,7 @@ from .resources import Resource, ResourceTemplate, resource_from
 from .round_trip import InputRequired, RoundTrip
 from .scopes import require
 from .subscriptions import Listener
+from .tasks import TaskEngine, task_support
 from .tools import Tool, tool_annotations
 
 __all__ = ["Server"]
@@ -80,6 +81,7 @@ class Server:
         mask_errors: bool = False,
         max_in_flight: int | None = 100,
         max_worker_threads: int | None = 8,
+        tasks: TaskEngine | None = None,
     ) -> None:
         """`cache`: the hint on stateless list and discover results (per resource: `cache=` there).
         `state_key`: the HMAC key sealing requestState; give every replica the same one.
@@ -91,7 +93,8 @@ class Server:
         purpose, are kept. The traceback is logged either way.
         `max_in_flight`: requests of one session (stdio, an HTTP session) handled at once; one more is
         answered with SERVER_BUSY (-32010). `max_worker_threads`: the worker threads one session's sync
-        handlers hold at once, so it cannot take the whole pool (anyio's 40). None: no cap."""
+        handlers hold at once, so it cannot take the whole pool (anyio's 40). None: no cap.
+        `tasks`: where tool calls that become tasks are kept and run (a TaskEngine on its store)."""
         self.max_in_flight = max_in_flight
         self.max_worker_threads = max_worker_threads
         self.versions = versions
@@ -102,6 +105,7 @@ class Server:
         self.client_request_timeout = client_request_timeout
         self.state_sealer = StateSealer(state_key, ttl=state_ttl)
         self.peers = Peers()
+        self.tasks = tasks if tasks is not None else TaskEngine()
         self.registry = Registry(
             instructions=instructions,
             page_size=page_size,
@@ -156,9 +160,13 @@ class Server:
         icons: list[JSON] | None = None,
         meta: JSON | None = None,
         scopes: Iterable[str] = (),
+        task: bool | str = False,
+        ask_first: bool = False,
     ) -> Tool:
         """Register `fn` as a tool. `scopes`: what a caller's access token must grant (on a server
-        behind mcpkit.auth.protect); a caller without them neither sees nor may call it."""
+        behind mcpkit.auth.protect); a caller without them neither sees nor may call it. `task`:
+        True (or "optional") or "required": a call by a client with the tasks extension becomes a
+        task (server/tasks.py); `ask_first`: it asks inside the request until `ctx.as_task()`."""
         hints = tool_annotations(
             read_only=read_only, destructive=destructive, idempotent=idempotent, open_world=open_world
         )
@@ -175,6 +183,8 @@ class Server:
             icons=icons,
             meta=meta,
             scopes=frozenset(scopes),
+            task=task_support(task),
+            task_ask_first=ask_first,
         )
         return self.registry.add_tool(tool)
 

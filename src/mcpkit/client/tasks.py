@@ -1,0 +1,103 @@
+"""Following a task the server made of a request (the 2026-07-28 extension `io.modelcontextprotocol/tasks`):
+poll tasks/get at the interval the server suggests, answer its inputRequests with the client's own
+handlers through tasks/update, and end with the result, or the error, the task ended with."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+
+from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RemoteError
+from ..protocol.modern import CLIENT_CAPABILITIES
+from ..protocol.tasks import TASKS_EXTENSION
+
+__all__ = ["DECLARE_TASKS", "TaskFailed", "TaskHandle"]
+
+JSON = dict[str, Any]
+Request = Callable[[str, JSON], Awaitable[JSON]]
+Answer = Callable[[str, JSON], Awaitable[JSON]]
+# the per-request declaration of the extension, for a request's `_meta`
+DECLARE_TASKS: JSON = {CLIENT_CAPABILITIES: {"extensions": {TASKS_EXTENSION: {}}}}
+_FIRST_POLL = 0.05  # seconds: a short task is seen done soon, then the server's interval applies
+
+
+class TaskFailed(RemoteError):
+    """The task ended failed (its JSON-RPC error) or cancelled."""
+
+
+class TaskHandle:
+    """A task the server created for a call (or, when it answered at once, that answer): `status`,
+    `refresh()`, `result()` (follows the task to its end) and `cancel()`."""
+
+    def __init__(self, request: Request, answer: Answer, first: JSON) -> None:
+        self._request, self._answer = request, answer
+        self.task: JSON = first
+        self.task_id: str | None = first.get("taskId") if first.get("resultType") == "task" else None
+        self._answered: set[str] = set()
+
+    @property
+    def status(self) -> str:
+        return str(self.task.get("status", "completed")) if self.task_id else "completed"
+
+    async def refresh(self) -> JSON:
+        """tasks/get: the task now, with its result, error or outstanding inputRequests inlined."""
+        if self.task_id is None:
+            return self.task
+        self.task = await self._request("tasks/get", {"taskId": self.task_id, "_meta": DECLARE_TASKS})
+        return self.task
+
+    async def cancel(self) -> None:
+        """tasks/cancel (cooperative: the task may still end otherwise)."""
+        if self.task_id is not None:
+            await self._request("tasks/cancel", {"taskId": self.task_id, "_meta": DECLARE_TASKS})
+
+    async def result(self) -> JSON:
+        """The task's result once it completes (a tool's isError result included); TaskFailed if it
+        fails or is cancelled. Input it asks for is answered by the client's handlers. Cancelling the
+        caller cancels the task."""
+        if self.task_id is None:
+            return self.task
+        delay = _FIRST_POLL
+        try:
+            while True:
+                task = await self.refresh()
+                status = task.get("status")
+                if status == "completed":
+                    result: JSON = task.get("result") or {}
+                    return result
+                if status in ("failed", "cancelled"):
+                    raise _failure(task)
+                if status == "input_required":
+                    await self._answer_input(task.get("inputRequests") or {})
+                await anyio.sleep(delay)
+                delay = max(delay, (task.get("pollIntervalMs") or 1000) / 1000)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True), anyio.move_on_after(2):
+                await self.cancel()
+            raise
+
+    async def _answer_input(self, requests: JSON) -> None:
+        responses: JSON = {}
+        for key, request in requests.items():
+            if key in self._answered or not isinstance(request, dict):
+                continue  # "SHOULD deduplicate inputRequests keys across consecutive polls"
+            inner = request.get("params")
+            responses[key] = await self._answer(
+                str(request.get("method")), inner if isinstance(inner, dict) else {}
+            )
+            self._answered.add(key)
+        if responses:
+            params = {"taskId": self.task_id, "inputResponses": responses, "_meta": DECLARE_TASKS}
+            await self._request("tasks/update", params)
+
+
+def _failure(task: JSON) -> TaskFailed:
+    if task.get("status") == "cancelled":
+        return TaskFailed(INVALID_PARAMS, f"task {task.get('taskId')!r} was cancelled")
+    raw = task.get("error")
+    error: JSON = raw if isinstance(raw, dict) else {}
+    code = error.get("code")
+    code = code if isinstance(code, int) else INTERNAL_ERROR
+    return TaskFailed(code, str(error.get("message", "the task failed")), error.get("data"))

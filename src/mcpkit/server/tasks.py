@@ -1,0 +1,335 @@
+"""Tasks on the server (2026-07-28 extension `io.modelcontextprotocol/tasks`): a tools/call that becomes
+a durable record whose work runs in legs, outside the request.
+
+A leg runs the tool from the top with the answers gathered so far (the multi round-trip model): an ask
+with no answer ends the leg and parks the task in input_required with that request outstanding;
+tasks/update brings answers, and once none is outstanding the next leg starts. So no leg ever waits on
+a client, and everything but a running leg lives in the TaskStore.
+
+A tool registered with `task=True` (optional) or `task="required"` becomes a task as soon as it is
+called by a client that declared the extension on the request. With `ask_first=True` it runs inside
+the request first: its asks are ordinary input-required rounds (SEP-2663: resolve MRTR before the task
+exists), and it becomes a task when it calls `await ctx.as_task()`.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, SERVER_BUSY, MCPError, to_wire_error
+from ..protocol.tasks import (
+    Status,
+    advance,
+    client_supports,
+    created_result,
+    detailed,
+    needs_extension,
+    task_fields,
+)
+from ..runtime._native import Detached, spawn_detached
+from .context import Context
+from .round_trip import InputRequired, RoundTrip
+from .task_store import InMemoryTaskStore, TaskRecord, TaskStore
+
+if TYPE_CHECKING:
+    from .tools import Tool
+
+__all__ = ["TaskContext", "TaskEngine", "task_support"]
+
+log = logging.getLogger("mcpkit")
+
+JSON = dict[str, Any]
+
+
+@dataclass(eq=False)
+class Leg:
+    """One run of a task's tool; `record` is set once the call is a task."""
+
+    record: TaskRecord | None = None
+    created: anyio.Event = field(default_factory=anyio.Event)  # the record is in the store
+    escalated: anyio.Event = field(default_factory=anyio.Event)  # ctx.as_task() was called
+    done: anyio.Event = field(default_factory=anyio.Event)
+    outcome: tuple[str, Any] = ("none", None)
+    runner: Detached | None = None
+
+
+class TaskContext(Context):
+    """The Context of a leg: asks go through the task, progress and logs are not sent (the extension
+    carries neither), `cancelled` is the task's cancellation."""
+
+    __slots__ = ("leg",)
+
+    def __init__(self, base: Context, leg: Leg, asker: RoundTrip) -> None:
+        super().__init__(
+            base.registry,
+            base.session,
+            base.request_id,
+            base.negotiated,
+            asker,
+            meta=base.meta,
+            server=base.server,
+            origin=base.origin,
+        )
+        self.leg = leg
+
+    @property
+    def cancelled(self) -> bool:
+        return self.leg.record is not None and self.leg.record.cancel_requested
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        return
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        return
+
+    async def as_task(self) -> None:
+        if not self.leg.escalated.is_set():
+            self.leg.escalated.set()
+            await self.leg.created.wait()  # the client has its taskId before the work goes on
+
+
+class TaskEngine:
+    """Creates, runs and answers for tasks; `store` keeps them (InMemoryTaskStore by default).
+
+    `ttl_ms`: how long a task is kept after its creation (its `ttlMs`), `poll_interval_ms` the polling
+    interval suggested to clients, `max_live_per_owner` how many unfinished tasks one principal (or
+    all unauthenticated callers together) may hold: past it a call is refused with -32010.
+    """
+
+    def __init__(
+        self,
+        store: TaskStore | None = None,
+        *,
+        ttl_ms: int = 3_600_000,
+        poll_interval_ms: int = 500,
+        max_live_per_owner: int = 100,
+    ) -> None:
+        if min(ttl_ms, poll_interval_ms, max_live_per_owner) < 1:
+            raise ValueError("task ttl, poll interval and cap must be positive")
+        self.store: TaskStore = store if store is not None else InMemoryTaskStore()
+        self.ttl_ms, self.poll_interval_ms, self.max_live = ttl_ms, poll_interval_ms, max_live_per_owner
+        self._legs: dict[str, Leg] = {}  # the legs running in this process, by task id
+
+    # ---- tools/call --------------------------------------------------------------------------
+
+    async def call(self, tool: Tool, arguments: JSON | None, ctx: Context, mask_errors: bool) -> JSON:
+        """tools/call of a task-capable tool in the stateless era."""
+        if not client_supports(ctx.client_capabilities):
+            if tool.task == "required":
+                raise needs_extension()
+            return await tool.call(arguments, ctx, ctx.negotiated.version, mask_errors=mask_errors)
+        asker = ctx.asker
+        if not isinstance(asker, RoundTrip):  # every stateless tools/call has one
+            raise MCPError(INTERNAL_ERROR, "Internal error: a task needs the request's round trip")
+        leg = Leg()
+        if not tool.task_ask_first:
+            leg.record = await self._create(tool, arguments, ctx, asker.answers)
+            leg.created.set()
+            leg.escalated.set()
+        task_ctx = TaskContext(ctx, leg, asker)
+        leg.runner = spawn_detached(lambda: self._run(leg, tool, arguments, task_ctx, mask_errors))
+        if leg.record is None:
+            try:
+                await _either(leg.done, leg.escalated)
+                if not leg.escalated.is_set():  # it ended inside the request: no task
+                    return _answer(leg.outcome, asker)
+                leg.record = await self._create(tool, arguments, ctx, asker.answers)
+            except BaseException:
+                await leg.runner.aclose()
+                raise
+            leg.created.set()
+        self._legs[leg.record.task_id] = leg
+        return created_result(_fields(leg.record))
+
+    async def _create(self, tool: Tool, arguments: JSON | None, ctx: Context, answers: JSON) -> TaskRecord:
+        """A new task in the store (durably, before its id is sent); -32010 past the owner's cap."""
+        record = self._record(tool, arguments, ctx, answers)
+        if await self.store.live(record.owner) >= self.max_live:
+            raise MCPError(SERVER_BUSY, f"Too many unfinished tasks (at most {self.max_live})")
+        await self.store.create(record)
+        return record
+
+    def _record(self, tool: Tool, arguments: JSON | None, ctx: Context, answers: JSON) -> TaskRecord:
+        now = time.time()
+        return TaskRecord(
+            task_id=secrets.token_urlsafe(24),  # the id is all a caller needs: unguessable
+            owner=ctx.origin.principal if ctx.origin is not None else None,
+            tool=tool.name,
+            arguments=arguments,
+            client=ctx.client_capabilities,
+            version=ctx.negotiated.version,
+            created_at=now,
+            updated_at=now,
+            ttl_ms=self.ttl_ms,
+            poll_interval_ms=self.poll_interval_ms,
+            answers=dict(answers),
+        )
+
+    async def _run(self, leg: Leg, tool: Tool, arguments: JSON | None, ctx: TaskContext, mask: bool) -> None:
+        try:
+            result = await tool.call(arguments, ctx, ctx.negotiated.version, mask_errors=mask)
+            leg.outcome = ("result", result)
+        except InputRequired as need:
+            leg.outcome = ("input", need)
+        except MCPError as exc:
+            leg.outcome = ("error", to_wire_error(exc, ctx.negotiated.version))
+        except anyio.get_cancelled_exc_class():
+            leg.outcome = ("cancelled", None)
+            raise
+        except Exception as exc:
+            log.exception("task leg of %r failed", tool.name)
+            leg.outcome = ("error", to_wire_error(exc))
+        finally:
+            leg.done.set()
+            with anyio.CancelScope(shield=True):
+                await self._settle(leg)
+
+    async def _settle(self, leg: Leg) -> None:
+        """Write a finished leg's outcome on its task (a leg that ended before it was one has none)."""
+        if leg.record is None:
+            return
+        await leg.created.wait()
+        record = leg.record
+        self._legs.pop(record.task_id, None)
+        fresh = await self.store.get(record.task_id)
+        if fresh is None or fresh.status.terminal:
+            return
+        kind, value = leg.outcome
+        if fresh.cancel_requested or kind == "cancelled":
+            fresh.status = advance(fresh.status, Status.CANCELLED)
+        elif kind == "result":
+            fresh.status, fresh.result = advance(fresh.status, Status.COMPLETED), value  # isError too
+        elif kind == "input":
+            fresh.answers.update(value.answers)
+            fresh.input_requests = dict(value.requests)
+            fresh.status = advance(fresh.status, Status.INPUT_REQUIRED)
+        else:
+            fresh.status, fresh.error = advance(fresh.status, Status.FAILED), value
+        fresh.updated_at = time.time()
+        await self.store.save(fresh)
+
+    # ---- tasks/get, tasks/update, tasks/cancel -----------------------------------------------
+
+    async def find(self, ctx: Context, params: JSON) -> TaskRecord:
+        """The task a tasks/* request names: -32021 without the extension, -32602 for an unknown id
+        (or another principal's: the same answer, so an id learnt elsewhere reveals nothing)."""
+        if not client_supports(ctx.client_capabilities):
+            raise needs_extension()
+        task_id = params.get("taskId")
+        if not isinstance(task_id, str) or not task_id:
+            raise MCPError(INVALID_PARAMS, "Invalid params: taskId must be a non-empty string")
+        record = await self.store.get(task_id)
+        owner = ctx.origin.principal if ctx.origin is not None else None
+        if record is None or record.owner != owner:
+            raise MCPError(INVALID_PARAMS, f"Invalid params: no task {task_id!r}")
+        return record
+
+    async def get(self, ctx: Context, params: JSON) -> JSON:
+        record = await self.find(ctx, params)
+        return detailed(
+            _fields(record), result=record.result, error=record.error, input_requests=record.input_requests
+        )
+
+    async def update(self, ctx: Context, params: JSON) -> JSON:
+        """Answers for outstanding requests; unknown or answered keys are ignored (SEP-2663). Once
+        none is outstanding the task works again, in a new leg."""
+        record = await self.find(ctx, params)
+        responses = params.get("inputResponses")
+        if not isinstance(responses, dict):
+            raise MCPError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
+        if record.status is not Status.INPUT_REQUIRED:
+            return {}
+        for key, answer in responses.items():
+            if key in record.input_requests and isinstance(answer, dict):
+                record.answers[key] = answer
+                del record.input_requests[key]
+        if not record.input_requests:
+            record.status = advance(record.status, Status.WORKING)
+            self._resume(record, ctx)
+        record.updated_at = time.time()
+        await self.store.save(record)
+        return {}
+
+    def _resume(self, record: TaskRecord, ctx: Context) -> None:
+        tool = ctx.registry.tools.get(record.tool)
+        leg = Leg(record=record)
+        leg.created.set()
+        leg.escalated.set()
+        if tool is None:
+            leg.outcome = ("error", {"code": INVALID_PARAMS, "message": f"Tool {record.tool!r} is gone"})
+            return
+        sealer = ctx.server.state_sealer
+        asker = RoundTrip(record.answers, "tools/call", {"name": record.tool}, record.client, sealer)
+        task_ctx = TaskContext(ctx, leg, asker)
+        mask = ctx.registry.mask_errors
+        self._legs[record.task_id] = leg
+        leg.runner = spawn_detached(lambda: self._run(leg, tool, record.arguments, task_ctx, mask))
+
+    async def cancel(self, ctx: Context, params: JSON) -> JSON:
+        """An empty ack; a terminal task stays as it is (idempotent). Cooperative: the running leg, if it
+        runs here, is cancelled, and the task is cancelled."""
+        record = await self.find(ctx, params)
+        if record.status.terminal:
+            return {}
+        record.cancel_requested = True
+        record.status, record.updated_at = advance(record.status, Status.CANCELLED), time.time()
+        await self.store.save(record)
+        leg = self._legs.pop(record.task_id, None)
+        if leg is not None and leg.runner is not None:
+            await leg.runner.aclose()
+        return {}
+
+
+async def _either(first: anyio.Event, second: anyio.Event) -> None:
+    """Until one of the two is set."""
+    async with anyio.create_task_group() as tg:
+
+        async def wait(event: anyio.Event) -> None:
+            await event.wait()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(wait, first)
+        tg.start_soon(wait, second)
+
+
+def _answer(outcome: tuple[str, Any], asker: RoundTrip) -> JSON:
+    """What the request gets when its leg ended before it became a task."""
+    kind, value = outcome
+    if kind == "result":
+        result: JSON = value
+        return result
+    if kind == "input":
+        return asker.result(value)
+    if kind == "error":
+        raise MCPError(
+            value.get("code", INTERNAL_ERROR), value.get("message", "Internal error"), value.get("data")
+        )
+    raise anyio.get_cancelled_exc_class()()
+
+
+def _fields(record: TaskRecord) -> JSON:
+    return task_fields(
+        record.task_id,
+        record.status,
+        record.created_at,
+        record.updated_at,
+        record.ttl_ms,
+        record.poll_interval_ms,
+        record.status_message,
+    )
+
+
+def task_support(task: bool | str) -> str:
+    """A tool's task support from `@server.tool(task=...)`: forbidden, optional or required."""
+    support = ("optional" if task else "forbidden") if isinstance(task, bool) else task
+    if support not in ("forbidden", "optional", "required"):
+        raise ValueError(f"task must be True, False, 'optional' or 'required', not {task!r}")
+    return support
