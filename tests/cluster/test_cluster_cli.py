@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -59,11 +60,22 @@ def test_one_session_is_served_by_every_worker_of_mcpkit_serve(tmp_path: Path) -
                 assert opened.status_code == 200
                 session = {**HEADERS, "mcp-session-id": opened.headers["mcp-session-id"]}
                 session["mcp-protocol-version"] = VERSION
-                pids = set()
-                for rid in range(2, 200):
+                pids: set[int] = set()
+
+                def call(rid: int) -> int:
                     answer = http.post(url, content=rpc(rid, "tools/call", {"name": "pid"}), headers=session)
                     assert answer.status_code == 200, answer.text
-                    pids.add(answer.text.split('"result":')[1].split("}")[0])
-                    if len(pids) == 2 and rid >= 20:
-                        break
+                    data = next(
+                        line
+                        for line in answer.text.splitlines()
+                        if line.startswith("data:") and "result" in line
+                    )
+                    return int(json.loads(data[5:])["result"]["structuredContent"]["result"])
+
+                # concurrent calls, each on a new connection: a busy worker leaves the next to the other
+                with ThreadPoolExecutor(8) as pool:
+                    for batch in range(50):
+                        pids.update(pool.map(call, range(2 + batch * 8, 10 + batch * 8)))
+                        if len(pids) == 2 and batch >= 2:
+                            break
     assert len(pids) == 2  # both workers served the one session
