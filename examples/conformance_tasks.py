@@ -3,6 +3,8 @@ names, arguments and behaviour as the scenarios ask for them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import anyio
 
 from mcpkit import Context, Server
@@ -40,7 +42,9 @@ def add_task_tools(server: Server) -> None:
     async def confirm_delete(filename: str, ctx: Context) -> str:
         """Asks for confirmation inside the task, then deletes (pretends to)."""
         answer = await ctx.elicit(f"Delete {filename}?", CONFIRM)
-        return f"Deleted {filename}" if answer.accepted and answer.content.get("confirm") else "Kept it"
+        return (
+            f"Deleted {filename}" if answer.accepted and (answer.content or {}).get("confirm") else "Kept it"
+        )
 
     @server.tool(task=True)
     async def multi_input(ctx: Context) -> str:
@@ -57,11 +61,11 @@ def add_task_tools(server: Server) -> None:
     async def test_tool_with_task(ctx: Context) -> str:
         """Asks the user's name inside the request, then works on as a task and greets them."""
         answer = await ctx.elicit("What is your name?", NAME)
-        name = answer.content.get("name", "") if answer.accepted else "nobody"
+        name = (answer.content or {}).get("name", "") if answer.accepted else "nobody"
         await ctx.as_task()
         await anyio.sleep(0.3)
         return f"Hello, {name}!"
 
 
-def _form(message: str, schema: dict[str, object]) -> dict[str, object]:
+def _form(message: str, schema: Mapping[str, object]) -> dict[str, object]:
     return {"mode": "form", "message": message, "requestedSchema": schema}

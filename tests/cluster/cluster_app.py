@@ -13,6 +13,7 @@ import anyio
 
 from mcpkit import Context, Server
 from mcpkit.cluster import RedisBackplane
+from mcpkit.server.tasks import TaskEngine
 from mcpkit.transports.http_server import StreamableHTTPApp
 from mcpkit.transports.http_server.asgi import ASGIMessage, Receive, Scope, Send
 
@@ -22,7 +23,10 @@ def worker_name() -> str:
 
 
 def make_server() -> Server:
-    server = Server("mcpkit-cluster-test", state_key=b"cluster-test-state-key-32-bytes!")
+    ttl = int(os.environ.get("MCPKIT_TASK_TTL_MS", "3600000"))
+    server = Server(
+        "mcpkit-cluster-test", state_key=b"cluster-test-state-key-32-bytes!", tasks=TaskEngine(ttl_ms=ttl)
+    )
 
     @server.tool()
     def add(a: int, b: int) -> int:
@@ -84,6 +88,18 @@ def make_server() -> Server:
     async def touch(uri: str) -> str:
         await server.notify_resource_updated(uri)
         return "touched"
+
+    @server.tool(task=True)
+    async def long_task(seconds: float, ctx: Context) -> str:
+        """Works `seconds` as a task; a cancellation leaves `task-cancelled-<worker>` in MCPKIT_TEST_DIR."""
+        try:
+            await anyio.sleep(seconds)
+        except anyio.get_cancelled_exc_class():
+            where = os.environ.get("MCPKIT_TEST_DIR")
+            if where:
+                Path(where, f"task-cancelled-{worker_name()}").touch()
+            raise
+        return f"worked {seconds} s on {worker_name()}"
 
     @server.resource("mem://note")
     def note() -> str:

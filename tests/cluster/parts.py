@@ -235,6 +235,12 @@ class Workers:
     def alive(self, i: int) -> bool:
         return self.processes[i].poll() is None
 
+    def restart(self) -> None:
+        """Stop every worker and start them all again, on the same ports."""
+        self.stop()
+        self.processes = []
+        self.start()
+
     def stop(self) -> None:
         """SIGTERM every worker, SIGKILL whoever is left after 5 s."""
         for process in self.processes:

@@ -46,7 +46,7 @@ def build(seen: Seen, **engine: Any) -> Server:
     async def confirm(ctx: Context) -> str:
         seen.legs += 1
         answer = await ctx.elicit("sure?", CONFIRM)
-        return f"ok={answer.content.get('ok')}"
+        return f"ok={(answer.content or {}).get('ok')}"
 
     @server.tool(task=True)
     async def both(ctx: Context) -> str:
@@ -77,7 +77,7 @@ def build(seen: Seen, **engine: Any) -> Server:
         answer = await ctx.elicit("name?", {"type": "object", "properties": {"name": {"type": "string"}}})
         await ctx.as_task()
         await anyio.sleep(0.05)
-        return f"Hello, {answer.content.get('name')}!"
+        return f"Hello, {(answer.content or {}).get('name')}!"
 
     @server.tool()
     def plain() -> str:

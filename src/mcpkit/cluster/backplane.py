@@ -14,11 +14,14 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..server.peers import Peers
+from ..server.task_store import InMemoryTaskStore
+from ..server.tasks import TaskEngine
 from ..transports.http_server.delivery import Answering
 from ..transports.http_server.sessions import SessionStream
 from .http import ClusterSessions
 from .relay import ClusterRelay
 from .state import SharedState
+from .task_store import RedisTaskStore
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -117,4 +120,8 @@ class RedisBackplane:
         if isinstance(peers, Peers):
             cluster.relay = ClusterRelay(cluster)
             peers.share(cluster.relay)
+        engine = getattr(target, "tasks", None)
+        if isinstance(engine, TaskEngine) and isinstance(engine.store, InMemoryTaskStore):
+            engine.share(RedisTaskStore(state.redis, self.prefix), cluster)  # tasks in the same Redis
+            cluster.tasks = engine
         return cluster

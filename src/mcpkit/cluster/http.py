@@ -26,6 +26,7 @@ from ..protocol.http_rules import SESSION_NOT_FOUND, HTTPRefusal, asks_for_notif
 from ..protocol.jsonrpc import Notification, Request, RequestId
 from ..protocol.utilities import read_cancel
 from ..runtime.stream import Restored
+from ..server.tasks import TaskEngine
 from ..transports.http_server.asgi import respond
 from ..transports.http_server.delivery import Answering, deliver
 from ..transports.http_server.exchange import Exchange
@@ -78,6 +79,7 @@ class ClusterSessions:
         self._store_down = False
         self._unsettled: list[tuple[str, RequestId, str, str | None]] = []
         self.relay: ClusterRelay | None = None  # the Server's peers across the cluster, when it has them
+        self.tasks: TaskEngine | None = None  # the Server's tasks, kept in the same Redis
 
     def inbox_of(self, worker: str) -> str:
         return f"{self.state.prefix}w:{worker}"
@@ -106,6 +108,10 @@ class ClusterSessions:
             except Exception as exc:  # Redis away: the signals reader logs it
                 log.debug("heartbeat failed: %s", exc)
             await anyio.sleep(self.heartbeat)
+
+    async def cancel_elsewhere(self, task_id: str) -> None:
+        """A task cancelled here whose leg runs on another worker: that worker cancels it."""
+        await self.signals.send(self.signals.bus, {"k": "cancel-task", "id": task_id})
 
     async def alive(self, worker: str) -> bool:
         return worker == self.worker or bool(await self.state.redis.exists(self.alive_key(worker)))
@@ -341,6 +347,8 @@ class ClusterSessions:
             self.tails.end(session_id)
         elif kind == "takeover" and isinstance(session_id, str):
             self.tails.taken_over(session_id, str(message.get("token")))
+        elif kind == "cancel-task" and self.tasks is not None:
+            self.tasks.cancel_here(str(message.get("id")))
         else:
             self._on_change(message)
             await self.tails.on_change(message)

@@ -89,6 +89,9 @@ class Detached:
         finally:
             self._ended.set()
 
+    def cancel(self) -> None:
+        self._scope.cancel()
+
     async def aclose(self) -> None:
         self._scope.cancel()
         with anyio.CancelScope(shield=True), anyio.move_on_after(5):

@@ -95,10 +95,8 @@ class Server:
         answered with SERVER_BUSY (-32010). `max_worker_threads`: the worker threads one session's sync
         handlers hold at once, so it cannot take the whole pool (anyio's 40). None: no cap.
         `tasks`: where tool calls that become tasks are kept and run (a TaskEngine on its store)."""
-        self.max_in_flight = max_in_flight
-        self.max_worker_threads = max_worker_threads
-        self.versions = versions
-        self.identify = identify
+        self.max_in_flight, self.max_worker_threads = max_in_flight, max_worker_threads
+        self.versions, self.identify = versions, identify
         self.info: JSON = {"name": name, "version": version}
         if title:
             self.info["title"] = title

@@ -38,6 +38,7 @@ class TaskRecord:
     input_requests: JSON = field(default_factory=dict)  # outstanding, by key
     answers: JSON = field(default_factory=dict)  # every answer so far, by key
     cancel_requested: bool = False
+    runner: str | None = None  # the worker running its leg now, when several share the store
 
     def expired(self, now: float) -> bool:
         return self.ttl_ms is not None and now > self.created_at + self.ttl_ms / 1000

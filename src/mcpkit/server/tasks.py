@@ -18,11 +18,18 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, SERVER_BUSY, MCPError, to_wire_error
+from ..protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    SERVER_BUSY,
+    MCPError,
+    error_object,
+    to_wire_error,
+)
 from ..protocol.tasks import (
     Status,
     advance,
@@ -40,11 +47,23 @@ from .task_store import InMemoryTaskStore, TaskRecord, TaskStore
 if TYPE_CHECKING:
     from .tools import Tool
 
-__all__ = ["TaskContext", "TaskEngine", "task_support"]
+__all__ = ["TaskCluster", "TaskContext", "TaskEngine", "task_support"]
 
 log = logging.getLogger("mcpkit")
 
 JSON = dict[str, Any]
+
+
+class TaskCluster(Protocol):
+    """The workers sharing a TaskStore, as the engine needs them (mcpkit.cluster gives one)."""
+
+    worker: str
+
+    async def alive(self, worker: str) -> bool: ...
+
+    async def cancel_elsewhere(self, task_id: str) -> None:
+        """Have whichever worker runs the task's leg cancel it."""
+        ...
 
 
 @dataclass(eq=False)
@@ -117,6 +136,17 @@ class TaskEngine:
         self.store: TaskStore = store if store is not None else InMemoryTaskStore()
         self.ttl_ms, self.poll_interval_ms, self.max_live = ttl_ms, poll_interval_ms, max_live_per_owner
         self._legs: dict[str, Leg] = {}  # the legs running in this process, by task id
+        self.cluster: TaskCluster | None = None  # set when workers share the store (mcpkit.cluster)
+
+    def share(self, store: TaskStore, cluster: TaskCluster) -> None:
+        """Keep tasks in `store`, shared by the workers `cluster` tells apart (mcpkit.cluster)."""
+        self.store, self.cluster = store, cluster
+
+    def cancel_here(self, task_id: str) -> None:
+        """Another worker cancelled a task whose leg may run here."""
+        leg = self._legs.pop(task_id, None)
+        if leg is not None and leg.runner is not None:
+            leg.runner.cancel()
 
     # ---- tools/call --------------------------------------------------------------------------
 
@@ -160,6 +190,7 @@ class TaskEngine:
     def _record(self, tool: Tool, arguments: JSON | None, ctx: Context, answers: JSON) -> TaskRecord:
         now = time.time()
         return TaskRecord(
+            runner=self.cluster.worker if self.cluster is not None else None,
             task_id=secrets.token_urlsafe(24),  # the id is all a caller needs: unguessable
             owner=ctx.origin.principal if ctx.origin is not None else None,
             tool=tool.name,
@@ -234,9 +265,22 @@ class TaskEngine:
 
     async def get(self, ctx: Context, params: JSON) -> JSON:
         record = await self.find(ctx, params)
+        if await self._lost(record):
+            record.status = advance(record.status, Status.FAILED)
+            record.status_message = "The worker running this task stopped before it finished"
+            record.error = error_object(INTERNAL_ERROR, record.status_message, {"reason": "worker_lost"})
+            record.updated_at = time.time()
+            await self.store.save(record)
         return detailed(
             _fields(record), result=record.result, error=record.error, input_requests=record.input_requests
         )
+
+    async def _lost(self, record: TaskRecord) -> bool:
+        """Whether the task is working on a worker that has stopped (it would stay working forever)."""
+        cluster, runner = self.cluster, record.runner
+        if cluster is None or runner is None or record.status is not Status.WORKING:
+            return False
+        return runner != cluster.worker and not await cluster.alive(runner)
 
     async def update(self, ctx: Context, params: JSON) -> JSON:
         """Answers for outstanding requests; unknown or answered keys are ignored (SEP-2663). Once
@@ -253,6 +297,7 @@ class TaskEngine:
                 del record.input_requests[key]
         if not record.input_requests:
             record.status = advance(record.status, Status.WORKING)
+            record.runner = self.cluster.worker if self.cluster is not None else None
             self._resume(record, ctx)
         record.updated_at = time.time()
         await self.store.save(record)
@@ -264,7 +309,7 @@ class TaskEngine:
         leg.created.set()
         leg.escalated.set()
         if tool is None:
-            leg.outcome = ("error", {"code": INVALID_PARAMS, "message": f"Tool {record.tool!r} is gone"})
+            leg.outcome = ("error", error_object(INVALID_PARAMS, f"Tool {record.tool!r} is gone"))
             return
         sealer = ctx.server.state_sealer
         asker = RoundTrip(record.answers, "tools/call", {"name": record.tool}, record.client, sealer)
@@ -285,6 +330,8 @@ class TaskEngine:
         leg = self._legs.pop(record.task_id, None)
         if leg is not None and leg.runner is not None:
             await leg.runner.aclose()
+        elif self.cluster is not None and record.runner not in (None, self.cluster.worker):
+            await self.cluster.cancel_elsewhere(record.task_id)
         return {}
 
 

@@ -1,0 +1,112 @@
+"""Tasks (2026-07-28 extension) kept in Redis by three uvicorn workers behind round-robin haproxy: any
+worker answers for any task, a task whose worker is killed is failed (never left working), a finished
+task outlives a restart of every worker, expiry removes it, and a cancel reaches the leg's worker."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from cluster.parts import Cluster, cluster, redis_server
+from mcpkit.client import connect_http
+
+pytestmark = pytest.mark.anyio
+V = "2026-07-28"
+META = "io.modelcontextprotocol/"
+TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+BASE = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+@contextmanager
+def task_cluster(tmp_path: Path, **env: str) -> Iterator[Cluster]:
+    with redis_server(tmp_path) as redis:
+        extra = {"MCPKIT_REDIS_URL": redis.url, "MCPKIT_TEST_DIR": str(tmp_path), **env}
+        with cluster(3, env=extra, tmp_dir=tmp_path) as group:
+            yield group
+
+
+def post(http: httpx.Client, url: str, method: str, params: dict[str, Any], name: str | None = None) -> Any:
+    """One 2026-07-28 request declaring the tasks extension; its JSON-RPC response."""
+    headers = {**BASE, "mcp-protocol-version": V, "mcp-method": method}
+    if name is not None:
+        headers["mcp-name"] = name
+    meta = {META + "protocolVersion": V, META + "clientCapabilities": TASKS}
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
+    reply = http.post(url, content=json.dumps(body).encode(), headers=headers)
+    return reply.json()
+
+
+def start(http: httpx.Client, url: str, seconds: float) -> str:
+    created = post(
+        http, url, "tools/call", {"name": "long_task", "arguments": {"seconds": seconds}}, "long_task"
+    )
+    assert created["result"]["resultType"] == "task", created
+    return str(created["result"]["taskId"])
+
+
+def get(http: httpx.Client, url: str, task_id: str) -> Any:
+    return post(http, url, "tasks/get", {"taskId": task_id}, task_id)
+
+
+def test_a_task_whose_worker_is_killed_is_failed_by_whichever_worker_is_asked(tmp_path: Path) -> None:
+    with task_cluster(tmp_path) as group, httpx.Client(timeout=10) as http:
+        task_id = start(http, group.workers.urls[0], 60)
+        assert get(http, group.workers.urls[1], task_id)["result"]["status"] == "working"
+        group.workers.kill(0)
+        status = _wait_for(
+            lambda: get(http, group.url, task_id)["result"], lambda t: t["status"] != "working"
+        )
+        assert status["status"] == "failed" and "stopped" in status["statusMessage"]
+        assert status["error"]["code"] == -32603 and status["error"]["data"] == {"reason": "worker_lost"}
+
+
+def test_a_finished_task_outlives_a_restart_of_every_worker_and_then_expires(tmp_path: Path) -> None:
+    with task_cluster(tmp_path, MCPKIT_TASK_TTL_MS="4000") as group, httpx.Client(timeout=10) as http:
+        task_id = start(http, group.url, 0.1)
+        done = _wait_for(
+            lambda: get(http, group.url, task_id)["result"], lambda t: t["status"] == "completed"
+        )
+        assert done["result"]["content"][0]["text"].startswith("worked 0.1 s on w")
+        group.workers.restart()
+        again = get(http, group.url, task_id)["result"]
+        assert again["status"] == "completed" and again["result"] == done["result"]
+        gone = _wait_for(lambda: get(http, group.url, task_id), lambda r: "error" in r, timeout=8)
+        assert gone["error"]["code"] == -32602
+
+
+def test_a_cancel_through_another_worker_stops_the_leg_where_it_runs(tmp_path: Path) -> None:
+    with task_cluster(tmp_path) as group, httpx.Client(timeout=10) as http:
+        task_id = start(http, group.workers.urls[0], 60)
+        ack = post(http, group.workers.urls[2], "tasks/cancel", {"taskId": task_id}, task_id)
+        assert ack["result"]["resultType"] == "complete" and "taskId" not in ack["result"]
+        _wait_for(
+            lambda: sorted(p.name for p in tmp_path.glob("task-cancelled-*")), lambda names: bool(names)
+        )
+        assert [p.name for p in tmp_path.glob("task-cancelled-*")] == ["task-cancelled-w1"]
+        assert get(http, group.workers.urls[1], task_id)["result"]["status"] == "cancelled"
+
+
+async def test_mcpkit_client_follows_a_task_whose_polls_land_on_every_worker(tmp_path: Path) -> None:
+    with task_cluster(tmp_path) as group:
+        async with connect_http(group.url) as client:
+            handle = await client.call_tool_as_task("long_task", {"seconds": 0.5})
+            assert handle.task_id is not None
+            result = await handle.result()
+        assert result["content"][0]["text"].startswith("worked 0.5 s on w")
+
+
+def _wait_for(read: Any, done: Any, timeout: float = 10.0) -> Any:
+    """`read()` until `done(value)` or `timeout`; the last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = read()
+        if done(value) or time.monotonic() > deadline:
+            return value
+        time.sleep(0.1)
