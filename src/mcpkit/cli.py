@@ -158,6 +158,22 @@ async def list_items(client: Any, args: argparse.Namespace) -> int:
     return OK
 
 
+async def call_as_task(client: Any, tool: str, arguments: dict[str, Any]) -> Any:
+    """tools/call as a task: its status on stderr as it changes, then its result."""
+    handle = await client.call_tool_as_task(tool, arguments)
+    if handle.task_id is None:
+        print("mcpkit: the server answered at once (no task)", file=sys.stderr)
+        return await handle.result()
+
+    def status(task: dict[str, Any]) -> None:
+        line = f"task {handle.task_id}: {task.get('status')}"
+        if task.get("statusMessage"):
+            line += f" ({task['statusMessage']})"
+        print(terminal_line(line), file=sys.stderr)
+
+    return await handle.result(on_status=status)
+
+
 async def call(client: Any, args: argparse.Namespace) -> int:
     tools = {t["name"]: t for t in await client.list_all_tools()}
     tool = tools.get(args.tool)
@@ -178,7 +194,10 @@ async def call(client: Any, args: argparse.Namespace) -> int:
             f"\r[{terminal_line(shown)}] {terminal_line(message or '')}", end="", file=sys.stderr, flush=True
         )
 
-    result = await client.call_tool(args.tool, arguments, on_progress=progress)
+    if args.task:
+        result = await call_as_task(client, args.tool, arguments)
+    else:
+        result = await client.call_tool(args.tool, arguments, on_progress=progress)
     if shown_progress:
         print(file=sys.stderr)
     if args.json:
@@ -229,6 +248,11 @@ def parser() -> argparse.ArgumentParser:
             cmd.add_argument("tool")
             cmd.add_argument("pairs", nargs="*", metavar="key=value")
             cmd.add_argument("--args", dest="json_args", help="the arguments as one JSON object")
+            cmd.add_argument(
+                "--task",
+                action="store_true",
+                help="ask for a task (2026-07-28 tasks extension); show its status",
+            )
         elif name == "read":
             cmd.add_argument("uri")
         elif name == "prompt":

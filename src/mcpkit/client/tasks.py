@@ -53,17 +53,20 @@ class TaskHandle:
         if self.task_id is not None:
             await self._request("tasks/cancel", {"taskId": self.task_id, "_meta": DECLARE_TASKS})
 
-    async def result(self) -> JSON:
+    async def result(self, on_status: Callable[[JSON], None] | None = None) -> JSON:
         """The task's result once it completes (a tool's isError result included); TaskFailed if it
         fails or is cancelled. Input it asks for is answered by the client's handlers. Cancelling the
-        caller cancels the task."""
+        caller cancels the task. `on_status(task)` sees each status as it changes."""
         if self.task_id is None:
             return self.task
-        delay = _FIRST_POLL
+        delay, seen = _FIRST_POLL, None
         try:
             while True:
                 task = await self.refresh()
                 status = task.get("status")
+                if on_status is not None and status != seen:
+                    on_status(task)  # each status once, as it changes
+                    seen = status
                 if status == "completed":
                     result: JSON = task.get("result") or {}
                     return result

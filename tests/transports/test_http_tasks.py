@@ -1,0 +1,85 @@
+"""Tasks over Streamable HTTP in one process: the routing header a tasks/* request must carry, mcpkit's
+client following a task over HTTP, and `mcpkit call URL TOOL --task`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+import peers
+from mcpkit import Server
+from mcpkit.client import connect_http
+from mcpkit.transports.http_server import StreamableHTTPApp
+
+pytestmark = pytest.mark.anyio
+ROOT = Path(__file__).resolve().parents[2]
+V = "2026-07-28"
+META = "io.modelcontextprotocol/"
+TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+
+def build() -> Server:
+    server = Server("http-tasks")
+
+    @server.tool(task=True)
+    async def brew(minutes: float) -> str:
+        await anyio.sleep(minutes)
+        return f"brewed {minutes}"
+
+    return server
+
+
+def request(method: str, params: dict[str, Any], name: str | None) -> tuple[dict[str, str], bytes]:
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": V,
+        "mcp-method": method,
+    }
+    if name is not None:
+        headers["mcp-name"] = name
+    meta = {META + "protocolVersion": V, META + "clientCapabilities": TASKS}
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": meta}}
+    return headers, json.dumps(body).encode()
+
+
+async def test_tasks_requests_must_name_their_task_in_mcp_name() -> None:
+    async with peers.serving(StreamableHTTPApp(build())) as url, httpx.AsyncClient() as http:
+        headers, body = request("tools/call", {"name": "brew", "arguments": {"minutes": 0.05}}, "brew")
+        created = (await http.post(url, content=body, headers=headers)).json()["result"]
+        task_id = created["taskId"]
+        for name in (None, "another-task"):
+            headers, body = request("tasks/get", {"taskId": task_id}, name)
+            refused = await http.post(url, content=body, headers=headers)
+            assert refused.status_code == 400 and refused.json()["error"]["code"] == -32020
+        headers, body = request("tasks/get", {"taskId": task_id}, task_id)
+        assert (await http.post(url, content=body, headers=headers)).json()["result"]["taskId"] == task_id
+
+
+async def test_mcpkit_client_follows_a_task_over_http() -> None:
+    async with peers.serving(StreamableHTTPApp(build())) as url, connect_http(url) as client:
+        handle = await client.call_tool_as_task("brew", {"minutes": 0.1})
+        assert handle.task_id is not None
+        seen: list[str] = []
+        result = await handle.result(on_status=lambda task: seen.append(task["status"]))
+        assert result["content"][0]["text"] == "brewed 0.1" and seen[-1] == "completed"
+
+
+async def test_the_cli_calls_a_tool_as_a_task_and_shows_its_status() -> None:
+    async with peers.serving(StreamableHTTPApp(build())) as url:
+        command = [sys.executable, "-m", "mcpkit.cli", "call", url, "brew", "minutes=0.3", "--task"]
+        env = {"PYTHONPATH": str(ROOT / "src")}
+        done = await anyio.to_thread.run_sync(
+            lambda: subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
+        )
+    assert done.returncode == 0, done.stderr
+    statuses = [line.split(": ")[-1] for line in done.stderr.splitlines() if line.startswith("task ")]
+    assert statuses == ["working", "completed"]
+    assert "brewed 0.3" in done.stdout
