@@ -20,7 +20,7 @@ ALLOWED = {
     "runtime": {"protocol"},
     "transports": {"protocol", "runtime", "_lazy"},
     "cluster": {"protocol", "runtime", "transports", "server", "_lazy"},
-    "server": {"protocol", "runtime", "content", "transports", "_lazy"},
+    "server": {"protocol", "runtime", "content", "_lazy"},
     "client": {"protocol", "runtime", "transports", "_lazy"},
     "auth": {"protocol", "runtime", "transports", "_lazy"},
     "content": set(),
@@ -51,6 +51,11 @@ def layer_of(module: str) -> str | None:
     return parts[1] if parts[0] == "mcpkit" and len(parts) > 1 else None
 
 
+# The one import across a line the table draws: `Server.run()`, the stdio one-liner a server script ends
+# with, imports the stdio transport when called (and only then). Nothing else in server/ knows a transport.
+EXCEPTIONS = {("server/server.py", "mcpkit.transports.stdio")}
+
+
 def test_every_import_points_down_the_layers() -> None:
     wrong = []
     for path in PACKAGE.rglob("*.py"):
@@ -60,7 +65,8 @@ def test_every_import_points_down_the_layers() -> None:
         for module in imports_of(path):
             target = layer_of(module)
             if target is not None and target != layer and target not in ALLOWED[layer]:
-                wrong.append(f"{path.relative_to(PACKAGE)} imports {module}")
+                if (path.relative_to(PACKAGE).as_posix(), module) not in EXCEPTIONS:
+                    wrong.append(f"{path.relative_to(PACKAGE)} imports {module}")
     assert wrong == []
 
 

@@ -207,13 +207,7 @@ async def call(client: Any, args: argparse.Namespace) -> int:
     return TOOL_ERROR if result.get("isError") else OK
 
 
-def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(
-        prog="mcpkit", description="Serve and talk to Model Context Protocol servers."
-    )
-    top.add_argument("--version", action="version", version=f"mcpkit {__version__}")
-    sub = top.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="serve a Server object (file.py[:name] or module:name) over stdio")
+def add_serve(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("target")
     serve.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default 127.0.0.1)")
@@ -225,6 +219,17 @@ def parser() -> argparse.ArgumentParser:
         "--redis",
         metavar="URL",
         help="share sessions in this Redis (pip install 'mcpkit[redis]'), so any worker serves any request",
+    )
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="mcpkit", description="Serve and talk to Model Context Protocol servers."
+    )
+    top.add_argument("--version", action="version", version=f"mcpkit {__version__}")
+    sub = top.add_subparsers(dest="command", required=True)
+    add_serve(
+        sub.add_parser("serve", help="serve a Server object (file.py[:name] or module:name) over stdio")
     )
     for name, helptext in (
         ("list", "list tools, resources, templates or prompts"),

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from ..runtime.session import Session
     from .registry import Registry
     from .request_state import StateSealer
-    from .tasks import TaskEngine
 
 __all__ = ["Context", "Elicited", "ServerHandle"]
 
@@ -54,7 +53,19 @@ class ServerHandle(Protocol):
     def state_sealer(self) -> StateSealer: ...
 
     @property
-    def tasks(self) -> TaskEngine: ...
+    def tasks(self) -> TaskCalls: ...
+
+
+class TaskCalls(Protocol):
+    """What the handlers ask of the Server's tasks (server/tasks.TaskEngine)."""
+
+    async def call(self, tool: Any, arguments: JSON | None, ctx: Context, mask_errors: bool) -> JSON: ...
+
+    async def get(self, ctx: Context, params: JSON) -> JSON: ...
+
+    async def update(self, ctx: Context, params: JSON) -> JSON: ...
+
+    async def cancel(self, ctx: Context, params: JSON) -> JSON: ...
 
 
 @dataclass(frozen=True, slots=True)
