@@ -30,11 +30,21 @@ class RedisTaskStore:
     def _live(self, owner: str | None) -> str:
         return f"{self.prefix}tasks-live:{owner or ''}"
 
+    def _all(self, owner: str | None) -> str:
+        return f"{self.prefix}tasks-all:{owner or ''}"
+
+    async def owned(self, owner: str | None) -> list[TaskRecord]:
+        ids = [i.decode() if isinstance(i, bytes) else i for i in await self.redis.smembers(self._all(owner))]
+        found = [await self.get(i) for i in ids]
+        return sorted((r for r in found if r is not None), key=lambda r: r.created_at)
+
     async def create(self, record: TaskRecord) -> None:
         """Written (and acknowledged by Redis) before the CreateTaskResult goes out."""
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.set(self._key(record.task_id), _dump(record), px=record.ttl_ms or None)
             pipe.sadd(self._live(record.owner), record.task_id)
+            pipe.sadd(self._all(record.owner), record.task_id)
+            pipe.pexpire(self._all(record.owner), max(record.ttl_ms or _DAY_MS, _DAY_MS))
             pipe.pexpire(self._live(record.owner), max(record.ttl_ms or _DAY_MS, _DAY_MS))
             await pipe.execute()
 

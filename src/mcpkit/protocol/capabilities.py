@@ -106,11 +106,14 @@ METHODS: Final[dict[str, Rule]] = {
     "notifications/elicitation/complete": _handshake_only(
         Rule(S, ("elicitation", "url"), Owner.RECEIVER, True)
     ),
-    # the tasks extension (io.modelcontextprotocol/tasks); whether a request declared it is checked
-    # by the handler, which answers -32021 when it did not
-    "tasks/get": _modern_only(Rule(C)),
+    # tasks: the 2025-11-25 utility (a version before has none: the handler answers -32601) and the
+    # 2026-07-28 extension (a request that did not declare it is answered -32021 by the handler)
+    "tasks/get": Rule(C),
+    "tasks/cancel": Rule(C),
+    "tasks/result": _handshake_only(Rule(C)),
+    "tasks/list": _handshake_only(Rule(C)),
     "tasks/update": _modern_only(Rule(C)),
-    "tasks/cancel": _modern_only(Rule(C)),
+    "notifications/tasks/status": _handshake_only(Rule(None, notification=True)),
     "notifications/tasks": _modern_only(Rule(S, notification=True)),
 }
 

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from .capabilities import Role
 from .errors import INVALID_PARAMS, INVALID_REQUEST, LocalError, RemoteError
-from .versions import STATELESS_VERSIONS, SUPPORTED_VERSIONS, negotiate
+from .versions import STATELESS_VERSIONS, SUPPORTED_VERSIONS, Feature, has, negotiate
 
 __all__ = [
     "ON_RECEIVE",
@@ -150,6 +150,8 @@ def accept_initialize(
     if not isinstance(client_info, dict) or not isinstance(client_info.get("name"), str):
         raise RemoteError(INVALID_PARAMS, "Invalid params: initialize needs clientInfo with a name")
     version = negotiate(params["protocolVersion"], supported)
+    if "tasks" in server_capabilities and not has(version, Feature.TASKS):  # 2025-11-25 only
+        server_capabilities = {k: v for k, v in server_capabilities.items() if k != "tasks"}
     result: JSON = {
         "protocolVersion": version,
         "capabilities": server_capabilities,

@@ -16,6 +16,7 @@ from .errors import INVALID_PARAMS, LocalError, MCPError
 from .modern import missing_capability
 
 __all__ = [
+    "RELATED_TASK",
     "TASKS_EXTENSION",
     "Status",
     "advance",
@@ -24,6 +25,7 @@ __all__ = [
     "detailed",
     "needs_extension",
     "task_id_of",
+    "utility_task",
 ]
 
 JSON = dict[str, Any]
@@ -102,6 +104,18 @@ def task_fields(
     if status_message is not None:
         task["statusMessage"] = status_message
     return task
+
+
+RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
+
+
+def utility_task(task: JSON) -> JSON:
+    """The 2025-11-25 Task: the same fields, with `ttl` and `pollInterval` (the extension renamed them)."""
+    out = {k: v for k, v in task.items() if k not in ("ttlMs", "pollIntervalMs")}
+    out["ttl"] = task.get("ttlMs")
+    if "pollIntervalMs" in task:
+        out["pollInterval"] = task["pollIntervalMs"]
+    return out
 
 
 def created_result(task: JSON) -> JSON:

@@ -46,6 +46,7 @@ class Feature(enum.Enum):
     ANY_STRUCTURED_CONTENT = "structuredContent any JSON value, outputSchema any 2020-12 schema"
     RESOURCE_NOT_FOUND_CODE = "resource not found is -32002 (later -32602)"
     ELICITATION_COMPLETE = "notifications/elicitation/complete and elicitationId"
+    TASKS = "the tasks utility (from 2026-07-28 the tasks extension instead)"
 
 
 V2024_11_05: Final = "2024-11-05"
@@ -81,6 +82,7 @@ _FIRST_VERSION: Final[dict[Feature, str]] = {
     Feature.TOOL_ERRORS_AS_RESULTS: V2025_11_25,
     Feature.SSE_PRIMING: V2025_11_25,
     Feature.ELICITATION_COMPLETE: V2025_11_25,
+    Feature.TASKS: V2025_11_25,
     Feature.STATELESS: V2026_07_28,
     Feature.ANY_STRUCTURED_CONTENT: V2026_07_28,
 }
@@ -91,6 +93,7 @@ _LAST_VERSION: Final[dict[Feature, str]] = {
     Feature.SSE_PRIMING: V2025_11_25,
     Feature.RESOURCE_NOT_FOUND_CODE: V2025_11_25,
     Feature.ELICITATION_COMPLETE: V2025_11_25,
+    Feature.TASKS: V2025_11_25,
 }
 
 _ORDER: Final[dict[str, int]] = {v: i for i, v in enumerate(SUPPORTED_VERSIONS)}

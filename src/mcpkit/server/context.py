@@ -67,6 +67,14 @@ class TaskCalls(Protocol):
 
     async def cancel(self, ctx: Context, params: JSON) -> JSON: ...
 
+    async def augmented(
+        self, tool: Any, arguments: JSON | None, ctx: Context, task: Any, mask_errors: bool
+    ) -> JSON: ...
+
+    async def result(self, ctx: Context, params: JSON) -> JSON: ...
+
+    async def listing(self, ctx: Context, params: JSON) -> JSON: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Elicited:

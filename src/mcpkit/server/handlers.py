@@ -13,7 +13,7 @@ from typing import Any
 from ..protocol.errors import INVALID_PARAMS, MCPError
 from ..protocol.modern import SUBSCRIPTION_ID
 from ..protocol.tasks import TASKS_EXTENSION
-from ..protocol.versions import is_modern
+from ..protocol.versions import Feature, has, is_modern
 from .context import Context
 from .peers import Peers
 from .registry import Registry
@@ -55,12 +55,24 @@ async def call_tool(registry: Registry, _peers: Peers, ctx: Context, params: JSO
     tool, arguments = named(registry.tools, params, "tool")
     if tool.task != "forbidden" and ctx.stateless:
         return await ctx.server.tasks.call(tool, arguments, ctx, registry.mask_errors)
+    if has(ctx.negotiated.version, Feature.TASKS) and ("task" in params or tool.task == "required"):
+        return await ctx.server.tasks.augmented(
+            tool, arguments, ctx, params.get("task"), registry.mask_errors
+        )
     result: JSON = await tool.call(arguments, ctx, ctx.negotiated.version, mask_errors=registry.mask_errors)
     return result
 
 
 async def get_task(_registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
     return await ctx.server.tasks.get(ctx, params)
+
+
+async def task_result(_registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
+    return await ctx.server.tasks.result(ctx, params)
+
+
+async def list_tasks(_registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
+    return await ctx.server.tasks.listing(ctx, params)
 
 
 async def update_task(_registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
@@ -83,7 +95,7 @@ async def discover(registry: Registry, _peers: Peers, ctx: Context, params: JSON
     """server/discover (2026-07-28): the versions, capabilities and identity; serverInfo is added
     to `_meta` by the core like on every stateless result."""
     capabilities = registry.capabilities()
-    if any(tool.task != "forbidden" for tool in registry.tools.values()):
+    if capabilities.pop("tasks", None) is not None:  # the 2025-11-25 slot; here, the extension
         capabilities["extensions"] = {TASKS_EXTENSION: {}}
     result: JSON = {
         "supportedVersions": list(reversed(ctx.session.connection.versions)),
@@ -143,4 +155,6 @@ HANDLERS: dict[str, Handler] = {
     "tasks/get": get_task,
     "tasks/update": update_task,
     "tasks/cancel": cancel_task,
+    "tasks/result": task_result,
+    "tasks/list": list_tasks,
 }

@@ -127,6 +127,9 @@ class Registry:
             caps["prompts"] = {"listChanged": True}
         if self.completions:
             caps["completions"] = {}
+        if any(tool.task != "forbidden" for tool in self.tools.values()):
+            # 2025-11-25 (the core leaves it out for other versions; 2026-07-28 has the extension)
+            caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         return caps
 
     def of(self, kind: str) -> dict[str, Any]:

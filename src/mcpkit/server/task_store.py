@@ -59,6 +59,10 @@ class TaskStore(Protocol):
         """How many of `owner`'s tasks are not terminal."""
         ...
 
+    async def owned(self, owner: str | None) -> list[TaskRecord]:
+        """`owner`'s tasks, oldest first (2025-11-25 tasks/list)."""
+        ...
+
 
 class InMemoryTaskStore:
     """Tasks in this process, at most `max_tasks` (the oldest terminal ones go first past it; a store
@@ -88,6 +92,13 @@ class InMemoryTaskStore:
 
     async def live(self, owner: str | None) -> int:
         return sum(1 for r in self._tasks.values() if r.owner == owner and not r.status.terminal)
+
+    async def owned(self, owner: str | None) -> list[TaskRecord]:
+        now = time.time()
+        return sorted(
+            (r for r in self._tasks.values() if r.owner == owner and not r.expired(now)),
+            key=lambda r: r.created_at,
+        )
 
     def _sweep(self) -> None:
         now = time.time()

@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -25,29 +24,33 @@ import anyio
 from ..protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    METHOD_NOT_FOUND,
     SERVER_BUSY,
     MCPError,
     error_object,
     to_wire_error,
 )
 from ..protocol.tasks import (
+    RELATED_TASK,
     Status,
     advance,
     client_supports,
     created_result,
     detailed,
     needs_extension,
-    task_fields,
+    utility_task,
 )
-from ..runtime._native import Detached, spawn_detached
+from ..protocol.versions import Feature, has
+from ..runtime._native import spawn_detached
 from .context import Context
 from .round_trip import InputRequired, RoundTrip
+from .task_legs import Leg, TaskContext, answer_of, either, fields_of, task_support
 from .task_store import InMemoryTaskStore, TaskRecord, TaskStore
 
 if TYPE_CHECKING:
     from .tools import Tool
 
-__all__ = ["TaskCluster", "TaskContext", "TaskEngine", "task_support"]
+__all__ = ["TaskCluster", "TaskContext", "TaskEngine", "task_support"]  # the last two: task_legs
 
 log = logging.getLogger("mcpkit")
 
@@ -64,55 +67,6 @@ class TaskCluster(Protocol):
     async def cancel_elsewhere(self, task_id: str) -> None:
         """Have whichever worker runs the task's leg cancel it."""
         ...
-
-
-@dataclass(eq=False)
-class Leg:
-    """One run of a task's tool; `record` is set once the call is a task."""
-
-    record: TaskRecord | None = None
-    created: anyio.Event = field(default_factory=anyio.Event)  # the record is in the store
-    escalated: anyio.Event = field(default_factory=anyio.Event)  # ctx.as_task() was called
-    done: anyio.Event = field(default_factory=anyio.Event)
-    outcome: tuple[str, Any] = ("none", None)
-    runner: Detached | None = None
-
-
-class TaskContext(Context):
-    """The Context of a leg: asks go through the task, progress and logs are not sent (the extension
-    carries neither), `cancelled` is the task's cancellation."""
-
-    __slots__ = ("leg",)
-
-    def __init__(self, base: Context, leg: Leg, asker: RoundTrip) -> None:
-        super().__init__(
-            base.registry,
-            base.session,
-            base.request_id,
-            base.negotiated,
-            asker,
-            meta=base.meta,
-            server=base.server,
-            origin=base.origin,
-        )
-        self.leg = leg
-
-    @property
-    def cancelled(self) -> bool:
-        return self.leg.record is not None and self.leg.record.cancel_requested
-
-    async def report_progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        return
-
-    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        return
-
-    async def as_task(self) -> None:
-        if not self.leg.escalated.is_set():
-            self.leg.escalated.set()
-            await self.leg.created.wait()  # the client has its taskId before the work goes on
 
 
 class TaskEngine:
@@ -168,16 +122,16 @@ class TaskEngine:
         leg.runner = spawn_detached(lambda: self._run(leg, tool, arguments, task_ctx, mask_errors))
         if leg.record is None:
             try:
-                await _either(leg.done, leg.escalated)
+                await either(leg.done, leg.escalated)
                 if not leg.escalated.is_set():  # it ended inside the request: no task
-                    return _answer(leg.outcome, asker)
+                    return answer_of(leg.outcome, asker)
                 leg.record = await self._create(tool, arguments, ctx, asker.answers)
             except BaseException:
                 await leg.runner.aclose()
                 raise
             leg.created.set()
         self._legs[leg.record.task_id] = leg
-        return created_result(_fields(leg.record))
+        return created_result(fields_of(leg.record))
 
     async def _create(self, tool: Tool, arguments: JSON | None, ctx: Context, answers: JSON) -> TaskRecord:
         """A new task in the store (durably, before its id is sent); -32010 past the owner's cap."""
@@ -252,8 +206,13 @@ class TaskEngine:
     async def find(self, ctx: Context, params: JSON) -> TaskRecord:
         """The task a tasks/* request names: -32021 without the extension, -32602 for an unknown id
         (or another principal's: the same answer, so an id learnt elsewhere reveals nothing)."""
-        if not client_supports(ctx.client_capabilities):
+        if ctx.stateless and not client_supports(ctx.client_capabilities):
             raise needs_extension()
+        if not ctx.stateless and not has(ctx.negotiated.version, Feature.TASKS):
+            raise MCPError(
+                METHOD_NOT_FOUND,
+                f"Method not found: tasks came with 2025-11-25, not {ctx.negotiated.version}",
+            )
         task_id = params.get("taskId")
         if not isinstance(task_id, str) or not task_id:
             raise MCPError(INVALID_PARAMS, "Invalid params: taskId must be a non-empty string")
@@ -271,8 +230,10 @@ class TaskEngine:
             record.error = error_object(INTERNAL_ERROR, record.status_message, {"reason": "worker_lost"})
             record.updated_at = time.time()
             await self.store.save(record)
+        if not ctx.stateless:
+            return utility_task(fields_of(record))
         return detailed(
-            _fields(record), result=record.result, error=record.error, input_requests=record.input_requests
+            fields_of(record), result=record.result, error=record.error, input_requests=record.input_requests
         )
 
     async def _lost(self, record: TaskRecord) -> bool:
@@ -322,6 +283,8 @@ class TaskEngine:
         """An empty ack; a terminal task stays as it is (idempotent). Cooperative: the running leg, if it
         runs here, is cancelled, and the task is cancelled."""
         record = await self.find(ctx, params)
+        if record.status.terminal and not ctx.stateless:  # 2025-11-25: MUST be -32602
+            raise MCPError(INVALID_PARAMS, f"Invalid params: task {record.task_id!r} has already ended")
         if record.status.terminal:
             return {}
         record.cancel_requested = True
@@ -332,51 +295,67 @@ class TaskEngine:
             await leg.runner.aclose()
         elif self.cluster is not None and record.runner not in (None, self.cluster.worker):
             await self.cluster.cancel_elsewhere(record.task_id)
-        return {}
+        return {} if ctx.stateless else utility_task(fields_of(record))
 
+    # ---- the 2025-11-25 tasks utility --------------------------------------------------------
 
-async def _either(first: anyio.Event, second: anyio.Event) -> None:
-    """Until one of the two is set."""
-    async with anyio.create_task_group() as tg:
+    async def augmented(
+        self, tool: Tool, arguments: JSON | None, ctx: Context, task: Any, mask_errors: bool
+    ) -> JSON:
+        """tools/call with `task` (2025-11-25): CreateTaskResult `{task}` at once. A tool that forbids
+        tasks refuses one, a tool that requires one refuses a call without (-32601)."""
+        if tool.task == "forbidden":
+            raise MCPError(METHOD_NOT_FOUND, f"Tool {tool.name!r} does not run as a task")
+        if task is None:
+            raise MCPError(
+                METHOD_NOT_FOUND, f"Tool {tool.name!r} runs only as a task: add `task` to the call"
+            )
+        ttl = task.get("ttl") if isinstance(task, dict) else None
+        if not isinstance(task, dict) or (ttl is not None and (not isinstance(ttl, int) or ttl < 1)):
+            raise MCPError(INVALID_PARAMS, "Invalid params: task must be an object with a positive ttl")
+        record = await self._create(tool, arguments, ctx, {})
+        record.ttl_ms = min(ttl, self.ttl_ms) if ttl is not None else self.ttl_ms  # capped, and reported
+        await self.store.save(record)
+        leg = Leg(record=record)
+        leg.created.set()
+        leg.escalated.set()
+        task_ctx = TaskContext(ctx, leg, ctx.asker)  # asks go to the client over the session
+        leg.runner = spawn_detached(lambda: self._run(leg, tool, arguments, task_ctx, mask_errors))
+        self._legs[record.task_id] = leg
+        return {"task": utility_task(fields_of(record))}
 
-        async def wait(event: anyio.Event) -> None:
-            await event.wait()
-            tg.cancel_scope.cancel()
+    async def result(self, ctx: Context, params: JSON) -> JSON:
+        """tasks/result (2025-11-25): once the task ends, exactly its result (tagged with the related
+        task) or its error."""
+        record = await self.find(ctx, params)
+        while not record.status.terminal:
+            await anyio.sleep(0.05)
+            found = await self.store.get(record.task_id)
+            if found is None:
+                raise MCPError(INVALID_PARAMS, f"Invalid params: task {record.task_id!r} expired")
+            record = found
+        if record.status is Status.COMPLETED and record.result is not None:
+            meta = record.result.get("_meta")
+            tag = {RELATED_TASK: {"taskId": record.task_id}}
+            return {**record.result, "_meta": {**(meta if isinstance(meta, dict) else {}), **tag}}
+        if record.status is Status.FAILED and record.error is not None:
+            error = record.error
+            raise MCPError(
+                error.get("code", INTERNAL_ERROR), str(error.get("message", "")), error.get("data")
+            )
+        raise MCPError(INVALID_PARAMS, f"Invalid params: task {record.task_id!r} was cancelled")
 
-        tg.start_soon(wait, first)
-        tg.start_soon(wait, second)
-
-
-def _answer(outcome: tuple[str, Any], asker: RoundTrip) -> JSON:
-    """What the request gets when its leg ended before it became a task."""
-    kind, value = outcome
-    if kind == "result":
-        result: JSON = value
-        return result
-    if kind == "input":
-        return asker.result(value)
-    if kind == "error":
-        raise MCPError(
-            value.get("code", INTERNAL_ERROR), value.get("message", "Internal error"), value.get("data")
-        )
-    raise anyio.get_cancelled_exc_class()()
-
-
-def _fields(record: TaskRecord) -> JSON:
-    return task_fields(
-        record.task_id,
-        record.status,
-        record.created_at,
-        record.updated_at,
-        record.ttl_ms,
-        record.poll_interval_ms,
-        record.status_message,
-    )
-
-
-def task_support(task: bool | str) -> str:
-    """A tool's task support from `@server.tool(task=...)`: forbidden, optional or required."""
-    support = ("optional" if task else "forbidden") if isinstance(task, bool) else task
-    if support not in ("forbidden", "optional", "required"):
-        raise ValueError(f"task must be True, False, 'optional' or 'required', not {task!r}")
-    return support
+    async def listing(self, ctx: Context, params: JSON) -> JSON:
+        """tasks/list (2025-11-25): the caller's own tasks, 100 a page."""
+        if not has(ctx.negotiated.version, Feature.TASKS) or ctx.stateless:
+            raise MCPError(METHOD_NOT_FOUND, "Method not found: tasks/list is a 2025-11-25 method")
+        cursor = params.get("cursor")
+        start = int(cursor) if isinstance(cursor, str) and cursor.isdigit() else 0
+        if cursor is not None and not (isinstance(cursor, str) and cursor.isdigit()):
+            raise MCPError(INVALID_PARAMS, "Invalid params: unknown cursor")
+        owner = ctx.origin.principal if ctx.origin is not None else None
+        tasks = await self.store.owned(owner)
+        page: JSON = {"tasks": [utility_task(fields_of(r)) for r in tasks[start : start + 100]]}
+        if start + 100 < len(tasks):
+            page["nextCursor"] = str(start + 100)
+        return page

@@ -135,6 +135,8 @@ class Tool:
             out["outputSchema"] = self.output_schema
         if self.annotations and has(version, Feature.TOOL_ANNOTATIONS):
             out["annotations"] = self.annotations
+        if self.task != "forbidden" and has(version, Feature.TASKS):
+            out["execution"] = {"taskSupport": self.task}
         return add_common_fields(out, version, title=self.title, icons=self.icons, meta=self.meta)
 
     async def call(

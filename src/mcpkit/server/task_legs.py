@@ -1,0 +1,116 @@
+"""A task's legs: one run of its tool, and the Context the tool sees while it runs (server/tasks.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from ..protocol.errors import INTERNAL_ERROR, MCPError
+from ..protocol.tasks import task_fields
+from ..runtime._native import Detached
+from .asking import Asker
+from .context import Context
+from .round_trip import RoundTrip
+from .task_store import TaskRecord
+
+__all__ = ["Leg", "TaskContext", "answer_of", "either", "fields_of", "task_support"]
+
+JSON = dict[str, Any]
+
+
+@dataclass(eq=False)
+class Leg:
+    """One run of a task's tool; `record` is set once the call is a task."""
+
+    record: TaskRecord | None = None
+    created: anyio.Event = field(default_factory=anyio.Event)  # the record is in the store
+    escalated: anyio.Event = field(default_factory=anyio.Event)  # ctx.as_task() was called
+    done: anyio.Event = field(default_factory=anyio.Event)
+    outcome: tuple[str, Any] = ("none", None)
+    runner: Detached | None = None
+
+
+class TaskContext(Context):
+    """The Context of a leg: asks go through the task, progress and logs are not sent (the extension
+    carries neither), `cancelled` is the task's cancellation."""
+
+    __slots__ = ("leg",)
+
+    def __init__(self, base: Context, leg: Leg, asker: Asker) -> None:
+        super().__init__(
+            base.registry,
+            base.session,
+            base.request_id,
+            base.negotiated,
+            asker,
+            meta=base.meta,
+            server=base.server,
+            origin=base.origin,
+        )
+        self.leg = leg
+
+    @property
+    def cancelled(self) -> bool:
+        return self.leg.record is not None and self.leg.record.cancel_requested
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        return
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        return
+
+    async def as_task(self) -> None:
+        if not self.leg.escalated.is_set():
+            self.leg.escalated.set()
+            await self.leg.created.wait()  # the client has its taskId before the work goes on
+
+
+async def either(first: anyio.Event, second: anyio.Event) -> None:
+    """Until one of the two is set."""
+    async with anyio.create_task_group() as tg:
+
+        async def wait(event: anyio.Event) -> None:
+            await event.wait()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(wait, first)
+        tg.start_soon(wait, second)
+
+
+def answer_of(outcome: tuple[str, Any], asker: RoundTrip) -> JSON:
+    """What the request gets when its leg ended before it became a task."""
+    kind, value = outcome
+    if kind == "result":
+        result: JSON = value
+        return result
+    if kind == "input":
+        return asker.result(value)
+    if kind == "error":
+        raise MCPError(
+            value.get("code", INTERNAL_ERROR), value.get("message", "Internal error"), value.get("data")
+        )
+    raise anyio.get_cancelled_exc_class()()
+
+
+def fields_of(record: TaskRecord) -> JSON:
+    return task_fields(
+        record.task_id,
+        record.status,
+        record.created_at,
+        record.updated_at,
+        record.ttl_ms,
+        record.poll_interval_ms,
+        record.status_message,
+    )
+
+
+def task_support(task: bool | str) -> str:
+    """A tool's task support from `@server.tool(task=...)`: forbidden, optional or required."""
+    support = ("optional" if task else "forbidden") if isinstance(task, bool) else task
+    if support not in ("forbidden", "optional", "required"):
+        raise ValueError(f"task must be True, False, 'optional' or 'required', not {task!r}")
+    return support
