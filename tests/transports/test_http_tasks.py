@@ -72,6 +72,17 @@ async def test_mcpkit_client_follows_a_task_over_http() -> None:
         assert result["content"][0]["text"] == "brewed 0.1" and seen[-1] == "completed"
 
 
+async def test_a_2025_11_25_session_runs_the_same_tool_as_a_task_over_http() -> None:
+    async with peers.serving(StreamableHTTPApp(build())) as url:
+        async with connect_http(url, protocol_version="2025-11-25") as client:
+            assert not client.stateless and "tasks" in client.server_capabilities
+            handle = await client.call_tool_as_task("brew", {"minutes": 0.1})
+            assert handle.utility and handle.task_id is not None and handle.task["status"] == "working"
+            result = await handle.result()
+        assert result["content"][0]["text"] == "brewed 0.1"
+        assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": handle.task_id}
+
+
 async def test_the_cli_calls_a_tool_as_a_task_and_shows_its_status() -> None:
     async with peers.serving(StreamableHTTPApp(build())) as url:
         command = [sys.executable, "-m", "mcpkit.cli", "call", url, "brew", "minutes=0.3", "--task"]

@@ -251,11 +251,10 @@ class Client(Listening):
         return result
 
     async def call_tool_as_task(self, name: str, arguments: JSON | None = None) -> TaskHandle:
-        """tools/call declaring the tasks extension (2026-07-28): the handle of the task the server
-        made of it (`status`, `refresh()`, `result()`, `cancel()`), or of the answer it gave at once."""
-        if not self.stateless:
-            raise LocalError("tasks need the 2026-07-28 era (the tasks extension)")
-        params: JSON = {"name": name, "arguments": arguments or {}, "_meta": DECLARE_TASKS}
+        """tools/call as a task (2026-07-28: declaring the extension; 2025-11-25: with `task`): the
+        handle of the task (`status`, `refresh()`, `result()`, `cancel()`), or of an answer given at once."""
+        params: JSON = {"name": name, "arguments": arguments or {}}
+        params.update({"_meta": DECLARE_TASKS} if self.stateless else {"task": {}})  # 2025-11-25: task
         return self._task_handle(await self.request("tools/call", params))
 
     def _task_handle(self, first: JSON) -> TaskHandle:

@@ -33,8 +33,11 @@ class TaskHandle:
 
     def __init__(self, request: Request, answer: Answer, first: JSON) -> None:
         self._request, self._answer = request, answer
-        self.task: JSON = first
-        self.task_id: str | None = first.get("taskId") if first.get("resultType") == "task" else None
+        # 2025-11-25 answers {task}; the extension answers the task's fields flat, resultType "task"
+        self.utility = isinstance(first.get("task"), dict)
+        self.task: JSON = first["task"] if self.utility else first
+        flat = self.utility or first.get("resultType") == "task"
+        self.task_id: str | None = self.task.get("taskId") if flat else None
         self._answered: set[str] = set()
 
     @property
@@ -67,6 +70,8 @@ class TaskHandle:
                 if on_status is not None and status != seen:
                     on_status(task)  # each status once, as it changes
                     seen = status
+                if self.utility and status in ("completed", "failed"):  # 2025-11-25: tasks/result
+                    return await self._request("tasks/result", {"taskId": self.task_id})
                 if status == "completed":
                     result: JSON = task.get("result") or {}
                     return result
@@ -75,7 +80,7 @@ class TaskHandle:
                 if status == "input_required":
                     await self._answer_input(task.get("inputRequests") or {})
                 await anyio.sleep(delay)
-                delay = max(delay, (task.get("pollIntervalMs") or 1000) / 1000)
+                delay = max(delay, (task.get("pollIntervalMs") or task.get("pollInterval") or 1000) / 1000)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True), anyio.move_on_after(2):
                 await self.cancel()
