@@ -16,6 +16,7 @@ import pytest
 import peers
 from mcpkit import Server
 from mcpkit.client import connect_http
+from mcpkit.protocol.errors import RemoteError
 from mcpkit.transports.http_server import StreamableHTTPApp
 
 pytestmark = pytest.mark.anyio
@@ -81,6 +82,20 @@ async def test_a_2025_11_25_session_runs_the_same_tool_as_a_task_over_http() -> 
             result = await handle.result()
         assert result["content"][0]["text"] == "brewed 0.1"
         assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": handle.task_id}
+
+
+async def test_without_authorization_a_2025_task_belongs_to_its_session() -> None:
+    async with (
+        peers.serving(StreamableHTTPApp(build())) as url,
+        connect_http(url, protocol_version="2025-11-25") as mine,
+        connect_http(url, protocol_version="2025-11-25") as theirs,
+    ):
+        handle = await mine.call_tool_as_task("brew", {"minutes": 0.05})
+        assert [t["taskId"] for t in (await mine.request("tasks/list"))["tasks"]] == [handle.task_id]
+        assert (await theirs.request("tasks/list"))["tasks"] == []  # tasks/list: only the requestor's
+        with pytest.raises(RemoteError) as hidden:
+            await theirs.request("tasks/get", {"taskId": handle.task_id})
+        assert hidden.value.code == -32602
 
 
 async def test_the_cli_calls_a_tool_as_a_task_and_shows_its_status() -> None:

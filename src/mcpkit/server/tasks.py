@@ -146,7 +146,7 @@ class TaskEngine:
         return TaskRecord(
             runner=self.cluster.worker if self.cluster is not None else None,
             task_id=secrets.token_urlsafe(24),  # the id is all a caller needs: unguessable
-            owner=ctx.origin.principal if ctx.origin is not None else None,
+            owner=owner_of(ctx),
             tool=tool.name,
             arguments=arguments,
             client=ctx.client_capabilities,
@@ -217,7 +217,7 @@ class TaskEngine:
         if not isinstance(task_id, str) or not task_id:
             raise MCPError(INVALID_PARAMS, "Invalid params: taskId must be a non-empty string")
         record = await self.store.get(task_id)
-        owner = ctx.origin.principal if ctx.origin is not None else None
+        owner = owner_of(ctx)
         if record is None or record.owner != owner:
             raise MCPError(INVALID_PARAMS, f"Invalid params: no task {task_id!r}")
         return record
@@ -353,9 +353,20 @@ class TaskEngine:
         start = int(cursor) if isinstance(cursor, str) and cursor.isdigit() else 0
         if cursor is not None and not (isinstance(cursor, str) and cursor.isdigit()):
             raise MCPError(INVALID_PARAMS, "Invalid params: unknown cursor")
-        owner = ctx.origin.principal if ctx.origin is not None else None
+        owner = owner_of(ctx)
         tasks = await self.store.owned(owner)
         page: JSON = {"tasks": [utility_task(fields_of(r)) for r in tasks[start : start + 100]]}
         if start + 100 < len(tasks):
             page["nextCursor"] = str(start + 100)
         return page
+
+
+def owner_of(ctx: Context) -> str | None:
+    """Whose tasks a request sees: its access token's principal; without one, in the handshake era, its
+    session (2025-11-25 tasks/list returns only the requestor's tasks); else nobody in particular (a
+    2026-07-28 task id is an unguessable bearer of its own)."""
+    if ctx.origin is not None and ctx.origin.principal is not None:
+        return ctx.origin.principal
+    if not ctx.stateless and ctx.session_id is not None:
+        return f"session:{ctx.session_id}"
+    return None
