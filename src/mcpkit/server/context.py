@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..protocol.resource_auth import AccessToken
     from ..runtime.origin import Origin
     from ..runtime.session import Session
+    from .lifespan import Lifespan
     from .registry import Registry
     from .request_state import StateSealer
 
@@ -54,6 +55,9 @@ class ServerHandle(Protocol):
 
     @property
     def tasks(self) -> TaskCalls: ...
+
+    @property
+    def lifespan(self) -> Lifespan: ...
 
 
 class TaskCalls(Protocol):
@@ -123,6 +127,11 @@ class Context:
         if self._server is None:
             raise LocalError("this Context was made without a Server")
         return self._server
+
+    @property
+    def lifespan(self) -> Any:
+        """What the server's lifespan yielded (`Server(lifespan=...)`): a pool, a client, a config."""
+        return self.server.lifespan.value
 
     @property
     def stateless(self) -> bool:

@@ -25,6 +25,7 @@ from .caching import CacheHint
 from .completion import Completions
 from .context import Context
 from .handlers import HANDLERS
+from .lifespan import Lifespan, LifespanFactory
 from .peers import Peers
 from .prompts import Prompt
 from .registry import Registry
@@ -61,7 +62,21 @@ class _OnRegistry(Generic[T]):
 
 
 class Server:
-    """An MCP server. Handlers are plain functions; a parameter typed `Context` receives the context."""
+    """An MCP server. Handlers are plain functions; a parameter typed `Context` receives the context.
+
+    `cache`: the hint on stateless list and discover results (per resource: `cache=` there).
+    `state_key`: the HMAC key sealing requestState; give every replica the same one.
+    `versions`: the protocol versions served (both eras by default).
+    `identify`: name the server in every stateless result's `_meta` (2026-07-28: SHOULD).
+    `mask_errors`: a tool's unexpected exception reaches the model as a generic message instead
+    of its text (which may hold paths, SQL or secrets); ToolError and MCPError messages, raised on
+    purpose, are kept. The traceback is logged either way.
+    `max_in_flight`: requests of one session (stdio, an HTTP session) handled at once; one more is
+    answered with SERVER_BUSY (-32010). `max_worker_threads`: the worker threads one session's sync
+    handlers hold at once, so it cannot take the whole pool (anyio's 40). None: no cap.
+    `tasks`: where tool calls that become tasks are kept and run (a TaskEngine on its store).
+    `lifespan(server)`: an async context manager open while it serves: `ctx.lifespan` (lifespan.py).
+    """
 
     def __init__(
         self,
@@ -82,19 +97,8 @@ class Server:
         max_in_flight: int | None = 100,
         max_worker_threads: int | None = 8,
         tasks: TaskEngine | None = None,
+        lifespan: LifespanFactory | None = None,
     ) -> None:
-        """`cache`: the hint on stateless list and discover results (per resource: `cache=` there).
-        `state_key`: the HMAC key sealing requestState; give every replica the same one.
-        `versions`: the protocol versions served (both eras by default).
-        `identify`: name the server in every stateless result's `_meta` (2026-07-28: SHOULD, unless
-        configured not to).
-        `mask_errors`: a tool's unexpected exception reaches the model as a generic message instead
-        of its text (which may hold paths, SQL or secrets); ToolError and MCPError messages, raised on
-        purpose, are kept. The traceback is logged either way.
-        `max_in_flight`: requests of one session (stdio, an HTTP session) handled at once; one more is
-        answered with SERVER_BUSY (-32010). `max_worker_threads`: the worker threads one session's sync
-        handlers hold at once, so it cannot take the whole pool (anyio's 40). None: no cap.
-        `tasks`: where tool calls that become tasks are kept and run (a TaskEngine on its store)."""
         self.max_in_flight, self.max_worker_threads = max_in_flight, max_worker_threads
         self.versions, self.identify = versions, identify
         self.info: JSON = {"name": name, "version": version}
@@ -104,6 +108,7 @@ class Server:
         self.state_sealer = StateSealer(state_key, ttl=state_ttl)
         self.peers = Peers()
         self.tasks = tasks if tasks is not None else TaskEngine()
+        self.lifespan = Lifespan(lifespan, self)
         self.registry = Registry(
             instructions=instructions,
             page_size=page_size,
@@ -310,8 +315,9 @@ class Server:
             max_in_flight=self.max_in_flight,
             max_worker_threads=self.max_worker_threads,
         )
-        with self.peers.connected(session):
-            await session.run()
+        async with self.lifespan.running():
+            with self.peers.connected(session):
+                await session.run()
 
     def on_roots_changed(self, fn: Callable[[Session], Any]) -> Callable[[Session], Any]:
         """Register `fn(session)` (sync or async), called on notifications/roots/list_changed."""

@@ -97,7 +97,7 @@ class StreamableHTTPApp:
         backplane: Backplane | None = None,
     ) -> None:
         serve: Callable[[SessionStream], Awaitable[None]] = getattr(target, "serve", target)
-        self.path = path
+        self.path, self.session_key = path, session_key
         if stateless is not None:
             warnings.warn(_RENAMED, DeprecationWarning, stacklevel=2)
             sessionless = sessionless or stateless
@@ -109,7 +109,6 @@ class StreamableHTTPApp:
         self._answering = Answering(json_response, retry_ms)
         self.strict_version = strict_version  # MCP-Protocol-Version must be the session's, not just known
         self.event_store: EventStore = event_store if event_store is not None else InMemoryEventStore()
-        self.session_key = session_key
         self._shared = _shared(backplane, serve, target, self._answering, strict_version)
         self._registry = SessionRegistry(
             serve,
@@ -118,9 +117,10 @@ class StreamableHTTPApp:
             idle_timeout=session_idle_timeout,
             max_sessions_per_client=max_sessions_per_client,
             background=self._shared.run if self._shared is not None else None,
+            hold=getattr(getattr(target, "lifespan", None), "running", None),  # a Server's lifespan
         )
         self._sessionless_clients = ClientCounts("requests in flight", max_stateless_in_flight_per_client)
-        self.sessions = self._registry.sessions
+        self.sessions = self._registry.sessions  # this process's sessions
         self._mirror = header_mirror if header_mirror is not None else header_mirror_of(target)
         self._scopes_for = scopes_of(target)
 

@@ -8,6 +8,7 @@ that task group in a task of the event loop itself (asyncio or trio); `aclose()`
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
 import anyio
@@ -23,25 +24,38 @@ class TaskHost:
     """A task group for session tasks, plus one background task (`keeper`) running as long as it does."""
 
     def __init__(
-        self, keeper: Callable[[], Coroutine[Any, Any, None]], on_shutdown: Callable[[], None]
+        self,
+        keeper: Callable[[], Coroutine[Any, Any, None]],
+        on_shutdown: Callable[[], None],
+        hold: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
     ) -> None:
         self._keeper = keeper
         self._on_shutdown = on_shutdown
+        self._hold = hold or nullcontext  # what stays open while the host runs (the server's lifespan)
         self._tg: TaskGroup | None = None
         self._hosted: anyio.Event | None = None
         self._host_task: Detached | None = None
 
     async def lifespan(self, receive: Receive, send: Send) -> None:
         await receive()  # lifespan.startup
-        async with anyio.create_task_group() as tg:
-            self._tg = tg
-            tg.start_soon(self._keeper)
-            await send({"type": "lifespan.startup.complete"})
-            while (await receive())["type"] != "lifespan.shutdown":
-                pass
-            self._on_shutdown()
-            tg.cancel_scope.cancel()
-        self._tg = None
+        try:
+            held = self._hold()
+            await held.__aenter__()
+        except Exception as exc:  # the server's lifespan failed: the ASGI server reports it and stops
+            await send({"type": "lifespan.startup.failed", "message": str(exc)})
+            return
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                tg.start_soon(self._keeper)
+                await send({"type": "lifespan.startup.complete"})
+                while (await receive())["type"] != "lifespan.shutdown":
+                    pass
+                self._on_shutdown()
+                tg.cancel_scope.cancel()
+        finally:
+            self._tg = None
+            await held.__aexit__(None, None, None)
         await send({"type": "lifespan.shutdown.complete"})
 
     async def task_group(self) -> TaskGroup:
@@ -54,7 +68,7 @@ class TaskHost:
         return self._tg
 
     async def _host(self) -> None:
-        async with anyio.create_task_group() as tg:
+        async with self._hold(), anyio.create_task_group() as tg:
             self._tg = tg
             tg.start_soon(self._keeper)
             assert self._hosted is not None

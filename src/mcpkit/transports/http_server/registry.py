@@ -8,7 +8,9 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from time import monotonic
+from typing import Any
 
 import anyio
 
@@ -40,6 +42,7 @@ class SessionRegistry:
         idle_timeout: float,
         max_sessions_per_client: int = 100,
         background: Callable[[], Awaitable[None]] | None = None,
+        hold: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
     ) -> None:
         self._serve = serve
         self._background = background
@@ -48,7 +51,7 @@ class SessionRegistry:
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
         self.sessions: dict[str, SessionStream] = {}
-        self._host = TaskHost(self._keep, self.end_all)
+        self._host = TaskHost(self._keep, self.end_all, hold)
 
     async def lifespan(self, receive: Receive, send: Send) -> None:
         await self._host.lifespan(receive, send)

@@ -1,0 +1,81 @@
+"""A server's lifespan: what it opens once before it serves anyone and closes after the last (a database
+pool, an HTTP client), reachable from every handler as `ctx.lifespan`.
+
+`Server(lifespan=fn)`: `fn(server)` is an async context manager; the value it yields is the lifespan's.
+It is entered by whatever serves first (the Streamable HTTP app at its startup, `Server.run()`, or the
+first `serve()`), once however many sessions or transports share the server, and left when the last
+of them is done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import anyio
+
+from ..protocol.errors import LocalError
+
+__all__ = ["Lifespan", "LifespanFactory"]
+
+LifespanFactory = Callable[[Any], AbstractAsyncContextManager[Any]]
+
+
+class Lifespan:
+    def __init__(self, factory: LifespanFactory | None, server: Any) -> None:
+        self._factory, self._server = factory, server
+        self._users = 0
+        self._stack: AsyncExitStack | None = None
+        self._ready: anyio.Event | None = None
+        self._value: Any = None
+        self._failure: BaseException | None = None
+
+    @property
+    def value(self) -> Any:
+        """What the lifespan yielded; LocalError outside it (or when the server has none)."""
+        if self._factory is None:
+            raise LocalError("this Server was made without a lifespan (Server(lifespan=...))")
+        if self._ready is None or not self._ready.is_set() or self._failure is not None:
+            raise LocalError("the server's lifespan is not running")
+        return self._value
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Hold the lifespan open for the block: the first holder enters it, the last leaves it."""
+        if self._factory is None:
+            yield
+            return
+        self._users += 1
+        try:
+            if self._users == 1:
+                await self._enter()
+            else:
+                assert self._ready is not None
+                await self._ready.wait()
+            if self._failure is not None:
+                raise LocalError(f"the server's lifespan failed to start: {self._failure}")
+            yield
+        finally:
+            self._users -= 1
+            if self._users == 0:
+                await self._leave()
+
+    async def _enter(self) -> None:
+        assert self._factory is not None
+        self._ready, self._failure = anyio.Event(), None
+        stack = AsyncExitStack()
+        try:
+            self._value = await stack.enter_async_context(self._factory(self._server))
+            self._stack = stack
+        except Exception as exc:
+            self._failure = exc
+            raise
+        finally:
+            self._ready.set()
+
+    async def _leave(self) -> None:
+        stack, self._stack, self._value, self._ready = self._stack, None, None, None
+        if stack is not None:
+            with anyio.CancelScope(shield=True):
+                await stack.aclose()
