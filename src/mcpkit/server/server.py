@@ -26,6 +26,7 @@ from .completion import Completions
 from .context import Context
 from .handlers import HANDLERS
 from .lifespan import Lifespan, LifespanFactory
+from .middleware import Chain
 from .peers import Peers
 from .prompts import Prompt
 from .registry import Registry
@@ -109,6 +110,7 @@ class Server:
         self.peers = Peers()
         self.tasks = tasks if tasks is not None else TaskEngine()
         self.lifespan = Lifespan(lifespan, self)
+        self.middleware = Chain()  # around requests: server/middleware.py
         self.registry = Registry(
             instructions=instructions,
             page_size=page_size,
@@ -360,6 +362,9 @@ class Server:
             origin=origin,
         )
         try:
+            if self.middleware:
+                call = functools.partial(handler, self.registry, self.peers, ctx)
+                return await self.middleware.run(ctx, request.method, params, call)
             return await handler(self.registry, self.peers, ctx, params)
         except InputRequired as need:
             assert isinstance(asker, RoundTrip)  # only a round trip raises it
@@ -381,18 +386,14 @@ class Server:
         return await self.registry.read_resource(uri, ctx)
 
     def run(self, *, max_line: int | None = None, eof_grace: float | None = None) -> None:
-        """Serve over stdio until stdin closes or SIGTERM (what `python server.py` should call).
-
-        After stdin closes, requests already read get `eof_grace` seconds (default 5) to be answered.
-        """
+        """Serve over stdio until stdin closes or SIGTERM (what `python server.py` should call); after
+        stdin closes, requests already read get `eof_grace` seconds (default 5) to be answered."""
         from ..transports.stdio import serve_stdio
 
-        options: dict[str, Any] = {"max_line": max_line} if max_line is not None else {}
-        if eof_grace is not None:
-            options["eof_grace"] = eof_grace
+        named = (("max_line", max_line), ("eof_grace", eof_grace))
+        options: dict[str, Any] = {k: v for k, v in named if v is not None}
         anyio.run(functools.partial(serve_stdio, self.serve, **options))
-        # A sync tool still running on a worker thread cannot be interrupted; the interpreter would
-        # wait for it at exit, so once serving is over the process leaves without waiting.
+        # a sync tool still running on a worker thread cannot be interrupted: leave without it
         if any(
             t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()
         ):
