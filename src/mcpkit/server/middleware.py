@@ -28,15 +28,15 @@ class Chain:
     """The middleware of one server, in the order added, each with the methods it applies to."""
 
     def __init__(self) -> None:
-        self._entries: list[tuple[Middleware, frozenset[str] | None]] = []
+        self.entries: list[tuple[Middleware, frozenset[str] | None]] = []  # truthy: any at all
         self._by_method: dict[str, tuple[Middleware, ...]] = {}
 
     def __bool__(self) -> bool:
-        return bool(self._entries)
+        return bool(self.entries)
 
     def add(self, middleware: Middleware, *, methods: Collection[str] | None = None) -> Middleware:
         """Run `middleware` around every request, or around `methods` only; returns it (a decorator)."""
-        self._entries.append((middleware, frozenset(methods) if methods is not None else None))
+        self.entries.append((middleware, frozenset(methods) if methods is not None else None))
         self._by_method.clear()
         return middleware
 
@@ -47,7 +47,7 @@ class Chain:
     def for_method(self, method: str) -> tuple[Middleware, ...]:
         found = self._by_method.get(method)
         if found is None:
-            found = tuple(mw for mw, only in self._entries if only is None or method in only)
+            found = tuple(mw for mw, only in self.entries if only is None or method in only)
             self._by_method[method] = found
         return found
 

@@ -362,7 +362,7 @@ class Server:
             origin=origin,
         )
         try:
-            if self.middleware:
+            if self.middleware.entries:  # a list's truth, no call: free when unused
                 call = functools.partial(handler, self.registry, self.peers, ctx)
                 return await self.middleware.run(ctx, request.method, params, call)
             return await handler(self.registry, self.peers, ctx, params)
