@@ -281,8 +281,6 @@ class Server:
 
         return register
 
-    # ---- capabilities and notifications ------------------------------------------------------
-
     def capabilities(self) -> JSON:
         return self.registry.capabilities()
 
