@@ -61,6 +61,10 @@ def coerce(pairs: Sequence[str], schema: dict[str, Any]) -> dict[str, Any]:
         key, sep, raw = pair.partition("=")
         if not sep:
             raise UsageError(f"argument {pair!r} is not key=value")
+        if properties and key not in properties and not schema.get("additionalProperties"):
+            close = difflib.get_close_matches(key, list(properties), n=1)
+            hint = f" (did you mean {close[0]}?)" if close else f" (it takes {', '.join(properties)})"
+            raise UsageError(f"the tool has no argument {key!r}{hint}")
         kind = properties.get(key, {}).get("type")
         if kind in ("integer", "number", "boolean", "array", "object", "null"):
             try:
@@ -181,9 +185,12 @@ async def call(client: Any, args: argparse.Namespace) -> int:
         close = difflib.get_close_matches(args.tool, list(tools), n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise UsageError(f"unknown tool {args.tool!r}{hint}")
-    arguments = (
-        orjson.loads(args.json_args) if args.json_args else coerce(args.pairs, tool.get("inputSchema", {}))
-    )
+    try:
+        arguments = orjson.loads(args.json_args) if args.json_args else None
+    except orjson.JSONDecodeError as exc:
+        raise UsageError(f"--args is not JSON: {exc}") from None
+    if arguments is None:
+        arguments = coerce(args.pairs, tool.get("inputSchema", {}))
 
     shown_progress: list[bool] = []
 

@@ -203,3 +203,12 @@ def test_a_hostile_error_message_is_escaped() -> None:
     done = _raw_mcpkit("call", HOSTILE, listed[0]["name"] + "x")
     assert done.returncode == 2  # unknown tool; its close match is the hostile name
     _no_terminal_controls(done.stderr)
+
+
+def test_bad_json_in_args_and_a_misspelt_key_are_one_line_each() -> None:
+    bad_json = mcpkit("call", SERVER, "add", "--args", "{bad")
+    assert bad_json.returncode == 2 and bad_json.stderr.startswith("mcpkit: --args is not JSON:")
+    assert len(bad_json.stderr.strip().splitlines()) == 1
+    misspelt = mcpkit("call", SERVER, "add", "a=1", "bb=2")
+    assert misspelt.returncode == 2
+    assert misspelt.stderr.strip() == "mcpkit: the tool has no argument 'bb' (did you mean b?)"
