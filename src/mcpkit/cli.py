@@ -9,6 +9,7 @@ import argparse
 import difflib
 import importlib
 import importlib.util
+import inspect
 import shlex
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -46,11 +47,21 @@ def load_target(target: str) -> Any:
         sys.modules[path.stem] = module
         module_spec.loader.exec_module(module)
     else:
-        module = importlib.import_module(spec)
-    try:
-        return getattr(module, name)
-    except AttributeError:
-        raise UsageError(f"{spec} has no attribute {name!r}") from None
+        try:
+            module = importlib.import_module(spec)
+        except ModuleNotFoundError as exc:
+            raise UsageError(f"no module {exc.name!r} (serve a file.py, or a module on the path)") from None
+    found = getattr(module, name, None)
+    if found is None:
+        servers = [k for k, v in vars(module).items() if hasattr(v, "serve") and not isinstance(v, type)]
+        hint = f"; it has {', '.join(servers)}" if servers else ""
+        raise UsageError(f"{spec} has no attribute {name!r} (name the Server as {spec}:NAME{hint})")
+    if callable(found) and not hasattr(found, "serve"):  # a factory: called with no arguments
+        needed = [p.name for p in inspect.signature(found).parameters.values() if p.default is p.empty]
+        if needed:
+            raise UsageError(f"{name}() needs {', '.join(needed)}: give a Server, or a factory taking none")
+        found = found()
+    return found
 
 
 def coerce(pairs: Sequence[str], schema: dict[str, Any]) -> dict[str, Any]:
@@ -290,6 +301,9 @@ def serve_cluster(args: argparse.Namespace) -> int:
     return OK
 
 
+_EXTRAS = {"uvicorn": "http", "httpx": "http", "starlette": "http", "redis": "redis", "jwt": "oauth"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     from .protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
@@ -300,6 +314,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return serve_cluster(args)
             server = load_target(args.target)
             if args.http:
+                import uvicorn  # noqa: F401  (the http extra: checked before saying we serve)
+
                 from .transports.http_server import serve_http
 
                 print(f"mcpkit: serving on http://{args.host}:{args.port}/mcp", file=sys.stderr)
@@ -322,6 +338,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"mcpkit: could not start or reach the server: {exc}", file=sys.stderr)
         return PROTOCOL
+    except ModuleNotFoundError as exc:  # an extra not installed
+        extra = _EXTRAS.get((exc.name or "").partition(".")[0])
+        if extra is None:
+            raise
+        print(f"mcpkit: this needs the {extra} extra: pip install 'mcpkit[{extra}]' ({exc})", file=sys.stderr)
+        return USAGE
     except KeyboardInterrupt:
         print("\nmcpkit: interrupted", file=sys.stderr)
         return 130

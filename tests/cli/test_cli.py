@@ -212,3 +212,38 @@ def test_bad_json_in_args_and_a_misspelt_key_are_one_line_each() -> None:
     misspelt = mcpkit("call", SERVER, "add", "a=1", "bb=2")
     assert misspelt.returncode == 2
     assert misspelt.stderr.strip() == "mcpkit: the tool has no argument 'bb' (did you mean b?)"
+
+
+def test_serve_says_in_one_line_what_it_cannot_serve() -> None:
+    commerce = str(ROOT / "examples" / "commerce" / "server.py")
+    factory = mcpkit("serve", commerce)  # it builds its server in build_server(db_path)
+    assert factory.returncode == 2 and "has no attribute 'server'" in factory.stderr
+    needs = mcpkit("serve", f"{commerce}:build_server")
+    assert (
+        needs.stderr.strip()
+        == "mcpkit: build_server() needs db_path: give a Server, or a factory taking none"
+    )
+    missing = mcpkit("serve", "no_such_module:server")
+    assert missing.returncode == 2 and missing.stderr.strip().startswith("mcpkit: no module 'no_such_module'")
+
+
+def test_a_missing_extra_is_named_with_its_pip_command(tmp_path: Path) -> None:
+    blocked = tmp_path / "uvicorn"  # as if the http extra were not installed
+    blocked.mkdir()
+    (blocked / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'uvicorn'\", name='uvicorn')\n"
+    )
+    env = {**ENV, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ENV['PYTHONPATH']}"}
+    command = [
+        sys.executable,
+        "-m",
+        "mcpkit.cli",
+        "serve",
+        str(ROOT / "examples" / "everything.py"),
+        "--http",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "mcpkit: this needs the http extra: pip install 'mcpkit[http]' (No module named 'uvicorn')"
+    ]
