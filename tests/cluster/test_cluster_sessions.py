@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from cluster.inprocess import cluster
+from conftest import requirement
 from mcpkit.client import connect_http
 from mcpkit.protocol.resource_auth import AccessToken
 from mcpkit.protocol.sse import SSEDecoder
@@ -126,6 +127,7 @@ async def test_delete_on_one_worker_ends_the_session_on_every_worker(tmp_path: P
             assert gone.status_code == 404
 
 
+@requirement("http-resume-own-stream")
 async def test_a_stream_dropped_on_one_worker_resumes_on_another_with_nothing_lost_or_repeated(
     tmp_path: Path,
 ) -> None:

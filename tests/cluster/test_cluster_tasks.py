@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from cluster.parts import Cluster, cluster, redis_server
+from conftest import requirement
 from mcpkit.client import connect_http
 
 pytestmark = pytest.mark.anyio
@@ -55,6 +56,7 @@ def get(http: httpx.Client, url: str, task_id: str) -> Any:
     return post(http, url, "tasks/get", {"taskId": task_id}, task_id)
 
 
+@requirement("tasks-ext-worker-lost")
 def test_a_task_whose_worker_is_killed_is_failed_by_whichever_worker_is_asked(tmp_path: Path) -> None:
     with task_cluster(tmp_path) as group, httpx.Client(timeout=10) as http:
         task_id = start(http, group.workers.urls[0], 60)

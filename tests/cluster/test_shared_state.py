@@ -11,6 +11,7 @@ import pytest
 from redis.asyncio import Redis
 
 from cluster.parts import redis_server
+from conftest import requirement
 from mcpkit.cluster.state import DuplicateRequest, SharedState
 from mcpkit.runtime.stream import Restored
 from mcpkit.transports.http_server.event_store import EventsExpired, UnknownEventId
@@ -62,6 +63,7 @@ async def test_a_request_id_in_flight_is_refused_until_its_stream_is_finished(st
     await state.begin("s1", None, worker="w2", request_id=7, stream_id="p2_w2")
 
 
+@requirement("http-resume-own-stream")
 async def test_replay_gives_only_the_named_streams_later_events(state: SharedState) -> None:
     await opened(state)
     await state.begin("s1", None, worker="w", request_id=1, stream_id="p1_w")

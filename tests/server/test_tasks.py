@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
+from conftest import requirement
 from mcpkit import Context, Server
 from mcpkit.client.tasks import DECLARE_TASKS, TaskFailed
 from mcpkit.protocol.errors import INTERNAL_ERROR, MCPError, RemoteError
@@ -90,6 +91,7 @@ async def yes(_params: JSON) -> JSON:
     return {"action": "accept", "content": {"ok": True, "name": "Ada"}}
 
 
+@requirement("tasks-ext-durable-create")
 async def test_a_task_tool_called_with_the_extension_answers_a_task_and_then_its_result() -> None:
     async with connect(build(Seen()), era="modern") as client:
         handle = await client.call_tool_as_task("slow", {"seconds": 0.1})
@@ -103,6 +105,7 @@ async def test_a_task_tool_called_with_the_extension_answers_a_task_and_then_its
         assert handle.status == "completed" and handle.task["resultType"] == "complete"
 
 
+@requirement("tasks-ext-gated")
 async def test_without_the_extension_an_optional_tool_answers_at_once_and_a_required_one_is_32021() -> None:
     async with connect(build(Seen()), era="modern") as client:
         assert (await client.call_tool("slow", {"seconds": 0}))["content"][0]["text"] == "slept 0.0"
@@ -129,6 +132,7 @@ async def test_input_inside_a_task_is_asked_through_the_task_and_answered_with_t
     assert seen.legs == 2  # asked, parked; answered, run again from the top
 
 
+@requirement("tasks-ext-update-partial")
 async def test_a_partial_answer_keeps_the_task_waiting_for_the_rest() -> None:
     async with connect(build(Seen()), era="modern", elicitation=yes) as client:
         handle = await client.call_tool_as_task("both")

@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
+from conftest import requirement
 from mcpkit import Context, Server
 from mcpkit.protocol.errors import RemoteError
 from mcpkit.testing import connect
@@ -59,6 +60,7 @@ def valid(definition: str, instance: JSON) -> JSON:
     return instance
 
 
+@requirement("tasks-utility-result")
 async def test_a_task_augmented_call_answers_a_task_and_tasks_result_its_result() -> None:
     async with connect(build(), protocol_version=V) as client:
         assert client.server_capabilities["tasks"] == {
@@ -88,6 +90,7 @@ async def test_a_task_augmented_call_answers_a_task_and_tasks_result_its_result(
         ] == "completed"
 
 
+@requirement("tasks-utility-cancel-terminal")
 async def test_cancel_answers_the_cancelled_task_and_a_terminal_one_is_32602() -> None:
     async with connect(build(), protocol_version=V) as client:
         task = (await client.request("tools/call", call("bake", {"minutes": 60})))["task"]
@@ -103,6 +106,7 @@ async def test_cancel_answers_the_cancelled_task_and_a_terminal_one_is_32602() -
         assert "cancelled" in result.value.message
 
 
+@requirement("tasks-utility-required")
 async def test_task_support_is_enforced_both_ways() -> None:
     async with connect(build(), protocol_version=V) as client:
         with pytest.raises(RemoteError) as forbidden:

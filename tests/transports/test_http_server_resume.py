@@ -10,6 +10,7 @@ import httpx
 import pytest
 from test_http_server import call, open_session, rpc, running
 
+from conftest import requirement
 from mcpkit import Context, Server
 from mcpkit.protocol.sse import SSEDecoder, SSEEvent
 from mcpkit.transports.event_store import EventsExpired, InMemoryEventStore
@@ -130,6 +131,7 @@ async def test_resuming_a_post_stream_still_in_flight_replays_then_follows_it_to
         assert json.loads(answer.data)["result"]["content"][0]["text"] == "late"
 
 
+@requirement("http-resume-own-stream")
 async def test_a_bogus_unknown_or_foreign_last_event_id_is_400_with_a_json_rpc_error() -> None:
     app = StreamableHTTPApp(resumable_server(anyio.Event()))
     async with running(app) as url, httpx.AsyncClient(timeout=5) as client:
@@ -176,6 +178,7 @@ async def test_the_in_memory_store_keeps_at_most_its_caps_dropping_the_oldest() 
     assert (store.session_count, store.event_count, store.byte_count) == (0, 0, 0)
 
 
+@requirement("http-resume-own-stream")
 async def test_a_replay_never_carries_another_streams_events() -> None:
     store = InMemoryEventStore()
     a1 = await store.store("s", "p1", b"a1")

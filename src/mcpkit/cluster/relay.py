@@ -13,7 +13,7 @@ import anyio.lowlevel
 import orjson
 
 from ..runtime._native import in_async_context
-from .replica import STANDALONE
+from ..transports.http_server.sessions import STANDALONE
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from redis.exceptions import RedisError
 
+from ..protocol.http_rules import format_event_id
 from ..protocol.jsonrpc import RequestId
 from ..runtime.stream import Outgoing, Restored
-from ..transports.http_server.sessions import Route, SessionStream
+from ..transports.http_server.sessions import STANDALONE, Route, SessionStream
 
 if TYPE_CHECKING:
     from .http import ClusterSessions
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
 __all__ = ["Replica"]
 
 JSON = dict[str, Any]
-STANDALONE = "get"
 
 
 class Replica(SessionStream):
@@ -49,12 +49,8 @@ class Replica(SessionStream):
         self.answered = False  # its request's stream has its last event in the log
         self.store_failed = False  # Redis failed it: its response is gone with the connection it ended
 
-    def open_route(self, rid: RequestId, stored: bool, prime_retry_ms: int | None) -> Route:
-        route = Route(self.planned if stored else None, prime_retry_ms)
-        self.routes[rid] = route
-        if route.stream_id is not None:
-            self.streams[route.stream_id] = route
-        return route
+    def new_stream_id(self) -> str:
+        return self.planned  # a replica serves one request, whose stream the cluster named already
 
     def close_route(self, rid: RequestId, route: Route) -> None:
         super().close_route(rid, route)
@@ -73,7 +69,7 @@ class Replica(SessionStream):
             raise
         if final and stream_id == self.planned and seq != 0:
             self.answered = True
-        return f"{stream_id}-{seq}" if seq > 0 else None
+        return format_event_id(stream_id, seq) if seq > 0 else None
 
     def close(self) -> None:
         super().close()

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DuplicateRequest", "Event", "SharedState"]
 
-STANDALONE = "get"
 Arg = bytes | str | int | float
 
 

@@ -16,13 +16,14 @@ import orjson
 from redis.exceptions import RedisError
 
 from ..protocol.errors import INTERNAL_ERROR
-from ..protocol.http_rules import HTTPRefusal, parse_event_id
+from ..protocol.http_rules import HTTPRefusal, format_event_id, parse_event_id
 from ..protocol.jsonrpc import RequestId, encode, error_response
 from ..protocol.sse import encode_event
 from ..protocol.utilities import log_params
 from ..transports.http_server.asgi import SSE_HEADERS, until_disconnect
 from ..transports.http_server.event_store import UnknownEventId
 from ..transports.http_server.exchange import Exchange
+from ..transports.http_server.sessions import STANDALONE
 from .signals import Wake
 
 if TYPE_CHECKING:
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["Tails"]
 
 JSON = dict[str, Any]
-STANDALONE = "get"
 _BACKLOG = 64  # standalone events kept for a new GET that names no Last-Event-ID, as in one process
 
 
@@ -86,7 +86,7 @@ class Tails:
         if retry is not None:
             seq = await state.store(session_id, STANDALONE, b"")
             if seq > 0:
-                first += encode_event(b"", event_id=f"{STANDALONE}-{seq}", retry_ms=retry)
+                first += encode_event(b"", event_id=format_event_id(STANDALONE, seq), retry_ms=retry)
         await self._tail(session_id, STANDALONE, after, exchange, first, held)
 
     def _claim(self, session_id: str) -> Held:

@@ -55,7 +55,8 @@ async def call_tool(registry: Registry, _peers: Peers, ctx: Context, params: JSO
     tool, arguments = named(registry.tools, params, "tool")
     if tool.task != "forbidden" and ctx.stateless:
         return await ctx.server.tasks.call(tool, arguments, ctx, registry.mask_errors)
-    if has(ctx.negotiated.version, Feature.TASKS) and ("task" in params or tool.task == "required"):
+    # the common call (no `task`, a tool that does not require one) pays two lookups, not a version check
+    if ("task" in params or tool.task == "required") and has(ctx.negotiated.version, Feature.TASKS):
         return await ctx.server.tasks.augmented(
             tool, arguments, ctx, params.get("task"), registry.mask_errors
         )

@@ -38,6 +38,7 @@ from ..protocol.tasks import (
     created_result,
     detailed,
     needs_extension,
+    task_id_of,
     utility_task,
 )
 from ..protocol.versions import Feature, has
@@ -213,9 +214,7 @@ class TaskEngine:
                 METHOD_NOT_FOUND,
                 f"Method not found: tasks came with 2025-11-25, not {ctx.negotiated.version}",
             )
-        task_id = params.get("taskId")
-        if not isinstance(task_id, str) or not task_id:
-            raise MCPError(INVALID_PARAMS, "Invalid params: taskId must be a non-empty string")
+        task_id = task_id_of(params)
         record = await self.store.get(task_id)
         owner = owner_of(ctx)
         if record is None or record.owner != owner:

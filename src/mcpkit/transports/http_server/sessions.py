@@ -150,11 +150,15 @@ class SessionStream:
             self.last_seen = monotonic()
 
     def open_route(self, rid: RequestId, stored: bool, prime_retry_ms: int | None) -> Route:
-        route = Route(f"p{next(self._stream_ids)}" if stored else None, prime_retry_ms)
+        route = Route(self.new_stream_id() if stored else None, prime_retry_ms)
         self.routes[rid] = route
         if route.stream_id is not None:
             self.streams[route.stream_id] = route
         return route
+
+    def new_stream_id(self) -> str:
+        """The id of a request's stream, unique within the session."""
+        return f"p{next(self._stream_ids)}"
 
     def close_route(self, rid: RequestId, route: Route) -> None:
         route.finish()
