@@ -11,7 +11,7 @@ import jsonschema_rs
 import orjson
 
 from mcpkit.protocol.framing import Oversized
-from mcpkit.runtime.stream import MessageStream, Outgoing
+from mcpkit.runtime.stream import MessageStream, Outgoing, Processed
 
 SPEC = Path(__file__).resolve().parents[2] / "shared" / "spec"
 JSON = dict[str, Any]
@@ -106,9 +106,9 @@ class CheckedStream:
         self.failures: list[str] = []
         self.checked = 0
 
-    async def receive(self) -> bytes | bytearray | JSON | Oversized:
+    async def receive(self) -> bytes | bytearray | JSON | Oversized | Processed:
         data = await self.inner.receive()
-        if not isinstance(data, Oversized):
+        if not isinstance(data, Oversized | Processed):
             try:
                 message = data if isinstance(data, dict) else orjson.loads(data)
             except orjson.JSONDecodeError:
