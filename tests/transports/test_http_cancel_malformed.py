@@ -12,7 +12,7 @@ from test_http_stateless import meta
 
 from mcpkit.transports.http_server import StreamableHTTPApp
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 BAD_IDS: list[Any] = [{}, [], None, True, 1.5]
 

@@ -16,7 +16,7 @@ from mcpkit.protocol.sse import SSEDecoder, SSEEvent
 from mcpkit.transports.event_store import EventsExpired, InMemoryEventStore
 from mcpkit.transports.http_server import StreamableHTTPApp
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 
 def resumable_server(gate: anyio.Event) -> Server:

@@ -16,7 +16,7 @@ from mcpkit import Context, Server
 from mcpkit.runtime.stream import Outgoing
 from mcpkit.transports.http_server import MirrorsHeaders, StreamableHTTPApp
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 MODERN = "2026-07-28"
 META = "io.modelcontextprotocol/"

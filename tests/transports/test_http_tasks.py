@@ -19,7 +19,7 @@ from mcpkit.client import connect_http
 from mcpkit.protocol.errors import RemoteError
 from mcpkit.transports.http_server import StreamableHTTPApp
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 ROOT = Path(__file__).resolve().parents[2]
 V = "2026-07-28"
 META = "io.modelcontextprotocol/"

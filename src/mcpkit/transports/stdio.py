@@ -170,8 +170,11 @@ async def spawn(
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             return b""
 
+    writing = anyio.Lock()  # trio's pipe refuses a second writer while one waits (BusyResourceError)
+
     async def write(data: bytes) -> None:
-        await stdin.send(data)
+        async with writing:
+            await stdin.send(data)
 
     stream = LineStream(read_chunk, write, max_line=max_line)
     stream.process = process  # type: ignore[attr-defined]
