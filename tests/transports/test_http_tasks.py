@@ -18,6 +18,7 @@ from mcpkit import Server
 from mcpkit.client import connect_http
 from mcpkit.protocol.errors import RemoteError
 from mcpkit.transports.http_server import StreamableHTTPApp
+from spec_schema import problems
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,3 +110,23 @@ async def test_the_cli_calls_a_tool_as_a_task_and_shows_its_status() -> None:
     statuses = [line.split(": ")[-1] for line in done.stderr.splitlines() if line.startswith("task ")]
     assert statuses == ["working", "completed"]
     assert "brewed 0.3" in done.stdout
+
+
+async def test_a_2025_session_hears_its_tasks_status_over_http() -> None:
+    heard: list[dict[str, Any]] = []
+    done = anyio.Event()
+
+    def hook(task: dict[str, Any]) -> None:
+        heard.append(task)
+        if task["status"] == "completed":
+            done.set()
+
+    async with (
+        peers.serving(StreamableHTTPApp(build())) as url,
+        connect_http(url, protocol_version="2025-11-25", on_task_status=hook) as client,
+    ):
+        handle = await client.call_tool_as_task("brew", {"minutes": 0.05})
+        with anyio.fail_after(10):  # a guard against hanging: the notification comes on the GET stream
+            await done.wait()
+        assert handle.status == "completed" and heard[-1]["taskId"] == handle.task_id
+        assert problems("2025-11-25", "Task", heard[-1]) == []

@@ -25,7 +25,7 @@ from .listening import Listening
 from .result_cache import CACHEABLE, ResultCache, cache_key
 from .round_trips import drive_round_trips
 from .subscription import Subscription
-from .tasks import DECLARE_TASKS, TaskHandle
+from .tasks import DECLARE_TASKS, TaskHandle, TaskWatch
 
 __all__ = ["Client", "connect_http", "connect_stdio"]
 
@@ -54,6 +54,7 @@ class Client(Listening):
         roots: list[JSON] | Callable[[], Awaitable[list[JSON]] | list[JSON]] | None = None,
         on_log: Callable[[JSON], Awaitable[None] | None] | None = None,
         on_notification: NotificationCallback | None = None,
+        on_task_status: Callable[[JSON], Awaitable[None] | None] | None = None,
         timeout: float | None = 60.0,
         max_timeout: float | None = None,
         protocol_version: str | None = None,
@@ -69,7 +70,7 @@ class Client(Listening):
         (remembered per `era_key`), "modern" pins 2026-07-28, "handshake" pins initialize at
         `protocol_version` (naming a `protocol_version` alone pins the handshake era too).
         `cache`: reuse stateless results for their ttlMs; public ones also go to `shared_cache`.
-        `max_rounds`: input-required rounds followed before giving up."""
+        `max_rounds`: input-required rounds followed before giving up; `on_task_status`: tasks.TaskWatch."""
         self.stream = stream
         self.era = Era(era) if era is not None else Era.HANDSHAKE if protocol_version else _DEFAULT_ERA
         self.era_key, self.probe_timeout, self.max_rounds = era_key, probe_timeout, max_rounds
@@ -79,6 +80,7 @@ class Client(Listening):
         self._subscriptions: dict[Any, Subscription] = {}
         self._sampling, self._elicitation, self._roots = sampling, elicitation, roots
         self._on_log, self._on_notification = on_log, on_notification
+        self.task_watch = TaskWatch(on_task_status)
         self.timeout, self.max_timeout = timeout, max_timeout
         self.protocol_version = protocol_version or LATEST
         caps = capabilities_for(sampling, sampling_tools, elicitation, elicitation_url, roots is not None)
@@ -258,10 +260,7 @@ class Client(Listening):
         return self._task_handle(await self.request("tools/call", params))
 
     def _task_handle(self, first: JSON) -> TaskHandle:
-        async def request(method: str, params: JSON) -> JSON:
-            return await self.request(method, params)
-
-        return TaskHandle(request, self._answer, first)
+        return self.task_watch.follow(TaskHandle(self.request, self._answer, first))
 
     async def list_resources(self, cursor: str | None = None) -> JSON:
         return await self.request("resources/list", {"cursor": cursor} if cursor else None)
@@ -339,6 +338,7 @@ class Client(Listening):
         for cache in (self._cache, self._shared_cache):
             if cache is not None:
                 cache.invalidate(note.method, note.params)
+        await self.task_watch.heard(note.method, note.params)
         if self._route_to_subscription(note):
             return
         if note.method == "notifications/message" and self._on_log is not None:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .lifespan import Lifespan
     from .registry import Registry
     from .request_state import StateSealer
+    from .subscriptions import Listener
 
 __all__ = ["Context", "Elicited", "ServerHandle"]
 
@@ -58,6 +59,9 @@ class ServerHandle(Protocol):
 
     @property
     def lifespan(self) -> Lifespan: ...
+
+    @property
+    def listeners(self) -> set[Listener]: ...
 
 
 class TaskCalls(Protocol):

@@ -46,6 +46,7 @@ from ..runtime._native import spawn_detached
 from .context import Context
 from .round_trip import InputRequired, RoundTrip
 from .task_legs import Leg, TaskContext, answer_of, either, fields_of, task_support
+from .task_notices import tell
 from .task_store import InMemoryTaskStore, TaskRecord, TaskStore
 
 if TYPE_CHECKING:
@@ -176,9 +177,9 @@ class TaskEngine:
         finally:
             leg.done.set()
             with anyio.CancelScope(shield=True):
-                await self._settle(leg)
+                await self._settle(leg, ctx)
 
-    async def _settle(self, leg: Leg) -> None:
+    async def _settle(self, leg: Leg, ctx: Context) -> None:
         """Write a finished leg's outcome on its task (a leg that ended before it was one has none)."""
         if leg.record is None:
             return
@@ -199,8 +200,13 @@ class TaskEngine:
             fresh.status = advance(fresh.status, Status.INPUT_REQUIRED)
         else:
             fresh.status, fresh.error = advance(fresh.status, Status.FAILED), value
-        fresh.updated_at = time.time()
-        await self.store.save(fresh)
+        await self.changed(fresh, ctx)
+
+    async def changed(self, record: TaskRecord, ctx: Context) -> None:
+        """Keep a task whose status changed, and tell whoever follows it (task_notices.py)."""
+        record.updated_at = time.time()
+        await self.store.save(record)
+        await tell(record, ctx.session, ctx.server.listeners)
 
     # ---- tasks/get, tasks/update, tasks/cancel -----------------------------------------------
 
@@ -227,8 +233,7 @@ class TaskEngine:
             record.status = advance(record.status, Status.FAILED)
             record.status_message = "The worker running this task stopped before it finished"
             record.error = error_object(INTERNAL_ERROR, record.status_message, {"reason": "worker_lost"})
-            record.updated_at = time.time()
-            await self.store.save(record)
+            await self.changed(record, ctx)
         if not ctx.stateless:
             return utility_task(fields_of(record))
         return detailed(
@@ -258,7 +263,9 @@ class TaskEngine:
         if not record.input_requests:
             record.status = advance(record.status, Status.WORKING)
             record.runner = self.cluster.worker if self.cluster is not None else None
+            await self.changed(record, ctx)
             self._resume(record, ctx)
+            return {}
         record.updated_at = time.time()
         await self.store.save(record)
         return {}
@@ -287,8 +294,8 @@ class TaskEngine:
         if record.status.terminal:
             return {}
         record.cancel_requested = True
-        record.status, record.updated_at = advance(record.status, Status.CANCELLED), time.time()
-        await self.store.save(record)
+        record.status = advance(record.status, Status.CANCELLED)
+        await self.changed(record, ctx)
         leg = self._legs.pop(record.task_id, None)
         if leg is not None and leg.runner is not None:
             await leg.runner.aclose()
