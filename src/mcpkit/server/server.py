@@ -169,6 +169,7 @@ class Server:
         tool = Tool.from_function(
             fn,
             context_type=Context,
+            lifespan_type=self.lifespan.value_type,
             name=name,
             description=description,
             input_schema=input_schema,
@@ -226,6 +227,7 @@ class Server:
             content,
             Context,
             allow_traversal=allow_traversal,
+            lifespan_type=self.lifespan.value_type,
             name=name,
             title=title,
             description=description,
@@ -253,9 +255,8 @@ class Server:
         self, fn: Callable[..., Any], *, name: str | None = None, scopes: Iterable[str] = (), **options: Any
     ) -> Prompt:
         """Register `fn` as a prompt; `scopes` as for tools."""
-        prompt = Prompt.from_function(
-            fn, context_type=Context, name=name, scopes=frozenset(scopes), **options
-        )
+        injects: Any = {"context_type": Context, "lifespan_type": self.lifespan.value_type}
+        prompt = Prompt.from_function(fn, name=name, scopes=frozenset(scopes), **injects, **options)
         return self.registry.add_prompt(prompt)
 
     def remove_prompt(self, name: str) -> None:
