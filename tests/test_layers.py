@@ -126,7 +126,7 @@ def test_a_stdio_server_never_imports_the_http_stack_or_the_client() -> None:
     ("package", "names"),
     [
         ("mcpkit.client", ["Client", "connect_http", "connect_stdio"]),
-        ("mcpkit.server", ["CacheHint", "Context", "Elicited", "Server", "ToolError"]),
+        ("mcpkit.server", ["CacheHint", "Context", "Depends", "Elicited", "Server", "ToolError"]),
         (
             "mcpkit.transports",
             [

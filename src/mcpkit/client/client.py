@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import shlex
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -19,23 +18,21 @@ from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..runtime.groups import single_error
 from ..runtime.session import ProgressCallback, Session
 from ..runtime.stream import MessageStream
+from ..runtime.tracing import TracingOption
 from .era import Era, discover, remember, remembered
-from .handlers import Handler, capabilities_for, check_elicitation_answer
+from .handlers import Handler, capabilities_for, check_elicitation_answer, maybe_await
 from .listening import Listening
 from .result_cache import CACHEABLE, ResultCache, cache_key
 from .round_trips import drive_round_trips
 from .subscription import Subscription
 from .tasks import DECLARE_TASKS, TaskHandle, TaskWatch
+from .tracing import ClientTracing
 
 __all__ = ["Client", "connect_http", "connect_stdio"]
 
 JSON = dict[str, Any]
 NotificationCallback = Callable[[str, JSON], Awaitable[None] | None]
 _DEFAULT_ERA = Era.AUTO
-
-
-async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
 
 
 class Client(Listening):
@@ -65,12 +62,15 @@ class Client(Listening):
         cache: bool = True,
         shared_cache: ResultCache | None = None,
         max_rounds: int = 10,
+        tracing: TracingOption = False,
     ) -> None:
         """`era`: "auto" (the default) probes with server/discover and falls back to initialize
         (remembered per `era_key`), "modern" pins 2026-07-28, "handshake" pins initialize at
         `protocol_version` (naming a `protocol_version` alone pins the handshake era too).
         `cache`: reuse stateless results for their ttlMs; public ones also go to `shared_cache`.
-        `max_rounds`: input-required rounds followed before giving up; `on_task_status`: tasks.TaskWatch."""
+        `max_rounds`: input-required rounds followed before giving up; `on_task_status`: tasks.TaskWatch.
+        `tracing`: an OpenTelemetry span per request, its context in `_meta` (True: the global
+        TracerProvider; tracing.py)."""
         self.stream = stream
         self.era = Era(era) if era is not None else Era.HANDSHAKE if protocol_version else _DEFAULT_ERA
         self.era_key, self.probe_timeout, self.max_rounds = era_key, probe_timeout, max_rounds
@@ -89,6 +89,7 @@ class Client(Listening):
         )
         self.session = Session(connection, stream, self._on_request, self._on_incoming_notification)
         self._output_validators: dict[str, Any] = {}
+        self._tracing = ClientTracing(tracing) if tracing else None
         self._stack: AsyncExitStack | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------------
@@ -161,12 +162,13 @@ class Client(Listening):
         """Send `method`; in the stateless era follow input-required rounds and use the result cache."""
 
         async def send(p: JSON | None) -> JSON:
+            wait = timeout if timeout is not None else self.timeout
+            if self._tracing is not None:
+                return await self._tracing.request(
+                    self.session, method, p, wait, self.max_timeout, on_progress
+                )
             return await self.session.request(
-                method,
-                p,
-                timeout=timeout if timeout is not None else self.timeout,
-                max_timeout=self.max_timeout,
-                on_progress=on_progress,
+                method, p, timeout=wait, max_timeout=self.max_timeout, on_progress=on_progress
             )
 
         if not self.stateless:
@@ -325,11 +327,11 @@ class Client(Listening):
         """What this client answers a server's sampling, elicitation or roots request with."""
         if method == "roots/list" and self._roots is not None:
             roots = self._roots() if callable(self._roots) else self._roots
-            return {"roots": list(await _maybe_await(roots) or [])}
+            return {"roots": list(await maybe_await(roots) or [])}
         handler = self._sampling if method == "sampling/createMessage" else self._elicitation
         if handler is None or method not in ("sampling/createMessage", "elicitation/create"):
             raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method!r}")
-        result: JSON = await _maybe_await(handler(params))
+        result: JSON = await maybe_await(handler(params))
         if method == "elicitation/create":
             check_elicitation_answer(params, result)
         return result
@@ -342,11 +344,11 @@ class Client(Listening):
         if self._route_to_subscription(note):
             return
         if note.method == "notifications/message" and self._on_log is not None:
-            await _maybe_await(self._on_log(note.params))
+            await maybe_await(self._on_log(note.params))
         if note.method == "notifications/tools/list_changed":
             self._output_validators.clear()
         if self._on_notification is not None:
-            await _maybe_await(self._on_notification(note.method, note.params))
+            await maybe_await(self._on_notification(note.method, note.params))
 
 
 @asynccontextmanager

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..protocol.errors import INVALID_PARAMS, MCPError
 from ..protocol.schema_check import compile_schema, schema_problems
 
-__all__ = ["Handler", "capabilities_for", "check_elicitation_answer"]
+__all__ = ["Handler", "capabilities_for", "check_elicitation_answer", "maybe_await"]
 
 JSON = dict[str, Any]
+
+
+async def maybe_await(value: Any) -> Any:
+    """What a user's callback returned, awaited if it is awaitable (sync or async callbacks alike)."""
+    return await value if inspect.isawaitable(value) else value
 
 
 def check_elicitation_answer(params: dict[str, Any], result: dict[str, Any]) -> None:

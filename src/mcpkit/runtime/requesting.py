@@ -62,8 +62,10 @@ class Requesting:
         on_progress: ProgressCallback | None = None,
         related: RequestId | None = None,
         progress_token: str | int | None = None,
+        on_id: Callable[[RequestId], None] | None = None,
     ) -> JSON:
         """Send a request and wait for its result; raise RemoteError for an error response.
+        `on_id(id)` (optional) learns the request's id before it is sent.
 
         On timeout (reset by each progress notification, never past `max_timeout`) or when the
         caller is cancelled, the peer is sent notifications/cancelled.
@@ -74,6 +76,8 @@ class Requesting:
             params = dict(params or {})
             params["_meta"] = {**(params.get("_meta") or {}), "progressToken": progress_token}
         rid, message = self.connection.send_request(method, params, progress=on_progress is not None)
+        if on_id is not None:
+            on_id(rid)
         return await self._send_and_wait(rid, message, timeout, max_timeout, on_progress, related)
 
     async def initialize(self, version: str, timeout: float | None) -> Negotiated:

@@ -6,11 +6,12 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
 
-__all__ = ["CacheHint", "Context", "Elicited", "Server", "ToolError"]
+__all__ = ["CacheHint", "Context", "Depends", "Elicited", "Server", "ToolError"]
 
 _EXPORTS = {
     "CacheHint": "mcpkit.server.caching",
     "Context": "mcpkit.server.context",
+    "Depends": "mcpkit.server.depends",
     "Elicited": "mcpkit.server.context",
     "Server": "mcpkit.server.server",
     "ToolError": "mcpkit.server.tools",
@@ -19,6 +20,7 @@ _EXPORTS = {
 if TYPE_CHECKING:
     from .caching import CacheHint
     from .context import Context, Elicited
+    from .depends import Depends
     from .server import Server
     from .tools import ToolError
 

@@ -5,14 +5,27 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
+from contextlib import AsyncExitStack
 from typing import Any
 
 from ..runtime.workers import run_in_worker
+from .depends import Dependencies, resolve
 
 __all__ = ["invoke"]
 
 
-async def invoke(fn: Callable[..., Any], kwargs: dict[str, Any], is_async: bool) -> Any:
+async def invoke(
+    fn: Callable[..., Any],
+    kwargs: dict[str, Any],
+    is_async: bool,
+    dependencies: Dependencies = (),
+    ctx: Any = None,
+) -> Any:
+    """`fn(**kwargs)`, with its injected parameters (`dependencies`) made for `ctx` and closed after."""
+    if dependencies:
+        async with AsyncExitStack() as stack:
+            kwargs.update(await resolve(dependencies, ctx, stack))
+            return await invoke(fn, kwargs, is_async)
     if is_async:
         value = await fn(**kwargs)
     else:

@@ -9,22 +9,46 @@ of them is done.
 
 from __future__ import annotations
 
+import collections.abc
+import contextlib
+import typing
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from typing import Any
+from typing import Any, get_args, get_origin
 
 import anyio
 
 from ..protocol.errors import LocalError
 
-__all__ = ["Lifespan", "LifespanFactory"]
+__all__ = ["Lifespan", "LifespanFactory", "yielded_type"]
 
 LifespanFactory = Callable[[Any], AbstractAsyncContextManager[Any]]
+_YIELDING = (
+    collections.abc.AsyncIterator,
+    collections.abc.AsyncGenerator,
+    contextlib.AbstractAsyncContextManager,
+)
+
+
+def yielded_type(factory: LifespanFactory | None) -> type | None:
+    """The class a lifespan yields, from its annotation (`-> AsyncIterator[AppState]`), when it is one
+    of the application's own: a handler parameter of that type receives the value (depends.py). A
+    builtin (`dict`, `str`) or no annotation: None, since such a type names arguments too."""
+    try:
+        returns = typing.get_type_hints(factory).get("return") if factory is not None else None
+    except (NameError, TypeError):
+        return None
+    if get_origin(returns) in _YIELDING and get_args(returns):
+        value = get_args(returns)[0]
+        if isinstance(value, type) and value.__module__ != "builtins":
+            return value
+    return None
 
 
 class Lifespan:
     def __init__(self, factory: LifespanFactory | None, server: Any) -> None:
         self._factory, self._server = factory, server
+        self.value_type = yielded_type(factory)  # what handlers may take by type
         self._users = 0
         self._stack: AsyncExitStack | None = None
         self._ready: anyio.Event | None = None

@@ -41,9 +41,12 @@ class Prompt:
         context_type: type,
         name: str | None = None,
         description: str | None = None,
+        lifespan_type: type | None = None,
         **extra: Any,
     ) -> Prompt:
-        sig = inspect_function(fn, context_type=context_type, structured_output=False)
+        sig = inspect_function(
+            fn, context_type=context_type, structured_output=False, lifespan_type=lifespan_type
+        )
         required = set(sig.input_schema.get("required", ()))
         arguments = []
         for arg_name, prop in sig.input_schema.get("properties", {}).items():
@@ -73,7 +76,7 @@ class Prompt:
             raise MCPError(INVALID_PARAMS, f"Invalid arguments for prompt {self.name!r}: {exc}") from None
         if self.signature.context_param:
             kwargs[self.signature.context_param] = context
-        value = await invoke(self.fn, kwargs, self.signature.is_async)
+        value = await invoke(self.fn, kwargs, self.signature.is_async, self.signature.dependencies, context)
         if isinstance(value, dict) and "messages" in value:
             return value
         result: JSON = {"messages": to_messages(value)}

@@ -74,7 +74,9 @@ class Resource(_Described):
             return to_contents(self.uri, self.content, self.mime_type)
         assert self.signature is not None
         kwargs: JSON = {self.signature.context_param: context} if self.signature.context_param else {}
-        value = await invoke(self.read_fn, kwargs, self.signature.is_async)
+        value = await invoke(
+            self.read_fn, kwargs, self.signature.is_async, self.signature.dependencies, context
+        )
         return to_contents(self.uri, value, self.mime_type)
 
 
@@ -93,12 +95,19 @@ class ResourceTemplate(_Described):
 
     @classmethod
     def compile(
-        cls, uri_template: str, fn: Callable[..., Any], context_type: type, **describe: Any
+        cls,
+        uri_template: str,
+        fn: Callable[..., Any],
+        context_type: type,
+        lifespan_type: type | None = None,
+        **describe: Any,
     ) -> ResourceTemplate:
         from .uri_template import UriTemplate
 
         template = UriTemplate(uri_template)
-        sig = inspect_function(fn, context_type=context_type, structured_output=False)
+        sig = inspect_function(
+            fn, context_type=context_type, structured_output=False, lifespan_type=lifespan_type
+        )
         unknown = set(sig.input_schema.get("required", ())) - set(template.variables)
         if unknown:
             raise TypeError(f"{uri_template!r} has no variables for required parameters {sorted(unknown)}")
@@ -129,7 +138,9 @@ class ResourceTemplate(_Described):
             return None
         if self.signature.context_param:
             kwargs[self.signature.context_param] = context
-        value = await invoke(self.read_fn, kwargs, self.signature.is_async)
+        value = await invoke(
+            self.read_fn, kwargs, self.signature.is_async, self.signature.dependencies, context
+        )
         return to_contents(uri, value, self.mime_type)
 
 
@@ -143,6 +154,7 @@ def resource_from(
     context_type: type,
     *,
     allow_traversal: bool,
+    lifespan_type: type | None = None,
     **described: Any,
 ) -> Resource | ResourceTemplate:
     """A template when `uri` has `{...}` expressions and a reader, else a resource of fixed URI.
@@ -154,10 +166,16 @@ def resource_from(
     from .uri_template import UriTemplate  # ~5 ms to import: only once a resource is registered
 
     if fn is not None and UriTemplate.is_template(uri):
-        return ResourceTemplate.compile(uri, fn, context_type, allow_traversal=allow_traversal, **described)
+        return ResourceTemplate.compile(
+            uri, fn, context_type, lifespan_type, allow_traversal=allow_traversal, **described
+        )
     if allow_traversal:
         raise TypeError("allow_traversal applies to URI templates only")
-    sig = inspect_function(fn, context_type=context_type, structured_output=False) if fn is not None else None
+    sig = (
+        inspect_function(fn, context_type=context_type, structured_output=False, lifespan_type=lifespan_type)
+        if fn is not None
+        else None
+    )
     return Resource(uri=uri, read_fn=fn, signature=sig, content=content, **described)
 
 

@@ -8,7 +8,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any, Generic, TypeVar, cast, overload
+from typing import Any, TypeVar
 
 import anyio
 
@@ -20,6 +20,7 @@ from ..protocol.versions import SUPPORTED_VERSIONS
 from ..runtime.origin import RECEIVED_FROM
 from ..runtime.session import Session
 from ..runtime.stream import MessageStream
+from ..runtime.tracing import TracingOption
 from .asking import asker_for
 from .caching import CacheHint
 from .completion import Completions
@@ -27,6 +28,7 @@ from .context import Context
 from .handlers import HANDLERS
 from .lifespan import Lifespan, LifespanFactory
 from .middleware import Chain
+from .on_registry import OnRegistry
 from .peers import Peers
 from .prompts import Prompt
 from .registry import Registry
@@ -37,29 +39,12 @@ from .scopes import require
 from .subscriptions import Listener
 from .tasks import TaskEngine, task_support
 from .tools import Tool, tool_annotations
+from .tracing import ServerTracing
 
 __all__ = ["Server"]
 
 JSON = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
-T = TypeVar("T")
-
-
-class _OnRegistry(Generic[T]):
-    """A Server attribute kept on its Registry, where the handlers read it."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    @overload
-    def __get__(self, server: None, owner: type) -> _OnRegistry[T]: ...
-    @overload
-    def __get__(self, server: Server, owner: type) -> T: ...
-    def __get__(self, server: Server | None, owner: type) -> T | _OnRegistry[T]:
-        return self if server is None else cast(T, getattr(server.registry, self.name))
-
-    def __set__(self, server: Server, value: T) -> None:
-        setattr(server.registry, self.name, value)
 
 
 class Server:
@@ -77,6 +62,8 @@ class Server:
     handlers hold at once, so it cannot take the whole pool (anyio's 40). None: no cap.
     `tasks`: where tool calls that become tasks are kept and run (a TaskEngine on its store).
     `lifespan(server)`: an async context manager open while it serves: `ctx.lifespan` (lifespan.py).
+    `tracing`: an OpenTelemetry span per request and notification (True: on the global TracerProvider,
+    or a TracerProvider), a child of the client's when `_meta` carries its context (tracing.py).
     """
 
     def __init__(
@@ -99,6 +86,7 @@ class Server:
         max_worker_threads: int | None = 8,
         tasks: TaskEngine | None = None,
         lifespan: LifespanFactory | None = None,
+        tracing: TracingOption = False,
     ) -> None:
         self.max_in_flight, self.max_worker_threads = max_in_flight, max_worker_threads
         self.versions, self.identify = versions, identify
@@ -111,6 +99,9 @@ class Server:
         self.tasks = tasks if tasks is not None else TaskEngine()
         self.lifespan = Lifespan(lifespan, self)
         self.middleware = Chain()  # around requests: server/middleware.py
+        self.tracing = ServerTracing(tracing) if tracing else None
+        if self.tracing is not None:  # the first middleware, so the outermost
+            self.middleware.add(self.tracing)
         self.registry = Registry(
             instructions=instructions,
             page_size=page_size,
@@ -121,16 +112,16 @@ class Server:
         )
         self._roots_changed: list[Callable[[Session], Any]] = []
 
-    instructions: _OnRegistry[str | None] = _OnRegistry()
-    page_size: _OnRegistry[int | None] = _OnRegistry()
-    logging: _OnRegistry[bool] = _OnRegistry()
-    cache: _OnRegistry[CacheHint] = _OnRegistry()
-    mask_errors: _OnRegistry[bool] = _OnRegistry()
-    tools: _OnRegistry[dict[str, Tool]] = _OnRegistry()
-    resources: _OnRegistry[dict[str, Resource]] = _OnRegistry()
-    templates: _OnRegistry[dict[str, ResourceTemplate]] = _OnRegistry()
-    prompts: _OnRegistry[dict[str, Prompt]] = _OnRegistry()
-    completions: _OnRegistry[Completions] = _OnRegistry()
+    instructions: OnRegistry[str | None] = OnRegistry()
+    page_size: OnRegistry[int | None] = OnRegistry()
+    logging: OnRegistry[bool] = OnRegistry()
+    cache: OnRegistry[CacheHint] = OnRegistry()
+    mask_errors: OnRegistry[bool] = OnRegistry()
+    tools: OnRegistry[dict[str, Tool]] = OnRegistry()
+    resources: OnRegistry[dict[str, Resource]] = OnRegistry()
+    templates: OnRegistry[dict[str, ResourceTemplate]] = OnRegistry()
+    prompts: OnRegistry[dict[str, Prompt]] = OnRegistry()
+    completions: OnRegistry[Completions] = OnRegistry()
 
     @property
     def listeners(self) -> set[Listener]:
@@ -178,6 +169,7 @@ class Server:
         tool = Tool.from_function(
             fn,
             context_type=Context,
+            lifespan_type=self.lifespan.value_type,
             name=name,
             description=description,
             input_schema=input_schema,
@@ -235,6 +227,7 @@ class Server:
             content,
             Context,
             allow_traversal=allow_traversal,
+            lifespan_type=self.lifespan.value_type,
             name=name,
             title=title,
             description=description,
@@ -262,9 +255,8 @@ class Server:
         self, fn: Callable[..., Any], *, name: str | None = None, scopes: Iterable[str] = (), **options: Any
     ) -> Prompt:
         """Register `fn` as a prompt; `scopes` as for tools."""
-        prompt = Prompt.from_function(
-            fn, context_type=Context, name=name, scopes=frozenset(scopes), **options
-        )
+        injects: Any = {"context_type": Context, "lifespan_type": self.lifespan.value_type}
+        prompt = Prompt.from_function(fn, name=name, scopes=frozenset(scopes), **injects, **options)
         return self.registry.add_prompt(prompt)
 
     def remove_prompt(self, name: str) -> None:
@@ -325,6 +317,12 @@ class Server:
         return fn
 
     async def _on_notification(self, session: Session, note: ev.NotificationReceived) -> None:
+        if self.tracing is not None:
+            notified = functools.partial(self._notified, session, note)
+            return await self.tracing.notification(note.method, note.params, notified)
+        await self._notified(session, note)
+
+    async def _notified(self, session: Session, note: ev.NotificationReceived) -> None:
         if note.method == "notifications/roots/list_changed":
             for fn in self._roots_changed:
                 outcome = fn(session)

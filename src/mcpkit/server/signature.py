@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 import orjson
 
 from . import plain_signature as plain
+from .depends import CONTEXT, Dependencies, injected
 
 if TYPE_CHECKING:
     import pydantic
@@ -81,6 +82,7 @@ class Signature:
     is_async: bool
     _bind: Binder = dataclasses.field(repr=False, compare=False)
     _dump: Callable[[Any], Any] = dataclasses.field(repr=False, compare=False)
+    dependencies: Dependencies = ()  # injected parameters (depends.py), not in the input schema
 
     def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Validate `arguments` and return the keyword arguments to call the function with."""
@@ -121,6 +123,7 @@ def inspect_function(
     *,
     context_type: type | None = None,
     structured_output: bool | None = None,
+    lifespan_type: type | None = None,
 ) -> Signature:
     """Compile `fn` into a `Signature`; raises TypeError for functions that cannot be a tool."""
     target, preset = _unwrap(fn)
@@ -128,19 +131,22 @@ def inspect_function(
     hints = _type_hints(target, owner)
     context_param: str | None = None
     params: list[tuple[inspect.Parameter, Any]] = []
+    dependencies: list[tuple[str, Any]] = []
+    is_context = functools.partial(_is_context, context_type=context_type)
     for param in inspect.signature(fn).parameters.values():
         if param.name in preset:
             continue  # bound by functools.partial: configuration, not an argument
         _check_kind(param, owner)
         hint = hints.get(param.name, Any)
-        if _is_context(hint, context_type):
+        source = injected(param, hint, lifespan_type, is_context)  # depends.py: not an argument
+        if source is CONTEXT:
             if context_param is not None:
-                raise TypeError(
-                    f"{owner}: more than one context parameter ({context_param!r}, {param.name!r})"
-                )
+                raise TypeError(f"{owner}: more than one context parameter ({context_param}, {param.name})")
             context_param = param.name
-            continue
-        params.append((param, hint))
+        elif source is not None:
+            dependencies.append((param.name, source))
+        else:
+            params.append((param, hint))
     returns = hints.get("return", _EMPTY)
     if plain.is_plain(params, returns, structured_output):
         input_schema = plain.plain_input_schema(params)
@@ -159,6 +165,7 @@ def inspect_function(
         is_async=_is_async(target),
         _bind=bind,
         _dump=dump,
+        dependencies=tuple(dependencies),
     )
 
 

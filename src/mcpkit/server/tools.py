@@ -6,6 +6,7 @@ input schema, are results with `isError: true` so the model can see and correct 
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from ..protocol.errors import INVALID_PARAMS, LocalError, MCPError, RemoteError
 from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import Feature, has
 from .common_fields import add_common_fields
+from .depends import Dependencies
 from .invoke import invoke
 from .round_trip import InputRequired
 from .signature import ArgumentError, Signature, describe, inspect_function
@@ -64,6 +66,7 @@ class Tool:
     signature: Signature | None  # None for a tool registered with a raw input schema
     context_param: str | None
     is_async: bool
+    dependencies: Dependencies = ()  # injected parameters (depends.py)
     title: str | None = None
     annotations: JSON | None = None
     icons: list[JSON] | None = None
@@ -85,46 +88,31 @@ class Tool:
         input_schema: JSON | None = None,
         output_schema: JSON | None = None,
         structured_output: bool | None = None,
+        lifespan_type: type | None = None,
         **extra: Any,
     ) -> Tool:
         tool_name = name or getattr(fn, "__name__", None) or type(fn).__name__
         doc = description if description is not None else describe(fn)
+        signature_of = functools.partial(
+            inspect_function, fn, context_type=context_type, lifespan_type=lifespan_type
+        )
+        extra["_output_validator"] = compile_schema(output_schema) if output_schema else None
         if input_schema is None:
             # An explicit outputSchema (any 2020-12 schema, not only an object) is the contract: the
             # value is checked against it and sent as is, not wrapped the way an inferred one is.
-            structured = False if output_schema is not None else structured_output
-            sig = inspect_function(fn, context_type=context_type, structured_output=structured)
-            return cls(
-                tool_name,
-                fn,
-                doc,
-                sig.input_schema,
-                output_schema or sig.output_schema,
-                sig,
-                sig.context_param,
-                sig.is_async,
-                _output_validator=compile_schema(output_schema) if output_schema else None,
-                **extra,
-            )
+            sig = signature_of(structured_output=False if output_schema is not None else structured_output)
+            extra.update(signature=sig, context_param=sig.context_param, is_async=sig.is_async)
+            extra["dependencies"] = sig.dependencies
+            return cls(tool_name, fn, doc, sig.input_schema, output_schema or sig.output_schema, **extra)
         # A raw-schema tool gets the arguments as keywords; it may take **kwargs.
         try:
-            context_param = inspect_function(fn, context_type=context_type).context_param
+            raw: Signature | None = signature_of()
         except TypeError:
-            context_param = None
+            raw = None
         is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
-        return cls(
-            tool_name,
-            fn,
-            doc,
-            input_schema,
-            output_schema,
-            None,
-            context_param,
-            is_async,
-            _validator=compile_schema(input_schema),
-            _output_validator=compile_schema(output_schema) if output_schema else None,
-            **extra,
-        )
+        extra.update(signature=None, is_async=is_async, _validator=compile_schema(input_schema))
+        extra.update(context_param=raw and raw.context_param, dependencies=raw.dependencies if raw else ())
+        return cls(tool_name, fn, doc, input_schema, output_schema, **extra)
 
     def definition(self, version: str) -> JSON:
         """The Tool object of tools/list, with only the fields `version` has."""
@@ -153,7 +141,7 @@ class Tool:
         if self.context_param is not None:
             kwargs[self.context_param] = context
         try:
-            value = await invoke(self.fn, kwargs, self.is_async)
+            value = await invoke(self.fn, kwargs, self.is_async, self.dependencies, context)
         except InputRequired:
             raise  # a stateless round trip: the server answers input_required
         except (LocalError, RemoteError) as exc:
