@@ -8,7 +8,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any, Generic, TypeVar, cast, overload
+from typing import Any, TypeVar
 
 import anyio
 
@@ -27,6 +27,8 @@ from .context import Context
 from .handlers import HANDLERS
 from .lifespan import Lifespan, LifespanFactory
 from .middleware import Chain
+from .mount import Mount
+from .on_registry import OnRegistry
 from .peers import Peers
 from .prompts import Prompt
 from .registry import Registry
@@ -42,24 +44,6 @@ __all__ = ["Server"]
 
 JSON = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
-T = TypeVar("T")
-
-
-class _OnRegistry(Generic[T]):
-    """A Server attribute kept on its Registry, where the handlers read it."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    @overload
-    def __get__(self, server: None, owner: type) -> _OnRegistry[T]: ...
-    @overload
-    def __get__(self, server: Server, owner: type) -> T: ...
-    def __get__(self, server: Server | None, owner: type) -> T | _OnRegistry[T]:
-        return self if server is None else cast(T, getattr(server.registry, self.name))
-
-    def __set__(self, server: Server, value: T) -> None:
-        setattr(server.registry, self.name, value)
 
 
 class Server:
@@ -121,16 +105,16 @@ class Server:
         )
         self._roots_changed: list[Callable[[Session], Any]] = []
 
-    instructions: _OnRegistry[str | None] = _OnRegistry()
-    page_size: _OnRegistry[int | None] = _OnRegistry()
-    logging: _OnRegistry[bool] = _OnRegistry()
-    cache: _OnRegistry[CacheHint] = _OnRegistry()
-    mask_errors: _OnRegistry[bool] = _OnRegistry()
-    tools: _OnRegistry[dict[str, Tool]] = _OnRegistry()
-    resources: _OnRegistry[dict[str, Resource]] = _OnRegistry()
-    templates: _OnRegistry[dict[str, ResourceTemplate]] = _OnRegistry()
-    prompts: _OnRegistry[dict[str, Prompt]] = _OnRegistry()
-    completions: _OnRegistry[Completions] = _OnRegistry()
+    instructions: OnRegistry[str | None] = OnRegistry()
+    page_size: OnRegistry[int | None] = OnRegistry()
+    logging: OnRegistry[bool] = OnRegistry()
+    cache: OnRegistry[CacheHint] = OnRegistry()
+    mask_errors: OnRegistry[bool] = OnRegistry()
+    tools: OnRegistry[dict[str, Tool]] = OnRegistry()
+    resources: OnRegistry[dict[str, Resource]] = OnRegistry()
+    templates: OnRegistry[dict[str, ResourceTemplate]] = OnRegistry()
+    prompts: OnRegistry[dict[str, Prompt]] = OnRegistry()
+    completions: OnRegistry[Completions] = OnRegistry()
 
     @property
     def listeners(self) -> set[Listener]:
@@ -269,6 +253,11 @@ class Server:
 
     def remove_prompt(self, name: str) -> None:
         self.registry.remove_prompt(name)
+
+    def mount(self, child: Server, prefix: str, *, separator: str = "_") -> Mount:
+        """Offer `child`'s tools, prompts, resources and completions here under `prefix`: its items
+        are kept in step with it, its broadcasts reach this server's clients (server/mount.py)."""
+        return Mount(self.registry, self.peers, child.registry, child.peers, prefix, separator)
 
     def completion(
         self, *, prompt: str | None = None, template: str | None = None, argument: str
