@@ -28,6 +28,7 @@ from .context import Context
 from .handlers import HANDLERS
 from .lifespan import Lifespan, LifespanFactory
 from .middleware import Chain
+from .mount import Mount
 from .on_registry import OnRegistry
 from .peers import Peers
 from .prompts import Prompt
@@ -261,6 +262,11 @@ class Server:
 
     def remove_prompt(self, name: str) -> None:
         self.registry.remove_prompt(name)
+
+    def mount(self, child: Server, prefix: str, *, separator: str = "_") -> Mount:
+        """Offer `child`'s tools, prompts, resources and completions here under `prefix`: its items
+        are kept in step with it, its broadcasts reach this server's clients (server/mount.py)."""
+        return Mount(self.registry, self.peers, child.registry, child.peers, prefix, separator)
 
     def completion(
         self, *, prompt: str | None = None, template: str | None = None, argument: str
