@@ -7,14 +7,10 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import importlib
-import importlib.util
-import inspect
 import shlex
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -22,46 +18,11 @@ import orjson
 
 from . import __version__
 from .cli_escape import terminal_json, terminal_line, terminal_text
+from .cli_serve import UsageError, add_serve, run_serve, split_script_args
 
 __all__ = ["main"]
 
 OK, TOOL_ERROR, USAGE, PROTOCOL = 0, 1, 2, 3
-
-
-class UsageError(Exception):
-    pass
-
-
-def load_target(target: str) -> Any:
-    """A Server from `path/to/file.py[:name]` or `package.module:name` (name defaults to `server`)."""
-    spec, _, name = target.partition(":")
-    name = name or "server"
-    if spec.endswith(".py") or Path(spec).is_file():
-        path = Path(spec).resolve()
-        if not path.is_file():
-            raise UsageError(f"no such file: {spec}")
-        sys.path.insert(0, str(path.parent))
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
-        assert module_spec is not None and module_spec.loader is not None
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[path.stem] = module
-        module_spec.loader.exec_module(module)
-    else:
-        try:
-            module = importlib.import_module(spec)
-        except ModuleNotFoundError as exc:
-            raise UsageError(f"no module {exc.name!r} (serve a file.py, or a module on the path)") from None
-    found = getattr(module, name, None)
-    if found is None:
-        servers = [k for k, v in vars(module).items() if hasattr(v, "serve") and not isinstance(v, type)]
-        hint = f"; it has {', '.join(servers)}" if servers else ""
-        raise UsageError(f"{spec} has no attribute {name!r} (name the Server as {spec}:NAME{hint})")
-    if callable(found) and not hasattr(found, "serve"):  # a factory: called with no arguments
-        needed = [p.name for p in inspect.signature(found).parameters.values() if p.default is p.empty]
-        if needed:
-            raise UsageError(f"{name}() needs {', '.join(needed)}: give a Server, or a factory taking none")
-        found = found()
-    return found
 
 
 def coerce(pairs: Sequence[str], schema: dict[str, Any]) -> dict[str, Any]:
@@ -225,21 +186,6 @@ async def call(client: Any, args: argparse.Namespace) -> int:
     return TOOL_ERROR if result.get("isError") else OK
 
 
-def add_serve(serve: argparse.ArgumentParser) -> None:
-    serve.add_argument("target")
-    serve.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="port with --http (default 8000)")
-    serve.add_argument(
-        "--workers", type=int, default=1, help="worker processes with --http (more than one needs --redis)"
-    )
-    serve.add_argument(
-        "--redis",
-        metavar="URL",
-        help="share sessions in this Redis (pip install 'mcpkit[redis]'), so any worker serves any request",
-    )
-
-
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="mcpkit", description="Serve and talk to Model Context Protocol servers."
@@ -284,45 +230,24 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
-def serve_cluster(args: argparse.Namespace) -> int:
-    """`serve --http --workers N --redis URL`: worker processes sharing their sessions in Redis."""
-    if args.workers > 1 and not args.redis:
-        raise UsageError("--workers above 1 needs --redis URL: each worker would know only its own sessions")
-    if args.workers < 1:
-        raise UsageError("--workers must be at least 1")
-    from .cli_workers import serve_workers
-
-    load_target(args.target)  # a bad target is one line here, not a traceback in every worker
-    where = f"http://{args.host}:{args.port}/mcp"
-    print(
-        f"mcpkit: serving on {where} with {args.workers} worker(s), sessions in {args.redis}", file=sys.stderr
-    )
-    serve_workers(args.target, host=args.host, port=args.port, workers=args.workers, redis_url=args.redis)
-    return OK
-
-
-_EXTRAS = {"uvicorn": "http", "httpx": "http", "starlette": "http", "redis": "redis", "jwt": "oauth"}
+_EXTRAS = {
+    "uvicorn": "http",
+    "httpx": "http",
+    "starlette": "http",
+    "redis": "redis",
+    "jwt": "oauth",
+    "watchfiles": "dev",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv, script_args = split_script_args(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(argv)
     from .protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
 
     try:
         if args.command == "serve":
-            if args.http and (args.workers > 1 or args.redis):
-                return serve_cluster(args)
-            server = load_target(args.target)
-            if args.http:
-                import uvicorn  # noqa: F401  (the http extra: checked before saying we serve)
-
-                from .transports.http_server import serve_http
-
-                print(f"mcpkit: serving on http://{args.host}:{args.port}/mcp", file=sys.stderr)
-                serve_http(server, host=args.host, port=args.port)
-            else:
-                server.run()
-            return OK
+            return run_serve(args, script_args)
         return anyio.run(run_command, args)
     except UsageError as exc:
         print(f"mcpkit: {terminal_line(exc)}", file=sys.stderr)
