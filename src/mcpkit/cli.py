@@ -10,10 +10,8 @@ import difflib
 import importlib
 import importlib.util
 import inspect
-import shlex
 import sys
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +19,11 @@ import anyio
 import orjson
 
 from . import __version__
+from .cli_connect import add_client_options, open_client
+from .cli_errors import OK, PROTOCOL, TOOL_ERROR, USAGE, Failure, UsageError
 from .cli_escape import terminal_json, terminal_line, terminal_text
 
 __all__ = ["main"]
-
-OK, TOOL_ERROR, USAGE, PROTOCOL = 0, 1, 2, 3
-
-
-class UsageError(Exception):
-    pass
 
 
 def load_target(target: str) -> Any:
@@ -85,33 +79,6 @@ def coerce(pairs: Sequence[str], schema: dict[str, Any]) -> dict[str, Any]:
         else:
             out[key] = raw
     return out
-
-
-@asynccontextmanager
-async def open_client(server: str, args: argparse.Namespace) -> AsyncIterator[Any]:
-    from .client.client import connect_http, connect_stdio
-
-    def on_log(params: dict[str, Any]) -> None:
-        data = terminal_json(orjson.dumps(params.get("data")).decode())
-        print(f"[{terminal_line(params.get('level'))}] {data}", file=sys.stderr)
-
-    from .cli_prompts import sampling_by_command, terminal_elicitation
-
-    # Without --sampling the client declares no sampling, so a server's ctx.sample() fails with a clear error.
-    options: dict[str, Any] = {
-        "on_log": on_log,
-        "timeout": args.timeout,
-        "elicitation": terminal_elicitation(),
-        "elicitation_url": True,
-    }
-    if args.sampling:
-        options["sampling"] = sampling_by_command(args.sampling)
-    if server.startswith(("http://", "https://")):
-        async with connect_http(server, **options) as client:
-            yield client
-        return
-    async with connect_stdio(shlex.split(server), **options) as client:
-        yield client
 
 
 def show(result: Any, as_json: bool) -> None:
@@ -257,12 +224,7 @@ def parser() -> argparse.ArgumentParser:
         ("ping", "ping a server"),
     ):
         cmd = sub.add_parser(name, help=helptext)
-        cmd.add_argument("server", help="an http(s) URL, or a command line that starts a stdio server")
-        cmd.add_argument("--json", action="store_true", help="print the raw result as JSON")
-        cmd.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each answer")
-        cmd.add_argument(
-            "--sampling", metavar="CMD", help="answer sampling requests by running CMD (JSON in/out)"
-        )
+        add_client_options(cmd)
         if name == "list":
             cmd.add_argument(
                 "kind", nargs="?", default="tools", choices=["tools", "resources", "templates", "prompts"]
@@ -334,6 +296,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif exc.code == MISSING_CLIENT_CAPABILITY and "sampling" in str(exc.data):
             hint = " (pass --sampling CMD to answer sampling requests)"
         print(f"mcpkit: error {exc.code}: {terminal_line(exc.message)}{hint}", file=sys.stderr)
+        return PROTOCOL
+    except TimeoutError as exc:
+        print(f"mcpkit: timeout: {exc}", file=sys.stderr)
+        return PROTOCOL
+    except Failure as exc:
+        print(f"mcpkit: {exc}", file=sys.stderr)
         return PROTOCOL
     except OSError as exc:
         print(f"mcpkit: could not start or reach the server: {exc}", file=sys.stderr)
