@@ -22,6 +22,7 @@ from . import __version__
 from .cli_connect import add_client_options, open_client
 from .cli_errors import OK, PROTOCOL, TOOL_ERROR, USAGE, Failure, UsageError
 from .cli_escape import terminal_json, terminal_line, terminal_text
+from .cli_output import ProgressDisplay, print_table
 
 __all__ = ["main"]
 
@@ -120,23 +121,17 @@ async def run_command(args: argparse.Namespace) -> int:
 
 
 async def list_items(client: Any, args: argparse.Namespace) -> int:
-    kind = args.kind
     fetch = {
         "tools": client.list_all_tools,
         "resources": client.list_all_resources,
         "templates": client.list_all_resource_templates,
         "prompts": client.list_all_prompts,
-    }[kind]
+    }[args.kind]
     items = await fetch()
     if args.json:
         show(items, True)
-        return OK
-    for item in items:
-        label = item.get("name") if kind != "resources" else item.get("uri")
-        if kind == "templates":
-            label = item.get("uriTemplate")
-        about = item.get("title") or item.get("description") or ""
-        print(f"{terminal_line(label):<32} {terminal_line(about)}".rstrip())
+    else:
+        print_table(args.kind, items)
     return OK
 
 
@@ -170,21 +165,14 @@ async def call(client: Any, args: argparse.Namespace) -> int:
     if arguments is None:
         arguments = coerce(args.pairs, tool.get("inputSchema", {}))
 
-    shown_progress: list[bool] = []
-
-    def progress(value: float, total: float | None, message: str | None) -> None:
-        shown_progress.append(True)
-        shown = f"{value}/{total}" if total else f"{value}"
-        print(
-            f"\r[{terminal_line(shown)}] {terminal_line(message or '')}", end="", file=sys.stderr, flush=True
-        )
-
-    if args.task:
-        result = await call_as_task(client, args.tool, arguments)
-    else:
-        result = await client.call_tool(args.tool, arguments, on_progress=progress)
-    if shown_progress:
-        print(file=sys.stderr)
+    progress = ProgressDisplay()
+    try:
+        if args.task:
+            result = await call_as_task(client, args.tool, arguments)
+        else:
+            result = await client.call_tool(args.tool, arguments, on_progress=progress)
+    finally:
+        progress.close()
     if args.json:
         show(result, True)
     else:
