@@ -19,6 +19,7 @@ import anyio
 import orjson
 
 from . import __version__
+from .cli_call import coerce
 from .cli_connect import add_client_options, open_client
 from .cli_errors import OK, PROTOCOL, TOOL_ERROR, USAGE, Failure, UsageError
 from .cli_escape import terminal_json, terminal_line, terminal_text
@@ -57,29 +58,6 @@ def load_target(target: str) -> Any:
             raise UsageError(f"{name}() needs {', '.join(needed)}: give a Server, or a factory taking none")
         found = found()
     return found
-
-
-def coerce(pairs: Sequence[str], schema: dict[str, Any]) -> dict[str, Any]:
-    """Turn key=value words into arguments, typed by the tool's input schema."""
-    properties = schema.get("properties", {})
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep:
-            raise UsageError(f"argument {pair!r} is not key=value")
-        if properties and key not in properties and not schema.get("additionalProperties"):
-            close = difflib.get_close_matches(key, list(properties), n=1)
-            hint = f" (did you mean {close[0]}?)" if close else f" (it takes {', '.join(properties)})"
-            raise UsageError(f"the tool has no argument {key!r}{hint}")
-        kind = properties.get(key, {}).get("type")
-        if kind in ("integer", "number", "boolean", "array", "object", "null"):
-            try:
-                out[key] = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                out[key] = raw  # the server names the field that is wrong
-        else:
-            out[key] = raw
-    return out
 
 
 def show(result: Any, as_json: bool) -> None:
