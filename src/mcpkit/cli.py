@@ -7,72 +7,22 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import shlex
 import sys
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
 import orjson
 
 from . import __version__
+from .cli_call import coerce
+from .cli_connect import add_client_options, open_client
+from .cli_errors import OK, PROTOCOL, TOOL_ERROR, USAGE, Failure, UsageError
 from .cli_escape import terminal_json, terminal_line, terminal_text
-from .cli_serve import UsageError, add_serve, run_serve, split_script_args
+from .cli_output import ProgressDisplay, print_table
+from .cli_serve import add_serve, run_serve, split_script_args
 
 __all__ = ["main"]
-
-OK, TOOL_ERROR, USAGE, PROTOCOL = 0, 1, 2, 3
-
-
-def coerce(pairs: Sequence[str], schema: dict[str, Any]) -> dict[str, Any]:
-    """Turn key=value words into arguments, typed by the tool's input schema."""
-    properties = schema.get("properties", {})
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep:
-            raise UsageError(f"argument {pair!r} is not key=value")
-        if properties and key not in properties and not schema.get("additionalProperties"):
-            close = difflib.get_close_matches(key, list(properties), n=1)
-            hint = f" (did you mean {close[0]}?)" if close else f" (it takes {', '.join(properties)})"
-            raise UsageError(f"the tool has no argument {key!r}{hint}")
-        kind = properties.get(key, {}).get("type")
-        if kind in ("integer", "number", "boolean", "array", "object", "null"):
-            try:
-                out[key] = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                out[key] = raw  # the server names the field that is wrong
-        else:
-            out[key] = raw
-    return out
-
-
-@asynccontextmanager
-async def open_client(server: str, args: argparse.Namespace) -> AsyncIterator[Any]:
-    from .client.client import connect_http, connect_stdio
-
-    def on_log(params: dict[str, Any]) -> None:
-        data = terminal_json(orjson.dumps(params.get("data")).decode())
-        print(f"[{terminal_line(params.get('level'))}] {data}", file=sys.stderr)
-
-    from .cli_prompts import sampling_by_command, terminal_elicitation
-
-    # Without --sampling the client declares no sampling, so a server's ctx.sample() fails with a clear error.
-    options: dict[str, Any] = {
-        "on_log": on_log,
-        "timeout": args.timeout,
-        "elicitation": terminal_elicitation(),
-        "elicitation_url": True,
-    }
-    if args.sampling:
-        options["sampling"] = sampling_by_command(args.sampling)
-    if server.startswith(("http://", "https://")):
-        async with connect_http(server, **options) as client:
-            yield client
-        return
-    async with connect_stdio(shlex.split(server), **options) as client:
-        yield client
 
 
 def show(result: Any, as_json: bool) -> None:
@@ -114,23 +64,17 @@ async def run_command(args: argparse.Namespace) -> int:
 
 
 async def list_items(client: Any, args: argparse.Namespace) -> int:
-    kind = args.kind
     fetch = {
         "tools": client.list_all_tools,
         "resources": client.list_all_resources,
         "templates": client.list_all_resource_templates,
         "prompts": client.list_all_prompts,
-    }[kind]
+    }[args.kind]
     items = await fetch()
     if args.json:
         show(items, True)
-        return OK
-    for item in items:
-        label = item.get("name") if kind != "resources" else item.get("uri")
-        if kind == "templates":
-            label = item.get("uriTemplate")
-        about = item.get("title") or item.get("description") or ""
-        print(f"{terminal_line(label):<32} {terminal_line(about)}".rstrip())
+    else:
+        print_table(args.kind, items)
     return OK
 
 
@@ -164,21 +108,14 @@ async def call(client: Any, args: argparse.Namespace) -> int:
     if arguments is None:
         arguments = coerce(args.pairs, tool.get("inputSchema", {}))
 
-    shown_progress: list[bool] = []
-
-    def progress(value: float, total: float | None, message: str | None) -> None:
-        shown_progress.append(True)
-        shown = f"{value}/{total}" if total else f"{value}"
-        print(
-            f"\r[{terminal_line(shown)}] {terminal_line(message or '')}", end="", file=sys.stderr, flush=True
-        )
-
-    if args.task:
-        result = await call_as_task(client, args.tool, arguments)
-    else:
-        result = await client.call_tool(args.tool, arguments, on_progress=progress)
-    if shown_progress:
-        print(file=sys.stderr)
+    progress = ProgressDisplay()
+    try:
+        if args.task:
+            result = await call_as_task(client, args.tool, arguments)
+        else:
+            result = await client.call_tool(args.tool, arguments, on_progress=progress)
+    finally:
+        progress.close()
     if args.json:
         show(result, True)
     else:
@@ -203,12 +140,7 @@ def parser() -> argparse.ArgumentParser:
         ("ping", "ping a server"),
     ):
         cmd = sub.add_parser(name, help=helptext)
-        cmd.add_argument("server", help="an http(s) URL, or a command line that starts a stdio server")
-        cmd.add_argument("--json", action="store_true", help="print the raw result as JSON")
-        cmd.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each answer")
-        cmd.add_argument(
-            "--sampling", metavar="CMD", help="answer sampling requests by running CMD (JSON in/out)"
-        )
+        add_client_options(cmd)
         if name == "list":
             cmd.add_argument(
                 "kind", nargs="?", default="tools", choices=["tools", "resources", "templates", "prompts"]
@@ -259,6 +191,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif exc.code == MISSING_CLIENT_CAPABILITY and "sampling" in str(exc.data):
             hint = " (pass --sampling CMD to answer sampling requests)"
         print(f"mcpkit: error {exc.code}: {terminal_line(exc.message)}{hint}", file=sys.stderr)
+        return PROTOCOL
+    except TimeoutError as exc:
+        print(f"mcpkit: timeout: {exc}", file=sys.stderr)
+        return PROTOCOL
+    except Failure as exc:
+        print(f"mcpkit: {exc}", file=sys.stderr)
         return PROTOCOL
     except OSError as exc:
         print(f"mcpkit: could not start or reach the server: {exc}", file=sys.stderr)

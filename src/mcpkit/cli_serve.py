@@ -17,16 +17,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .cli_errors import UsageError
+
 __all__ = ["UsageError", "add_serve", "load_target", "run_serve", "split_script_args"]
 
 OBJECTS = ("server", "mcp", "app")  # looked for in this order when the target names nothing
 FACTORIES = ("create_server", "build_server")  # then these, called with no arguments
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 LOCAL = ("127.0.0.1", "localhost", "::1")
-
-
-class UsageError(Exception):
-    pass
 
 
 def split_script_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:

@@ -68,9 +68,9 @@ class Client(Listening):
         (remembered per `era_key`), "modern" pins 2026-07-28, "handshake" pins initialize at
         `protocol_version` (naming a `protocol_version` alone pins the handshake era too).
         `cache`: reuse stateless results for their ttlMs; public ones also go to `shared_cache`.
-        `max_rounds`: input-required rounds followed before giving up; `on_task_status`: tasks.TaskWatch.
-        `tracing`: an OpenTelemetry span per request, its context in `_meta` (True: the global
-        TracerProvider; tracing.py)."""
+        `max_rounds`: input-required rounds followed; `on_task_status`: tasks.TaskWatch; `on_log`: every
+        level until set_logging_level. `tracing`: an OpenTelemetry span per request, its context in
+        `_meta` (True: the global TracerProvider; tracing.py)."""
         self.stream = stream
         self.era = Era(era) if era is not None else Era.HANDSHAKE if protocol_version else _DEFAULT_ERA
         self.era_key, self.probe_timeout, self.max_rounds = era_key, probe_timeout, max_rounds
@@ -87,6 +87,7 @@ class Client(Listening):
         connection = Connection(
             Role.CLIENT, info={"name": name, "version": version}, capabilities=caps, versions=versions
         )
+        connection.log_level = "debug" if on_log is not None else None  # 2026-07-28: logs only if asked
         self.session = Session(connection, stream, self._on_request, self._on_incoming_notification)
         self._output_validators: dict[str, Any] = {}
         self._tracing = ClientTracing(tracing) if tracing else None
