@@ -68,20 +68,18 @@ class Client(Listening):
         (remembered per `era_key`), "modern" pins 2026-07-28, "handshake" pins initialize at
         `protocol_version` (naming a `protocol_version` alone pins the handshake era too).
         `cache`: reuse stateless results for their ttlMs; public ones also go to `shared_cache`.
-        `max_rounds`: input-required rounds followed; `on_task_status`: tasks.TaskWatch; `on_log`: every
-        level until set_logging_level. `tracing`: an OpenTelemetry span per request, its context in
-        `_meta` (True: the global TracerProvider; tracing.py)."""
+        `max_rounds`: input-required rounds; `on_task_status`: tasks.TaskWatch; `on_log`: every level
+        until set_logging_level; `tracing`: OpenTelemetry."""
         self.stream = stream
         self.era = Era(era) if era is not None else Era.HANDSHAKE if protocol_version else _DEFAULT_ERA
         self.era_key, self.probe_timeout, self.max_rounds = era_key, probe_timeout, max_rounds
-        self.versions = versions
-        self._cache = ResultCache() if cache else None
+        self.versions, self.timeout, self.max_timeout = versions, timeout, max_timeout
+        self._cache: ResultCache | None = ResultCache() if cache else None
         self._shared_cache = shared_cache if cache else None
         self._subscriptions: dict[Any, Subscription] = {}
         self._sampling, self._elicitation, self._roots = sampling, elicitation, roots
         self._on_log, self._on_notification = on_log, on_notification
         self.task_watch = TaskWatch(on_task_status)
-        self.timeout, self.max_timeout = timeout, max_timeout
         self.protocol_version = protocol_version or LATEST
         caps = capabilities_for(sampling, sampling_tools, elicitation, elicitation_url, roots is not None)
         connection = Connection(
