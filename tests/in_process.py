@@ -15,6 +15,9 @@ import httpx
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from mcpkit.client.client import Client
+from mcpkit.transports.http_client import HTTPClientStream
+
 ORIGIN = "http://127.0.0.1:8000"
 
 
@@ -30,6 +33,19 @@ async def in_process(app: Any, timeout: float = 5) -> AsyncIterator[httpx.AsyncC
     finally:
         if hasattr(app, "aclose"):
             await app.aclose()
+
+
+@asynccontextmanager
+async def client_in_process(app: Any, **options: Any) -> AsyncIterator[Client]:
+    """mcpkit's Streamable HTTP client to `app` driven in this process (`options` go to Client)."""
+    async with in_process(app, options.get("timeout") or 30) as http, anyio.create_task_group() as tg:
+        stream = HTTPClientStream(ORIGIN + "/mcp", http, tg)
+        try:
+            async with Client(stream, **options) as client:
+                yield client
+        finally:
+            await stream.aclose()
+            tg.cancel_scope.cancel()
 
 
 class Driver(httpx.AsyncBaseTransport):

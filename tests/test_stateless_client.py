@@ -24,7 +24,7 @@ from mcpkit.server.server import Server
 from mcpkit.testing import connect
 from spec_schema import CheckedStream, available
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 JSON = dict[str, Any]
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}

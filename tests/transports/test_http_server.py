@@ -96,12 +96,20 @@ async def serving(
     server = make_server()
     app = StreamableHTTPApp(server, **options)
     with anyio.fail_after(20):
-        if hosting == "in-process":
-            async with in_process(app) as client:
-                yield client, ORIGIN + "/mcp", app, server
-            return
-        async with running(app) as url, httpx.AsyncClient(timeout=5) as client:
+        async with hosted(hosting, app) as (client, url):
             yield client, url, app, server
+
+
+@asynccontextmanager
+async def hosted(hosting: str, app: Any, timeout: float = 5) -> AsyncIterator[tuple[httpx.AsyncClient, str]]:
+    """`app` on a real server and an httpx client to it, or an httpx client driving it in this process
+    (`hosting`: "socket" or "in-process"); yields the client and the endpoint URL."""
+    if hosting == "in-process":
+        async with in_process(app, timeout) as client:
+            yield client, ORIGIN + "/mcp"
+        return
+    async with running(app) as url, httpx.AsyncClient(timeout=timeout) as client:
+        yield client, url
 
 
 def call(
