@@ -20,6 +20,7 @@ from mcpkit import Context, Server
 from mcpkit.client import Client
 from mcpkit.client.hosted_tasks import TaskHost
 from mcpkit.protocol.errors import MCPError, RemoteError
+from mcpkit.protocol.modern import request_meta
 from mcpkit.runtime.stream import memory_pair
 from mcpkit.transports.http_client import open_http_stream
 from mcpkit.transports.http_server import StreamableHTTPApp
@@ -322,3 +323,24 @@ async def test_over_streamable_http_the_client_hosts_the_servers_tasks() -> None
 def test_task_host_limits_must_be_positive() -> None:
     with pytest.raises(ValueError):
         TaskHost(max_ttl_ms=0)
+
+
+async def test_a_task_past_its_ttl_is_forgotten() -> None:
+    async def script(ctx: Context) -> str:
+        task = (await ctx.asker.ask("sampling/createMessage", {**ASK_SAMPLE, "task": {}}))["task"]
+        assert task["ttl"] == 1
+        await anyio.sleep(0.05)  # well past the 1 ms ttl
+        with pytest.raises(RemoteError) as gone:
+            await ctx.asker.ask("tasks/result", {"taskId": task["taskId"]})
+        assert gone.value.code == -32602
+        listed = await ctx.asker.ask("tasks/list", {})
+        assert listed["tasks"] == []
+        return "done"
+
+    async with pair(build(script), tasks=TaskHost(max_ttl_ms=1)) as (client, _, _):
+        assert text(await client.call_tool("scripted")) == "done"
+
+
+def test_the_stateless_era_declares_no_tasks_capability() -> None:
+    meta = request_meta("2026-07-28", {"sampling": {}, "tasks": {"list": {}}}, {"name": "c", "version": "1"})
+    assert meta["io.modelcontextprotocol/clientCapabilities"] == {"sampling": {}}

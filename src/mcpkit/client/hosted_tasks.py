@@ -126,6 +126,7 @@ class TaskHost:
                 yield
             finally:
                 self._group = None
+                self._tasks.clear()  # the tasks end with the client
                 group.cancel_scope.cancel()
 
     async def answer(self, method: str, params: JSON, plain: Answer) -> JSON:
