@@ -37,7 +37,15 @@ _DEFAULT_ERA = Era.AUTO
 
 
 class Client(Listening):
-    """A client connected to one server over `stream`; use as `async with Client(stream) as client`."""
+    """A client connected to one server over `stream`; use as `async with Client(stream) as client`.
+
+    `era`: "auto" (the default) probes with server/discover and falls back to initialize
+    (remembered per `era_key`), "modern" pins 2026-07-28, "handshake" pins initialize at
+    `protocol_version` (naming a `protocol_version` alone pins the handshake era too).
+    `cache`: reuse stateless results for their ttlMs; public ones also go to `shared_cache`.
+    `max_rounds`: input-required rounds; `on_task_status`: tasks.TaskWatch; `on_log`: every level
+    until set_logging_level; `tracing`: OpenTelemetry; `tasks`: hosted_tasks.TaskHost (2025-11-25).
+    """
 
     def __init__(
         self,
@@ -66,14 +74,7 @@ class Client(Listening):
         tracing: TracingOption = False,
         tasks: bool | TaskHost = False,
     ) -> None:
-        """`era`: "auto" (the default) probes with server/discover and falls back to initialize
-        (remembered per `era_key`), "modern" pins 2026-07-28, "handshake" pins initialize at
-        `protocol_version` (naming a `protocol_version` alone pins the handshake era too).
-        `cache`: reuse stateless results for their ttlMs; public ones also go to `shared_cache`.
-        `max_rounds`: input-required rounds; `on_task_status`: tasks.TaskWatch; `on_log`: every level
-        until set_logging_level; `tracing`: OpenTelemetry; `tasks`: host the server's sampling/elicitation
-        tasks (2025-11-25, TaskHost)."""
-        self.stream = stream
+        self.stream, self.protocol_version = stream, protocol_version or LATEST
         self.era = Era(era) if era is not None else Era.HANDSHAKE if protocol_version else _DEFAULT_ERA
         self.era_key, self.probe_timeout, self.max_rounds = era_key, probe_timeout, max_rounds
         self.versions, self.timeout, self.max_timeout = versions, timeout, max_timeout
@@ -83,7 +84,6 @@ class Client(Listening):
         self._sampling, self._elicitation, self._roots = sampling, elicitation, roots
         self._on_log, self._on_notification = on_log, on_notification
         self.task_watch = TaskWatch(on_task_status)
-        self.protocol_version = protocol_version or LATEST
         caps = capabilities_for(sampling, sampling_tools, elicitation, elicitation_url, roots is not None)
         self._hosted = TaskHost.declared(tasks, caps, sampling is not None, elicitation is not None)
         connection = Connection(
