@@ -48,6 +48,10 @@ _HANDSHAKE_RESULTS = {
     "sampling/createMessage": "CreateMessageResult",
     "elicitation/create": "ElicitResult",
     "roots/list": "ListRootsResult",
+    "tasks/get": "GetTaskResult",
+    "tasks/result": "GetTaskPayloadResult",
+    "tasks/list": "ListTasksResult",
+    "tasks/cancel": "CancelTaskResult",
 }
 
 
@@ -135,6 +139,8 @@ class CheckedStream:
             )
             return found + problems(self.version, union, message)
         result_type = _HANDSHAKE_RESULTS.get(self.methods.get(message.get("id"), ""))
+        if isinstance(message.get("result"), dict) and "task" in message["result"]:
+            result_type = "CreateTaskResult"  # a task-augmented request accepted (2025-11-25 tasks)
         if result_type is not None and "result" in message:
             found += problems(self.version, result_type, message["result"])
         return found
