@@ -130,3 +130,18 @@ async def test_a_2025_session_hears_its_tasks_status_over_http() -> None:
             await done.wait()
         assert handle.status == "completed" and heard[-1]["taskId"] == handle.task_id
         assert problems("2025-11-25", "Task", heard[-1]) == []
+
+
+async def test_a_listen_stream_over_http_carries_a_tasks_notifications() -> None:
+    async with peers.serving(StreamableHTTPApp(build())) as url, connect_http(url) as client:
+        handle = await client.call_tool_as_task("brew", {"minutes": 0.2})
+        assert client.stateless and handle.task_id is not None
+        async with client.listen(tasks=[handle.task_id]) as stream:
+            assert stream.acknowledged == {"taskIds": [handle.task_id]}
+            with anyio.fail_after(10):  # a guard against hanging, not a timing assertion
+                async for method, params in stream:
+                    note = {"jsonrpc": "2.0", "method": method, "params": params}
+                    assert problems("ext-tasks", "TaskStatusNotification", note) == []
+                    if params["status"] == "completed":
+                        break
+        assert params["result"]["content"][0]["text"] == "brewed 0.2" and handle.status == "completed"

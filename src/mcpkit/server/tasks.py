@@ -46,7 +46,7 @@ from ..runtime._native import spawn_detached
 from .context import Context
 from .round_trip import InputRequired, RoundTrip
 from .task_legs import Leg, TaskContext, answer_of, either, fields_of, task_support
-from .task_notices import tell
+from .task_notices import task_note, tell
 from .task_store import InMemoryTaskStore, TaskRecord, TaskStore
 
 if TYPE_CHECKING:
@@ -302,6 +302,20 @@ class TaskEngine:
         elif self.cluster is not None and record.runner not in (None, self.cluster.worker):
             await self.cluster.cancel_elsewhere(record.task_id)
         return {} if ctx.stateless else utility_task(fields_of(record))
+
+    async def followed(self, ctx: Context, task_ids: Any) -> list[JSON]:
+        """subscriptions/listen's `taskIds`: the DetailedTask of each of the caller's tasks named (at
+        most `max_live`), the ones its notifications/tasks will follow; -32021 without the extension."""
+        if not client_supports(ctx.client_capabilities):
+            raise needs_extension()
+        if not isinstance(task_ids, list):
+            raise MCPError(INVALID_PARAMS, "Invalid params: taskIds must be an array of task ids")
+        owner, found = owner_of(ctx), []
+        for task_id in task_ids[: self.max_live]:
+            record = await self.store.get(task_id) if isinstance(task_id, str) else None
+            if record is not None and record.owner == owner:
+                found.append(task_note(record))
+        return found
 
     # ---- the 2025-11-25 tasks utility --------------------------------------------------------
 
