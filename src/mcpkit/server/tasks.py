@@ -43,10 +43,12 @@ from ..protocol.tasks import (
 )
 from ..protocol.versions import Feature, has
 from ..runtime._native import spawn_detached
+from .asking import SessionAsker
 from .context import Context
 from .round_trip import InputRequired, RoundTrip
 from .task_legs import Leg, TaskContext, answer_of, either, fields_of, task_support
 from .task_notices import task_note, tell
+from .task_session import UtilityAsker, UtilityContext
 from .task_store import InMemoryTaskStore, TaskRecord, TaskStore
 
 if TYPE_CHECKING:
@@ -339,7 +341,9 @@ class TaskEngine:
         leg = Leg(record=record)
         leg.created.set()
         leg.escalated.set()
-        task_ctx = TaskContext(ctx, leg, ctx.asker)  # asks go to the client over the session
+        if not isinstance(ctx.asker, SessionAsker):  # every handshake-era request has one
+            raise MCPError(INTERNAL_ERROR, "Internal error: a 2025-11-25 task needs the session")
+        task_ctx = UtilityContext(ctx, leg, UtilityAsker(ctx.asker, record.task_id, self, ctx))
         leg.runner = spawn_detached(lambda: self._run(leg, tool, arguments, task_ctx, mask_errors))
         self._legs[record.task_id] = leg
         return {"task": utility_task(fields_of(record))}
