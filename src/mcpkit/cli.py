@@ -22,6 +22,7 @@ import orjson
 
 from . import __version__
 from .cli_escape import terminal_json, terminal_line, terminal_text
+from .cli_tasks import add_tasks, run_tasks
 
 __all__ = ["main"]
 
@@ -128,6 +129,8 @@ def show(result: Any, as_json: bool) -> None:
 
 
 async def run_command(args: argparse.Namespace) -> int:
+    if args.command == "tasks":
+        return await run_tasks(args)
     async with open_client(args.server, args) as client:
         if args.command == "ping":
             await client.ping()
@@ -281,6 +284,7 @@ def parser() -> argparse.ArgumentParser:
         elif name == "prompt":
             cmd.add_argument("name")
             cmd.add_argument("pairs", nargs="*", metavar="key=value")
+    add_tasks(sub.add_parser("tasks", help="list a server's tasks, or --get / --cancel one"))
     return top
 
 
