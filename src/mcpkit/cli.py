@@ -21,6 +21,7 @@ from .cli_errors import OK, PROTOCOL, TOOL_ERROR, USAGE, Failure, UsageError
 from .cli_escape import terminal_json, terminal_line, terminal_text
 from .cli_output import ProgressDisplay, print_table
 from .cli_serve import add_serve, run_serve, split_script_args
+from .cli_tasks import add_tasks, run_tasks
 
 __all__ = ["main"]
 
@@ -39,6 +40,8 @@ def show(result: Any, as_json: bool) -> None:
 
 
 async def run_command(args: argparse.Namespace) -> int:
+    if args.command == "tasks":
+        return await run_tasks(args)
     async with open_client(args.server, args) as client:
         if args.command == "ping":
             await client.ping()
@@ -159,6 +162,7 @@ def parser() -> argparse.ArgumentParser:
         elif name == "prompt":
             cmd.add_argument("name")
             cmd.add_argument("pairs", nargs="*", metavar="key=value")
+    add_tasks(sub.add_parser("tasks", help="list a server's tasks, or --get / --cancel one"))
     return top
 
 

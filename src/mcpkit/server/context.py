@@ -84,6 +84,8 @@ class TaskCalls(Protocol):
 
     async def listing(self, ctx: Context, params: JSON) -> JSON: ...
 
+    async def followed(self, ctx: Context, task_ids: Any) -> list[JSON]: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Elicited:

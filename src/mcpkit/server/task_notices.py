@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..runtime.session import Session
     from .subscriptions import Listener
 
-__all__ = ["tell"]
+__all__ = ["task_note", "tell"]
 
 log = logging.getLogger("mcpkit")
 
@@ -33,9 +33,7 @@ async def tell(record: TaskRecord, session: Session | None, listeners: set[Liste
     """The status notification of `record` as it is now: to `session` (the requestor's, 2025-11-25) or
     to the `listeners` that follow it (2026-07-28). Never fails the change it reports."""
     if is_modern(record.version):
-        note = detailed(
-            fields_of(record), result=record.result, error=record.error, input_requests=record.input_requests
-        )
+        note = task_note(record)
         for listener in list(listeners):
             listener.offer(TASK_NOTE, note)
         return
@@ -45,3 +43,10 @@ async def tell(record: TaskRecord, session: Session | None, listeners: set[Liste
         await session.notify(STATUS_NOTE, utility_task(fields_of(record)))
     except LocalError as exc:  # e.g. the session is closing: the requestor polls instead
         log.debug("task %s: no status notification (%s)", record.task_id, exc)
+
+
+def task_note(record: TaskRecord) -> JSON:
+    """The extension's notifications/tasks params: the DetailedTask tasks/get answers now."""
+    return detailed(
+        fields_of(record), result=record.result, error=record.error, input_requests=record.input_requests
+    )

@@ -43,10 +43,12 @@ from ..protocol.tasks import (
 )
 from ..protocol.versions import Feature, has
 from ..runtime._native import spawn_detached
+from .asking import SessionAsker
 from .context import Context
 from .round_trip import InputRequired, RoundTrip
 from .task_legs import Leg, TaskContext, answer_of, either, fields_of, task_support
-from .task_notices import tell
+from .task_notices import task_note, tell
+from .task_session import UtilityAsker, UtilityContext
 from .task_store import InMemoryTaskStore, TaskRecord, TaskStore
 
 if TYPE_CHECKING:
@@ -303,6 +305,20 @@ class TaskEngine:
             await self.cluster.cancel_elsewhere(record.task_id)
         return {} if ctx.stateless else utility_task(fields_of(record))
 
+    async def followed(self, ctx: Context, task_ids: Any) -> list[JSON]:
+        """subscriptions/listen's `taskIds`: the DetailedTask of each of the caller's tasks named (at
+        most `max_live`), the ones its notifications/tasks will follow; -32021 without the extension."""
+        if not client_supports(ctx.client_capabilities):
+            raise needs_extension()
+        if not isinstance(task_ids, list):
+            raise MCPError(INVALID_PARAMS, "Invalid params: taskIds must be an array of task ids")
+        owner, found = owner_of(ctx), []
+        for task_id in task_ids[: self.max_live]:
+            record = await self.store.get(task_id) if isinstance(task_id, str) else None
+            if record is not None and record.owner == owner:
+                found.append(task_note(record))
+        return found
+
     # ---- the 2025-11-25 tasks utility --------------------------------------------------------
 
     async def augmented(
@@ -325,7 +341,9 @@ class TaskEngine:
         leg = Leg(record=record)
         leg.created.set()
         leg.escalated.set()
-        task_ctx = TaskContext(ctx, leg, ctx.asker)  # asks go to the client over the session
+        if not isinstance(ctx.asker, SessionAsker):  # every handshake-era request has one
+            raise MCPError(INTERNAL_ERROR, "Internal error: a 2025-11-25 task needs the session")
+        task_ctx = UtilityContext(ctx, leg, UtilityAsker(ctx.asker, record.task_id, self, ctx))
         leg.runner = spawn_detached(lambda: self._run(leg, tool, arguments, task_ctx, mask_errors))
         self._legs[record.task_id] = leg
         return {"task": utility_task(fields_of(record))}
