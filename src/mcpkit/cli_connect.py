@@ -152,6 +152,9 @@ async def _connect(args: argparse.Namespace) -> AsyncIterator[Any]:
 
         # a server that ignores its closed stdin is stopped soon, so --timeout holds for it too
         options["shutdown_timeout"] = min(2.0, args.timeout / 20)
+        options["start_new_session"] = (
+            True  # Ctrl-C is for mcpkit to handle (a form, the call), not the server
+        )
         async with connect_stdio(list(where), **options) as client:
             yield client
         return
