@@ -39,7 +39,9 @@ def add_client_options(cmd: argparse.ArgumentParser) -> None:
         "--timeout", type=float, default=60.0, help="seconds to wait for the connection and each answer"
     )
     cmd.add_argument(
-        "--sampling", metavar="CMD", help="answer sampling requests by running CMD (see --help-sampling)"
+        "--sampling",
+        metavar="CMD",
+        help="answer sampling by running CMD: params JSON on stdin, a result (JSON or text) on stdout",
     )
     cmd.add_argument(
         "--header", action="append", default=[], metavar="NAME:VALUE", help="an HTTP header (repeatable)"
@@ -124,7 +126,8 @@ def log_printer(level: str) -> Any:
 
 
 def _client_options(args: argparse.Namespace) -> JSON:
-    from .cli_prompts import sampling_by_command, terminal_elicitation
+    from .cli_prompts import terminal_elicitation
+    from .cli_sampling import sampling_by_command
 
     # Without --sampling the client declares no sampling, so a server's ctx.sample() fails with a clear error.
     options: JSON = {

@@ -1,22 +1,19 @@
-"""What the `mcpkit` command answers when a server asks: elicitation at the terminal, sampling by command."""
+"""What the `mcpkit` command answers when a server asks for elicitation: a form at the terminal (sampling by
+command is in cli_sampling)."""
 
 from __future__ import annotations
 
-import shlex
 import signal
-import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-import orjson
-
 from .cli_escape import terminal_line, terminal_text
 from .cli_form import SKIP, ask_field
 
-__all__ = ["sampling_by_command", "terminal_elicitation"]
+__all__ = ["terminal_elicitation"]
 
 JSON = dict[str, Any]
 
@@ -80,18 +77,3 @@ def terminal_elicitation(stdin: TextIO = sys.stdin) -> Callable[[JSON], JSON]:
             return {"action": "cancel"}
 
     return answer
-
-
-def sampling_by_command(command: str) -> Callable[[JSON], JSON]:
-    """Answer sampling/createMessage by running `command`: params as JSON on stdin, the result on stdout."""
-
-    def sample(params: JSON) -> JSON:
-        done = subprocess.run(
-            shlex.split(command), input=orjson.dumps(params), capture_output=True, timeout=300
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"the --sampling command failed: {done.stderr.decode(errors='replace')[:200]}")
-        result: JSON = orjson.loads(done.stdout)
-        return result
-
-    return sample
