@@ -49,13 +49,22 @@ def add_client_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "--auth", choices=["oauth"], help="authorize with OAuth in the browser; tokens kept for next time"
     )
-    cmd.add_argument("--client-id", help="with --auth oauth: a client registered beforehand")
-    cmd.add_argument("--client-secret", help="with --auth oauth: that client's secret")
+    cmd.add_argument("--client-id", metavar="ID", help="with --auth oauth: a client registered beforehand")
+    cmd.add_argument("--client-secret", metavar="SECRET", help="with --auth oauth: that client's secret")
     cmd.add_argument(
-        "--roots", nargs="+", action="extend", default=[], metavar="DIR", help="directories offered as roots"
+        "--roots",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="DIR",
+        help="directories offered as roots (after the positionals, or end them with --)",
     )
     cmd.add_argument(
-        "--log-level", choices=LEVELS, default="info", help="show the server's logs from this level up"
+        "--log-level",
+        choices=LEVELS,
+        default="info",
+        metavar="LEVEL",
+        help="server logs shown from LEVEL up (default info)",
     )
 
 
