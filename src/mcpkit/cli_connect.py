@@ -39,7 +39,9 @@ def add_client_options(cmd: argparse.ArgumentParser) -> None:
         "--timeout", type=float, default=60.0, help="seconds to wait for the connection and each answer"
     )
     cmd.add_argument(
-        "--sampling", metavar="CMD", help="answer sampling requests by running CMD (see --help-sampling)"
+        "--sampling",
+        metavar="CMD",
+        help="answer sampling by running CMD: params JSON on stdin, a result (JSON or text) on stdout",
     )
     cmd.add_argument(
         "--header", action="append", default=[], metavar="NAME:VALUE", help="an HTTP header (repeatable)"
@@ -47,13 +49,22 @@ def add_client_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "--auth", choices=["oauth"], help="authorize with OAuth in the browser; tokens kept for next time"
     )
-    cmd.add_argument("--client-id", help="with --auth oauth: a client registered beforehand")
-    cmd.add_argument("--client-secret", help="with --auth oauth: that client's secret")
+    cmd.add_argument("--client-id", metavar="ID", help="with --auth oauth: a client registered beforehand")
+    cmd.add_argument("--client-secret", metavar="SECRET", help="with --auth oauth: that client's secret")
     cmd.add_argument(
-        "--roots", nargs="+", action="extend", default=[], metavar="DIR", help="directories offered as roots"
+        "--roots",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="DIR",
+        help="directories offered as roots (after the positionals, or end them with --)",
     )
     cmd.add_argument(
-        "--log-level", choices=LEVELS, default="info", help="show the server's logs from this level up"
+        "--log-level",
+        choices=LEVELS,
+        default="info",
+        metavar="LEVEL",
+        help="server logs shown from LEVEL up (default info)",
     )
 
 
@@ -124,7 +135,8 @@ def log_printer(level: str) -> Any:
 
 
 def _client_options(args: argparse.Namespace) -> JSON:
-    from .cli_prompts import sampling_by_command, terminal_elicitation
+    from .cli_prompts import terminal_elicitation
+    from .cli_sampling import sampling_by_command
 
     # Without --sampling the client declares no sampling, so a server's ctx.sample() fails with a clear error.
     options: JSON = {
@@ -152,6 +164,9 @@ async def _connect(args: argparse.Namespace) -> AsyncIterator[Any]:
 
         # a server that ignores its closed stdin is stopped soon, so --timeout holds for it too
         options["shutdown_timeout"] = min(2.0, args.timeout / 20)
+        options["start_new_session"] = (
+            True  # Ctrl-C is for mcpkit to handle (a form, the call), not the server
+        )
         async with connect_stdio(list(where), **options) as client:
             yield client
         return

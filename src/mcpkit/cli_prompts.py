@@ -1,18 +1,19 @@
-"""What the `mcpkit` command answers when a server asks: elicitation at the terminal, sampling by command."""
+"""What the `mcpkit` command answers when a server asks for elicitation: a form at the terminal (sampling by
+command is in cli_sampling)."""
 
 from __future__ import annotations
 
-import shlex
-import subprocess
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TextIO
 
-import orjson
-
 from .cli_escape import terminal_line, terminal_text
+from .cli_form import SKIP, ask_field
 
-__all__ = ["sampling_by_command", "terminal_elicitation"]
+__all__ = ["terminal_elicitation"]
 
 JSON = dict[str, Any]
 
@@ -25,66 +26,54 @@ def _ask(prompt: str, stdin: TextIO) -> str:
     return line.strip()
 
 
-def _field(name: str, schema: JSON, required: bool, stdin: TextIO) -> Any:
-    kind = schema.get("type")
-    options = schema.get("enum") or [o.get("const") for o in schema.get("oneOf", [])]
-    hint = f" [{'/'.join(map(terminal_line, options))}]" if options else " [y/n]" if kind == "boolean" else ""
-    default = schema.get("default")
-    label = terminal_line(schema.get("title") or schema.get("description") or name)
-    while True:
-        shown_default = "" if default is None else f" ({terminal_line(default)})"
-        raw = _ask(f"  {label}{hint}{shown_default}: ", stdin)
-        if not raw:
-            if default is not None or not required:
-                return default
-            continue
-        if kind == "boolean":
-            return raw.lower() in ("y", "yes", "true", "1")
-        if kind in ("integer", "number"):
-            try:
-                return int(raw) if kind == "integer" else float(raw)
-            except ValueError:
-                print(f"  {terminal_line(name)} must be a {terminal_line(kind)}", file=sys.stderr)
-                continue
-        return raw
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt at the prompt itself while the form is asked (the event loop's own
+    SIGINT handler would only note it, and the form would go on to its end)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _form(params: JSON, stdin: TextIO) -> JSON:
+    if params.get("mode") == "url":
+        _say(f"  open: {terminal_line(params.get('url'))}")
+        done = _ask("  done? [y/n]: ", stdin).lower() in ("y", "yes")
+        return {"action": "accept" if done else "decline"}
+    schema = params.get("requestedSchema") or {}
+    required = set(schema.get("required") or [])
+    content = {}
+    for name, prop in (schema.get("properties") or {}).items():
+        value = ask_field(
+            name, prop if isinstance(prop, dict) else {}, name in required, lambda p: _ask(p, stdin), _say
+        )
+        if value is not SKIP:
+            content[name] = value
+    if _ask("  send this answer? [y/n]: ", stdin).lower() not in ("y", "yes"):
+        return {"action": "decline"}
+    return {"action": "accept", "content": content}
 
 
 def terminal_elicitation(stdin: TextIO = sys.stdin) -> Callable[[JSON], JSON]:
-    """Ask the person at the terminal: a form built from requestedSchema; URL mode prints the URL."""
+    """Ask the person at the terminal: a form built from requestedSchema, each answer checked against it;
+    URL mode prints the URL. Ctrl-C or end of input cancels the form at once."""
 
     def answer(params: JSON) -> JSON:
-        print(f"\nThe server asks: {terminal_text(params.get('message', ''))}", file=sys.stderr)
+        _say(f"\nThe server asks: {terminal_text(params.get('message', ''))}")
         try:
-            if params.get("mode") == "url":
-                print(f"  open: {terminal_line(params.get('url'))}", file=sys.stderr)
-                done = _ask("  done? [y/n]: ", stdin).lower() in ("y", "yes")
-                return {"action": "accept" if done else "decline"}
-            schema = params.get("requestedSchema", {})
-            required = set(schema.get("required", []))
-            content = {}
-            for name, prop in schema.get("properties", {}).items():
-                value = _field(name, prop, name in required, stdin)
-                if value is not None:
-                    content[name] = value
-            if _ask("  send this answer? [y/n]: ", stdin).lower() not in ("y", "yes"):
-                return {"action": "decline"}
-            return {"action": "accept", "content": content}
-        except EOFError:
+            with _interruptible():
+                return _form(params, stdin)
+        except (EOFError, KeyboardInterrupt):
+            _say("\n  cancelled")
             return {"action": "cancel"}
 
     return answer
-
-
-def sampling_by_command(command: str) -> Callable[[JSON], JSON]:
-    """Answer sampling/createMessage by running `command`: params as JSON on stdin, the result on stdout."""
-
-    def sample(params: JSON) -> JSON:
-        done = subprocess.run(
-            shlex.split(command), input=orjson.dumps(params), capture_output=True, timeout=300
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"the --sampling command failed: {done.stderr.decode(errors='replace')[:200]}")
-        result: JSON = orjson.loads(done.stdout)
-        return result
-
-    return sample

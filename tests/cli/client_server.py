@@ -84,6 +84,10 @@ async def ask_model(ctx: Context) -> str:
 
 
 if __name__ == "__main__":
+    if "--handshake" in sys.argv:  # the 2025 protocol versions only
+        from mcpkit.protocol.versions import HANDSHAKE_VERSIONS
+
+        server.versions = HANDSHAKE_VERSIONS
     if "--http" in sys.argv:
         from mcpkit.transports.http_server import serve_http
 

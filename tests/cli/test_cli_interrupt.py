@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pexpect
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,3 +68,19 @@ def test_ctrl_c_during_a_call_exits_130_saying_interrupted(transport: str) -> No
     assert call.returncode == 130
     assert "unknown command" not in err.decode()
     assert err.decode().strip().endswith("mcpkit: interrupted")
+
+
+def test_ctrl_c_at_the_terminal_during_an_http_call_is_one_line_and_130() -> None:
+    """Typed at a terminal (a pty: the signal goes to the whole foreground group)."""
+    with http_server() as url:
+        command = ["-m", "mcpkit.cli", "call", url, "slow", "seconds=20"]
+        child = pexpect.spawn(sys.executable, command, env=_env(), encoding="utf-8", timeout=30)
+        child.expect_exact("step 1 of 10")  # the bar: the call is in flight
+        child.sendintr()
+        child.expect(pexpect.EOF)
+        child.close()
+    screen = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", str(child.before))
+    lines = screen.replace("\r", "\n").replace("^C", "").splitlines()  # ^C: the terminal's own echo
+    said = [line for line in lines if line.strip() and "━" not in line]
+    assert child.exitstatus == 130
+    assert said == ["mcpkit: interrupted"]

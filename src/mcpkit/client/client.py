@@ -354,7 +354,7 @@ async def connect_stdio(command: list[str], **options: Any) -> AsyncIterator[Cli
     """Spawn `command` as a stdio server and connect a Client to it."""
     from ..transports.stdio import spawn
 
-    spawn_keys = {"env", "cwd", "stderr", "max_line", "shutdown_timeout"}
+    spawn_keys = {"env", "cwd", "stderr", "max_line", "shutdown_timeout", "start_new_session"}
     spawn_options = {k: options.pop(k) for k in list(options) if k in spawn_keys}
     # versioning "Backward Compatibility": the era is remembered for the server configuration
     options.setdefault("era_key", "stdio:" + shlex.join(command))

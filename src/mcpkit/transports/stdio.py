@@ -148,11 +148,13 @@ async def spawn(
     stderr: Any = None,
     max_line: int = DEFAULT_MAX_LINE,
     shutdown_timeout: float = 2.0,
+    start_new_session: bool = False,
 ) -> AsyncIterator[LineStream]:
     """Start a server process and talk to it over its stdin/stdout.
 
     On exit, stdin is closed; the process gets `shutdown_timeout` seconds to leave, then SIGTERM,
-    then SIGKILL (transports "stdio", shutdown).
+    then SIGKILL (transports "stdio", shutdown). `start_new_session`: the server is out of the
+    terminal's process group, so a Ctrl-C there reaches only this process, which stops the server.
     """
     process = await anyio.open_process(
         list(command),
@@ -161,6 +163,7 @@ async def spawn(
         stderr=stderr,
         env=dict(env) if env is not None else None,
         cwd=cwd,
+        start_new_session=start_new_session,
     )
     assert process.stdin is not None and process.stdout is not None
     stdin, stdout = process.stdin, process.stdout
