@@ -17,7 +17,8 @@ an error). Resource subscriptions to a remote of the 2026-07-28 era are not forw
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any, Final
 
 import anyio
@@ -92,8 +93,20 @@ class Proxy:
             "on_notification": self._on_notification,
         }
 
+    @asynccontextmanager
+    async def serving(self, client: Client, *, name: str | None = None) -> AsyncIterator[Server]:
+        """`server(client)`, with the remote's list changes relayed while the block runs."""
+        server = await self.server(client, name=name)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.relay_changes)
+            try:
+                yield server
+            finally:
+                tg.cancel_scope.cancel()
+
     async def server(self, client: Client, *, name: str | None = None) -> Server:
-        """The front Server for a connected `client`: the remote's identity and capabilities."""
+        """The front Server for a connected `client`: the remote's identity and capabilities. For a
+        2026-07-28 remote, `relay_changes` must run for its list changes to reach the front."""
         remote = client.server_info
         server = Server(
             name or str(remote.get("name", "proxy")),

@@ -9,8 +9,6 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
-
 from ..client.client import connect_http, connect_stdio
 from ..runtime.groups import single_error
 from ..server.server import Server
@@ -45,13 +43,8 @@ async def open_proxy(
         argv = shlex.split(target) if isinstance(target, str) else list(target)
         opener = connect_stdio(argv, stderr=stderr if stderr is not None else subprocess.DEVNULL, **options)
     with single_error():
-        async with opener as client, anyio.create_task_group() as tg:
-            server = await proxy.server(client, name=name)
-            tg.start_soon(proxy.relay_changes)
-            try:
-                yield server
-            finally:
-                tg.cancel_scope.cancel()
+        async with opener as client, proxy.serving(client, name=name) as server:
+            yield server
 
 
 async def serve_proxy(
