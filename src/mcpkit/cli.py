@@ -22,6 +22,7 @@ import orjson
 
 from . import __version__
 from .cli_escape import terminal_json, terminal_line, terminal_text
+from .cli_proxy import add_proxy, run_proxy
 
 __all__ = ["main"]
 
@@ -249,6 +250,7 @@ def parser() -> argparse.ArgumentParser:
     add_serve(
         sub.add_parser("serve", help="serve a Server object (file.py[:name] or module:name) over stdio")
     )
+    add_proxy(sub)
     for name, helptext in (
         ("list", "list tools, resources, templates or prompts"),
         ("call", "call a tool"),
@@ -309,6 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
 
     try:
+        if args.command == "proxy":
+            return run_proxy(args)
         if args.command == "serve":
             if args.http and (args.workers > 1 or args.redis):
                 return serve_cluster(args)
