@@ -55,3 +55,12 @@ def test_server_everything_over_stdio_is_offered_over_http() -> None:
         done = mcpkit("call", f"http://127.0.0.1:{port}/mcp", "get-sum", "a=2", "b=3", "--json")
     assert done.returncode == 0, done.stderr
     assert "5" in orjson.loads(done.stdout)["content"][0]["text"]
+
+
+def test_an_http_server_is_re_served_over_stdio() -> None:
+    port = free_port()
+    remote = [sys.executable, str(ROOT / "examples" / "everything.py"), "--http", "--port", str(port)]
+    with server_process(remote, port, ENV):
+        done = mcpkit("call", f"{PROXY} http://127.0.0.1:{port}/mcp", "add", "a=5", "b=6", "--json")
+    assert done.returncode == 0, done.stderr
+    assert orjson.loads(done.stdout)["structuredContent"] == {"result": 11}
