@@ -144,3 +144,26 @@ async def test_the_remote_giving_up_on_its_request_cancels_it_at_the_far_client(
         with anyio.fail_after(5):
             await cancelled.wait()
     assert asked.is_set()
+
+
+@pytest.mark.parametrize("front", ERAS)
+async def test_a_resource_subscription_goes_to_the_remote_and_its_updates_come_back(front: str) -> None:
+    remote = Remote()
+    async with (
+        proxied(remote.server, "handshake", front) as far,
+        far.listen(uris=["mem://a"]) as updates,
+    ):
+        await remote.server.notify_resource_updated("mem://a")
+        with anyio.fail_after(5):
+            method, params = await updates.__anext__()
+    assert (method, params["uri"]) == ("notifications/resources/updated", "mem://a")
+
+
+async def test_the_far_clients_roots_change_reaches_the_remote() -> None:
+    remote = Remote()
+    heard = anyio.Event()
+    remote.server.on_roots_changed(lambda session: heard.set())
+    async with proxied(remote.server, "handshake", "handshake", roots=[{"uri": "file:///r"}]) as far:
+        await far.roots_changed()
+        with anyio.fail_after(5):
+            await heard.wait()
