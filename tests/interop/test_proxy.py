@@ -200,3 +200,59 @@ async def test_resources_prompts_completion_and_logging_go_through_the_proxy() -
         "alert",
         "emergency",
     )
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_2026_sdk_client_answers_the_old_servers_requests_in_input_required_rounds(
+    anyio_backend: str,
+) -> None:
+    from mcp import Client as SdkClient
+
+    far = Far()
+    async with (
+        proxied() as url,
+        SdkClient(
+            url,
+            mode="2026-07-28",
+            sampling_callback=far.sampling,
+            elicitation_callback=far.elicitation,
+            list_roots_callback=far.list_roots,
+        ) as client,
+    ):
+        assert client.protocol_version == "2026-07-28"
+        sampled = await client.call_tool("trigger-sampling-request", {"prompt": "a haiku", "maxTokens": 21})
+        elicited = await client.call_tool("trigger-elicitation-request", {})
+        roots = await client.call_tool("get-roots-list", {})
+    assert isinstance(sampled, types.CallToolResult) and "words from the far client" in text_of(sampled)
+    assert isinstance(elicited, types.CallToolResult) and "ada@example.com" in text_of(elicited)
+    assert isinstance(roots, types.CallToolResult) and "file:///far/project" in text_of(roots)
+    assert far.sampled[0].max_tokens == 21
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_2026_sdk_client_calls_every_tool_of_the_old_server_through_the_proxy(
+    anyio_backend: str,
+) -> None:
+    from mcp import Client as SdkClient
+
+    far = Far()
+    async with (
+        proxied() as url,
+        SdkClient(
+            url,
+            mode="2026-07-28",
+            sampling_callback=far.sampling,
+            elicitation_callback=far.elicitation,
+            list_roots_callback=far.list_roots,
+        ) as client,
+    ):
+        tools = (await client.list_tools()).tools
+        failures: dict[str, Any] = {}
+        for tool in tools:
+            if tool.execution is not None and tool.execution.task_support == "required":
+                continue  # the tasks extension: called by mcpkit's client in the first test
+            result = await client.call_tool(tool.name, dict(MORE_ARGUMENTS.get(tool.name, {})))
+            if not isinstance(result, types.CallToolResult) or result.is_error or not result.content:
+                failures[tool.name] = result
+    assert failures == {}
+    assert len(tools) >= 16

@@ -10,24 +10,29 @@ is in flight on the remote, as a request related to it (stdio and most remotes n
 server-initiated request belongs to; with several in flight, the latest tools/call asks). The remote's
 list changes, resource updates and log messages go to every front client (each filtered by its level).
 
-Limits: a front client of the 2026-07-28 era gets an input-required round for each server-initiated
-request, which would re-run the remote call: the proxy refuses those requests for it (the remote sees
-an error). Resource subscriptions to a remote of the 2026-07-28 era are not forwarded.
+A front client of the 2026-07-28 era is asked with input-required rounds while the remote call waits
+in this process (parked.py), so it is not run again. Resource subscriptions to a remote of the
+2026-07-28 era are not forwarded.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
 import anyio
+import anyio.abc
 
 from ..client.client import Client
 from ..protocol.errors import INVALID_REQUEST, MCPError
+from ..protocol.modern import INPUT_REQUIRED_METHODS
+from ..protocol.versions import is_modern
 from ..server.context import Context
 from ..server.registry import LIST_CHANGED
 from ..server.server import Server
+from .parked import Parked, parked_id
 
 __all__ = ["FORWARDED", "Proxy"]
 
@@ -51,6 +56,9 @@ FORWARDED: Final = frozenset(
         "tasks/cancel",
         "tasks/update",
     }
+)
+_CACHEABLE: Final = frozenset(
+    {"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
 )
 _OFFERED: Final = ("tools", "resources", "prompts", "completions", "tasks")
 _CHANGES: Final = frozenset(LIST_CHANGED.values())
@@ -79,8 +87,10 @@ class Proxy:
         self.timeout = timeout
         self.client: Client | None = None
         self.front: Server | None = None
-        self._in_flight: dict[int, tuple[str, Context]] = {}  # insertion order: the latest last
+        self._in_flight: dict[int, tuple[str, Context | Parked]] = {}  # insertion order: the latest last
         self._next = 0
+        self._parked: dict[str, Parked] = {}
+        self._tg: anyio.abc.TaskGroup | None = None  # where parked calls run (while `serving`)
 
     def client_options(self) -> JSON:
         """The Client options that bring the remote's requests and notifications to the proxy."""
@@ -99,9 +109,11 @@ class Proxy:
         server = await self.server(client, name=name)
         async with anyio.create_task_group() as tg:
             tg.start_soon(self.relay_changes)
+            self._tg = tg
             try:
                 yield server
             finally:
+                self._tg = None
                 tg.cancel_scope.cancel()
 
     async def server(self, client: Client, *, name: str | None = None) -> Server:
@@ -136,9 +148,9 @@ class Proxy:
         if method not in FORWARDED:
             return await call_next(params)  # server/discover, answered with the declared capabilities
         assert self.client is not None and self.front is not None
-        self._next += 1
-        key = self._next
-        self._in_flight[key] = (method, ctx)
+        if ctx.stateless and method in INPUT_REQUIRED_METHODS and self._tg is not None:
+            return self._for_front(ctx, method, await self._round(ctx, method, params))
+        key = self._flying(method, ctx)
         try:
             wants_progress = isinstance(params.get("_meta"), dict) and "progressToken" in params["_meta"]
             result = await self.client.request(
@@ -151,7 +163,48 @@ class Proxy:
             del self._in_flight[key]
         if method == "resources/subscribe" and isinstance(params.get("uri"), str):
             await self.front.peers.subscribe(ctx.session, params["uri"])
+        return self._for_front(ctx, method, result)
+
+    def _for_front(self, ctx: Context, method: str, result: JSON) -> JSON:
+        """A 2026-07-28 client's cacheable results carry ttlMs and cacheScope: the proxy's hint where
+        the remote (of the handshake era) gave none."""
+        if method in _CACHEABLE and is_modern(ctx.negotiated.version) and self.front is not None:
+            return {**self.front.registry.cache.fields(), **result}
         return result
+
+    def _flying(self, method: str, target: Context | Parked) -> int:
+        self._next += 1
+        self._in_flight[self._next] = (method, target)
+        return self._next
+
+    async def _round(self, ctx: Context, method: str, params: JSON) -> JSON:
+        """One round of a stateless client's request whose remote call may ask it (parked.py)."""
+        assert self.client is not None and self._tg is not None
+        sent = outgoing(params)
+        ident = parked_id(getattr(ctx.asker, "answers", {}))
+        parked = self._parked.get(ident) if ident is not None else None
+        if ident is not None and parked is None:
+            raise MCPError(INVALID_REQUEST, "the proxied call these answers are for has ended")
+        if parked is None:
+            parked = self._park(self.client, method, sent)
+        return await parked.round(ctx, sent)
+
+    def _park(self, client: Client, method: str, sent: JSON) -> Parked:
+        def ended() -> None:
+            self._parked.pop(parked.ident, None)
+            self._in_flight.pop(key, None)
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            if parked.ctx is not None:
+                await parked.ctx.report_progress(value, total, message)
+
+        parked = Parked(method, sent, timeout=self.timeout, on_end=ended)
+        self._parked[parked.ident] = parked
+        key = self._flying(method, parked)
+        call = functools.partial(client.request, method, sent, on_progress=progress, timeout=self.timeout)
+        assert self._tg is not None
+        self._tg.start_soon(parked.run, call)
+        return parked
 
     async def _subscribe_remote(self, uris: list[str]) -> None:
         assert self.client is not None
@@ -165,19 +218,20 @@ class Proxy:
 
     # ---- back to front -----------------------------------------------------------------------
 
-    def _asking(self, method: str) -> Context:
+    def _asking(self, method: str) -> Context | Parked:
         """The front request a server-initiated request of the remote belongs to (see the module doc)."""
         flight = list(self._in_flight.values())
-        calls = [ctx for m, ctx in flight if m == "tools/call"]
+        calls = [target for m, target in flight if m == "tools/call"]
         chosen = calls[-1] if calls else flight[-1][1] if flight else None
         if chosen is None:
             raise MCPError(INVALID_REQUEST, f"{method}: no client request is in flight through the proxy")
-        if chosen.stateless:
-            raise MCPError(INVALID_REQUEST, f"{method}: the proxy's client asks statelessly (2026-07-28)")
+        if isinstance(chosen, Context) and chosen.stateless:
+            raise MCPError(INVALID_REQUEST, f"{method}: the proxy's client cannot be asked in this request")
         return chosen
 
     async def _ask(self, method: str, params: JSON) -> JSON:
-        result: JSON = await self._asking(method).asker.ask(method, params)
+        target = self._asking(method)
+        result: JSON = await (target.ask if isinstance(target, Parked) else target.asker.ask)(method, params)
         return result
 
     async def _sampling(self, params: JSON) -> JSON:
