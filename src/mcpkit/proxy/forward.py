@@ -105,7 +105,8 @@ class Proxy:
 
     @asynccontextmanager
     async def serving(self, client: Client, *, name: str | None = None) -> AsyncIterator[Server]:
-        """`server(client)`, with the remote's list changes relayed while the block runs."""
+        """`server(client)`, with the remote's list changes relayed and 2026-07-28 clients' calls parked
+        (parked.py) while the block runs."""
         server = await self.server(client, name=name)
         async with anyio.create_task_group() as tg:
             tg.start_soon(self.relay_changes)
@@ -117,8 +118,9 @@ class Proxy:
                 tg.cancel_scope.cancel()
 
     async def server(self, client: Client, *, name: str | None = None) -> Server:
-        """The front Server for a connected `client`: the remote's identity and capabilities. For a
-        2026-07-28 remote, `relay_changes` must run for its list changes to reach the front."""
+        """The front Server for a connected `client`: the remote's identity and capabilities. Without
+        `serving`, a 2026-07-28 remote's list changes are not relayed and 2026-07-28 clients are not
+        asked (the remote's requests for them fail)."""
         remote = client.server_info
         server = Server(
             name or str(remote.get("name", "proxy")),
