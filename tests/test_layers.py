@@ -22,6 +22,7 @@ ALLOWED = {
     "cluster": {"protocol", "runtime", "transports", "server", "_lazy"},
     "server": {"protocol", "runtime", "content", "_lazy"},
     "client": {"protocol", "runtime", "transports", "_lazy"},
+    "proxy": {"protocol", "runtime", "transports", "server", "client", "_lazy"},
     "auth": {"protocol", "runtime", "transports", "_lazy"},
     "content": set(),
     "_lazy": set(),

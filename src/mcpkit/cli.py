@@ -20,6 +20,7 @@ from .cli_connect import add_client_options, open_client
 from .cli_errors import OK, PROTOCOL, TOOL_ERROR, USAGE, Failure, UsageError
 from .cli_escape import terminal_json, terminal_line, terminal_text
 from .cli_output import ProgressDisplay, print_table
+from .cli_proxy import add_proxy, run_proxy
 from .cli_serve import add_serve, run_serve, split_script_args
 from .cli_tasks import add_tasks, run_tasks
 
@@ -135,6 +136,7 @@ def parser() -> argparse.ArgumentParser:
     add_serve(
         sub.add_parser("serve", help="serve a Server object (file.py[:name] or module:name) over stdio")
     )
+    add_proxy(sub)
     for name, helptext in (
         ("list", "list tools, resources, templates or prompts"),
         ("call", "call a tool"),
@@ -182,6 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
 
     try:
+        if args.command == "proxy":
+            return run_proxy(args)
         if args.command == "serve":
             return run_serve(args, script_args)
         return anyio.run(run_command, args)

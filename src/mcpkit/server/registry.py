@@ -65,6 +65,7 @@ class Registry:
         self.templates: dict[str, ResourceTemplate] = {}
         self.prompts: dict[str, Prompt] = {}
         self.completions = Completions()
+        self.declared: JSON = {}  # capabilities offered beyond what is registered (a proxy's: its remote's)
         # Keyed by kind, version, first item and the scopes of that list's items the caller holds.
         self._pages: dict[tuple[str, str, int, frozenset[str]], JSON] = {}
         self._scopes_by_kind: dict[str, frozenset[str]] = {}  # see _scopes_used; dropped on each change
@@ -141,7 +142,7 @@ class Registry:
         if any(tool.task != "forbidden" for tool in self.tools.values()):
             # 2025-11-25 (the core leaves it out for other versions; 2026-07-28 has the extension)
             caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
-        return caps
+        return {**caps, **self.declared} if self.declared else caps
 
     def of(self, kind: str) -> dict[str, Any]:
         """The items of one list kind ("tools", "resources", "resourceTemplates", "prompts")."""
