@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """The Streamable HTTP apps' own per-request cost, without a socket or uvicorn: ASGI calls in process.
 
-PYTHONPATH=src python benchmarks/profile_http.py KIND [--calls N] [--profile] [--idle N]
+PYTHONPATH=src python benchmarks/profile_http.py KIND [--calls N] [--profile] [--trace] [--idle N]
 
 KIND is one of servers/http_app.py's kinds. Prints µs per sequential tools/call; `--profile` runs the
-calls under cProfile and prints the top functions by own time; `--idle N` opens N more sessions and
-prints the Python heap each one keeps (tracemalloc), and the largest allocation sites.
+calls under cProfile and prints the top functions by own time; `--trace` follows one warm call with
+sys.setprofile and prints the mcpkit functions and files it runs through, the event loop turns it takes
+and the JSON parses (orjson.loads) it makes; `--idle N` opens N more sessions and prints the Python heap
+each one keeps (tracemalloc), and the largest allocation sites.
 """
 
 from __future__ import annotations
@@ -104,7 +106,59 @@ async def _idle(app: Any, n: int) -> None:
         print(f"  {stat.size_diff / n:8.0f} B  {stat.traceback[0]}")
 
 
-async def run(kind: str, calls: int, profile: bool, idle: int) -> None:
+class CallTrace:
+    """What one call runs through: mcpkit function calls (and distinct functions), files, loop turns,
+    JSON parses. Installed with sys.setprofile and threading's hook so every task on the loop counts."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.functions: set[tuple[str, str, int]] = set()
+        self.files: set[str] = set()
+        self.turns = 0
+        self.parses = 0
+
+    def __call__(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "c_call" and getattr(arg, "__name__", "") == "loads" and arg.__module__ == "orjson":
+            self.parses += 1
+            return
+        if event != "call":
+            return
+        code = frame.f_code
+        if code.co_name == "_run_once":
+            self.turns += 1
+        elif "/mcpkit/" in code.co_filename:
+            self.calls += 1
+            self.functions.add((code.co_filename, code.co_name, code.co_firstlineno))
+            self.files.add(code.co_filename.split("/mcpkit/", 1)[1])
+
+    def report(self) -> str:
+        files = ", ".join(sorted(self.files))
+        return (
+            f"one warm tools/call: {self.calls} mcpkit function calls ({len(self.functions)} functions) "
+            f"in {len(self.files)} files, {self.turns} loop turns, {self.parses} JSON parses\n  files: {files}"
+        )
+
+
+async def _traced_call(app: Any, sid: str | None, rid: int) -> str:
+    trace = CallTrace()
+    call = {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "tools/call",
+        "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
+    }
+    sys.setprofile(trace)
+    try:
+        status, _, body = await _post(app, call, sid)
+        await asyncio.sleep(0)  # the turn that finishes the handler's task
+    finally:
+        sys.setprofile(None)
+    if status != 200 or b'"result":3' not in body:
+        raise SystemExit(f"bad answer {status} {body!r}")
+    return trace.report()
+
+
+async def run(kind: str, calls: int, profile: bool, idle: int, trace: bool = False) -> None:
     app, lifespan = make_app(kind)
     started, stop = asyncio.Event(), asyncio.Event()
     life = asyncio.create_task(_lifespan(app, started, stop)) if lifespan == "on" else None
@@ -123,6 +177,8 @@ async def run(kind: str, calls: int, profile: bool, idle: int) -> None:
         if status != 200 or b'"result":3' not in body:
             raise SystemExit(f"bad answer {status} {body!r}")
     elapsed = time.perf_counter() - t0
+    if trace:
+        print(await _traced_call(app, sid, calls + 1))
     if profiler is not None:
         profiler.disable()
         pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
@@ -139,9 +195,10 @@ def main() -> None:
     p.add_argument("kind")
     p.add_argument("--calls", type=int, default=5000)
     p.add_argument("--profile", action="store_true")
+    p.add_argument("--trace", action="store_true")
     p.add_argument("--idle", type=int, default=0)
     args = p.parse_args()
-    asyncio.run(run(args.kind, args.calls, args.profile, args.idle))
+    asyncio.run(run(args.kind, args.calls, args.profile, args.idle, args.trace))
 
 
 if __name__ == "__main__":

@@ -39,12 +39,15 @@ WINDOW = 64
 
 
 class Conn:
-    def __init__(self, script: Path, many_tools: int = 0, argv_prefix: list[str] | None = None) -> None:
+    def __init__(
+        self, script: Path, many_tools: int = 0, argv_prefix: list[str] | None = None, sync: bool = False
+    ) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = str(REPO_ROOT / "src") + (
             os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
         )
         env["BENCH_MANY_TOOLS"] = str(many_tools)
+        env["BENCH_SYNC"] = "1" if sync else "0"
         env.pop("PYTHONPROFILE", None)
         # An installed package has its bytecode cached (pip compiles it); a server that recompiled
         # every module at each spawn would measure the compiler, not the start-up.
@@ -250,6 +253,20 @@ def bench_server(name: str, counts: dict) -> dict[str, float]:
     return r
 
 
+def bench_sync(counts: dict) -> dict[str, float]:
+    """mcpkit with echo and add written as plain `def`: the sequential and pipelined workloads."""
+    r: dict[str, float] = {}
+    c = Conn(SERVERS["mcpkit"], sync=True)
+    try:
+        c.initialize()
+        sequential(c, min(200, counts["seq"]))  # warm-up
+        r["seq_p50_us"], r["seq_p99_us"] = sequential(c, counts["seq"])
+        r["pipe_cps"] = pipelined(c, counts["pipe"])
+    finally:
+        c.close()
+    return r
+
+
 # ---- report --------------------------------------------------------------------------------------
 
 # key, label, unit, format, higher_is_better, target ratio for mcpkit (cost vs baseline)
@@ -264,6 +281,8 @@ METRICS = [
     ("rss_many_mib", f"peak RSS (VmHWM), {MANY} tools", "MiB", "{:.1f}", False, None),
 ]
 RSS_TARGET_MIB = 30.0
+# the sync-tool rows (issue 20): key, and the target as a cost ratio to mcpkit's async figure
+SYNC_TARGETS = {"pipe_cps": 1.5, "seq_p50_us": None, "seq_p99_us": 3.0}
 
 
 def cost_ratio(key_hib: bool, value: float, base: float) -> float:
@@ -301,6 +320,27 @@ def table(results: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
+def sync_table(sync: dict[str, float], results: dict[str, dict[str, float]]) -> str:
+    """The same tools as plain `def`, against mcpkit's async figures (and the baseline's, if run)."""
+    base = results.get("baseline")
+    head = ["sync tools (plain def)", "mcpkit async", "mcpkit sync", "sync ÷ async"]
+    head += ["sync ÷ baseline"] if base is not None else []
+    head.append("target")
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+    for key, label, unit, fmt, hib, _ in METRICS:
+        if key not in SYNC_TARGETS:
+            continue
+        asy, value = results["mcpkit"][key], sync[key]
+        ratio = cost_ratio(hib, value, asy)
+        row = [f"{label} ({unit})", fmt.format(asy), fmt.format(value), f"{ratio:.2f}×"]
+        if base is not None:
+            row.append(f"{cost_ratio(hib, value, base[key]):.2f}×")
+        target = SYNC_TARGETS[key]
+        row.append("" if target is None else f"≤ {target}× async {'✓' if ratio <= target else '✗'}")
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
 def _medians(runs: list[dict[str, float]]) -> dict[str, float]:
     return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
 
@@ -316,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--echo", type=int, help="1 MiB echoes")
     p.add_argument("--list", type=int, help="tools/list calls")
     p.add_argument("--http", type=int, help="HTTP tools/call per concurrency level (0: no HTTP workloads)")
+    p.add_argument("--no-sync", action="store_true", help="skip the rows of mcpkit with plain `def` tools")
     p.add_argument("--idle", type=int, help="idle HTTP sessions opened for the memory figure (0: skip)")
     a = p.parse_args(argv)
     if a.smoke:
@@ -337,7 +378,8 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"# counts {counts}, repeat {repeat}, python {sys.version.split()[0]}", file=sys.stderr)
     kinds = [k for k in KINDS if k.split("-")[0] in names] if counts["http"] else []
-    runs: dict[str, list[dict[str, float]]] = {n: [] for n in names + ["http:" + k for k in kinds]}
+    sync = ["sync"] if "mcpkit" in names and not a.no_sync else []
+    runs: dict[str, list[dict[str, float]]] = {n: [] for n in names + sync + ["http:" + k for k in kinds]}
     t_start = time.perf_counter()
     try:
         for rep in range(repeat):
@@ -345,6 +387,13 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 runs[n].append(bench_server(n, counts))
                 print(f"# rep {rep + 1}/{repeat} {n}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+                if n == "mcpkit" and sync:  # right after the async figures it is compared with
+                    t0 = time.perf_counter()
+                    runs["sync"].append(bench_sync(counts))
+                    print(
+                        f"# rep {rep + 1}/{repeat} mcpkit sync: {time.perf_counter() - t0:.1f} s",
+                        file=sys.stderr,
+                    )
             for n in kinds:
                 t0 = time.perf_counter()
                 runs["http:" + n].append(bench_http(n, REPO_ROOT, counts["http"], counts["idle"]))
@@ -359,6 +408,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     results = {n: {k: statistics.median(r[k] for r in runs[n]) for k, *_ in METRICS} for n in names}
     print(table(results))
+    if sync:
+        print()
+        print(sync_table(_medians(runs["sync"]), results))
     if kinds:
         print()
         print(http_table({n: _medians(runs["http:" + n]) for n in kinds}))

@@ -16,6 +16,19 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked `both_loops` runs on asyncio (the native fast paths) and on trio (the anyio ones)."""
+    if metafunc.definition.get_closest_marker("both_loops") and "anyio_backend" in metafunc.fixturenames:
+        metafunc.parametrize("anyio_backend", ["asyncio", "trio"])
+
+
+@pytest.fixture(params=["socket", "in-process"])
+def hosting(request: pytest.FixtureRequest) -> str:
+    """How a test's helper hosts an ASGI app: on a real server (with ASGI lifespan), or driven in this process
+    without one (tests/in_process.py). A test taking this runs both ways."""
+    return str(request.param)
+
+
 @pytest.fixture(autouse=True)
 def fresh_eras() -> None:
     """Every test starts with no era remembered: the client remembers one per endpoint URL, and a port

@@ -1,4 +1,5 @@
-"""Starting real servers for tests: an ASGI app on uvicorn in this process, or a server process."""
+"""Starting real servers for tests: an ASGI app in this process (uvicorn on asyncio, hypercorn on trio), or a
+server process."""
 
 from __future__ import annotations
 
@@ -8,11 +9,15 @@ import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from functools import partial
 from typing import Any, Literal
 
 import anyio
 import pytest
+import sniffio
 import uvicorn
+
+Lifespan = Literal["auto", "on", "off"]
 
 
 def free_port() -> int:
@@ -22,10 +27,17 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def serving(
-    app: Any, path: str = "/mcp", lifespan: Literal["auto", "on", "off"] = "on"
-) -> AsyncIterator[str]:
-    """`app` on a real uvicorn at a free 127.0.0.1 port; yields the URL of `path`."""
+async def serving(app: Any, path: str = "/mcp", lifespan: Lifespan = "on") -> AsyncIterator[str]:
+    """`app` on a real server at a free 127.0.0.1 port, on the running event loop; yields the URL of `path`.
+
+    Lifespan "off": the app is never told of startup or shutdown (it hosts its own tasks)."""
+    on_trio = sniffio.current_async_library() == "trio"
+    async with (_hypercorn if on_trio else _uvicorn)(app, lifespan) as origin:
+        yield origin + path
+
+
+@asynccontextmanager
+async def _uvicorn(app: Any, lifespan: Lifespan) -> AsyncIterator[str]:
     # asyncio turns Nagle off (TCP_NODELAY) only on a socket whose proto says TCP; a plain socket()
     # says 0, and every response's last write then waits ~40 ms for the client's delayed ACK.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -39,10 +51,62 @@ async def serving(
             while not server.started:
                 await anyio.sleep(0.01)
         try:
-            yield f"http://127.0.0.1:{port}{path}"
+            yield f"http://127.0.0.1:{port}"
         finally:
             server.should_exit = True
             server.force_exit = True
+
+
+@asynccontextmanager
+async def _hypercorn(app: Any, lifespan: Lifespan) -> AsyncIterator[str]:
+    from hypercorn.config import Config
+    from hypercorn.trio import serve
+
+    config = Config()
+    config.bind = ["127.0.0.1:0"]
+    config.graceful_timeout = 1
+    config.loglevel = "CRITICAL"
+    stop = anyio.Event()
+    served = _lifespan_or_none(app) if lifespan != "off" else _without_lifespan(app)
+    async with anyio.create_task_group() as tg:
+        with anyio.fail_after(5):
+            (origin,) = await tg.start(partial(serve, served, config, shutdown_trigger=stop.wait))
+        try:
+            yield origin
+        finally:
+            stop.set()
+
+
+def _lifespan_or_none(app: Any) -> Any:
+    """`app`, failing a lifespan it returns from without a word: hypercorn then goes on without one, as
+    uvicorn does (hypercorn would otherwise send startup to a lifespan already over)."""
+
+    async def served(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        said: list[Any] = []
+
+        async def noted(message: Any) -> None:
+            said.append(message)
+            await send(message)
+
+        await app(scope, receive, noted)
+        if scope["type"] == "lifespan" and not said:
+            raise LookupError("this app has no lifespan")
+
+    return served
+
+
+def _without_lifespan(app: Any) -> Any:
+    """`app` behind a lifespan that completes without telling it (hypercorn always runs one)."""
+
+    async def served(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan":
+            await app(scope, receive, send)
+            return
+        while (await receive())["type"] != "lifespan.shutdown":
+            await send({"type": "lifespan.startup.complete"})
+        await send({"type": "lifespan.shutdown.complete"})
+
+    return served
 
 
 @contextmanager

@@ -11,7 +11,7 @@ import jsonschema_rs
 import orjson
 
 from mcpkit.protocol.framing import Oversized
-from mcpkit.runtime.stream import MessageStream, Outgoing
+from mcpkit.runtime.stream import MessageStream, Outgoing, Processed
 
 SPEC = Path(__file__).resolve().parents[2] / "shared" / "spec"
 JSON = dict[str, Any]
@@ -48,6 +48,10 @@ _HANDSHAKE_RESULTS = {
     "sampling/createMessage": "CreateMessageResult",
     "elicitation/create": "ElicitResult",
     "roots/list": "ListRootsResult",
+    "tasks/get": "GetTaskResult",
+    "tasks/result": "GetTaskPayloadResult",
+    "tasks/list": "ListTasksResult",
+    "tasks/cancel": "CancelTaskResult",
 }
 
 
@@ -106,9 +110,9 @@ class CheckedStream:
         self.failures: list[str] = []
         self.checked = 0
 
-    async def receive(self) -> bytes | bytearray | JSON | Oversized:
+    async def receive(self) -> bytes | bytearray | JSON | Oversized | Processed:
         data = await self.inner.receive()
-        if not isinstance(data, Oversized):
+        if not isinstance(data, Oversized | Processed):
             try:
                 message = data if isinstance(data, dict) else orjson.loads(data)
             except orjson.JSONDecodeError:
@@ -135,6 +139,8 @@ class CheckedStream:
             )
             return found + problems(self.version, union, message)
         result_type = _HANDSHAKE_RESULTS.get(self.methods.get(message.get("id"), ""))
+        if isinstance(message.get("result"), dict) and "task" in message["result"]:
+            result_type = "CreateTaskResult"  # a task-augmented request accepted (2025-11-25 tasks)
         if result_type is not None and "result" in message:
             found += problems(self.version, result_type, message["result"])
         return found

@@ -23,7 +23,7 @@ def connect(server: Server, **options: Any) -> Any:
     return connect_any_era(server, **options)
 
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 requirement = pytest.mark.requirement
 
 

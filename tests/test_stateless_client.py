@@ -24,7 +24,7 @@ from mcpkit.server.server import Server
 from mcpkit.testing import connect
 from spec_schema import CheckedStream, available
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 JSON = dict[str, Any]
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
@@ -211,10 +211,26 @@ async def test_listen_works_the_same_on_a_handshake_session() -> None:
 
 async def test_the_log_level_rides_in_each_request_meta() -> None:
     logs: list[JSON] = []
-    async with connect(build(), era="modern", on_log=logs.append) as client:
+
+    def seen(method: str, params: JSON) -> None:
+        if method == "notifications/message":
+            logs.append(params)
+
+    async with connect(build(), era="modern", on_notification=seen) as client:
         await client.call_tool("chatty")
         assert logs == []  # no level asked: the server MUST NOT log
         await client.set_logging_level("info")
+        await client.call_tool("chatty")
+        await client.set_logging_level("error")
+        await client.call_tool("chatty")
+    assert [entry["data"] for entry in logs] == ["careful"]
+
+
+async def test_on_log_gets_every_level_without_set_logging_level() -> None:
+    logs: list[JSON] = []
+    async with connect(build(), era="modern", on_log=logs.append) as client:
+        await client.call_tool("chatty")  # on_log given: the requests ask for debug and up
+        await client.set_logging_level("error")
         await client.call_tool("chatty")
     assert [entry["data"] for entry in logs] == ["careful"]
 

@@ -1,4 +1,7 @@
-"""mcpkit benchmark server: echo, add, and BENCH_MANY_TOOLS extra tools t0..tN-1, over stdio."""
+"""mcpkit benchmark server: echo, add, and BENCH_MANY_TOOLS extra tools t0..tN-1, over stdio.
+
+With BENCH_SYNC=1 echo and add are plain `def` functions (what most users write), otherwise `async def`.
+"""
 
 from __future__ import annotations
 
@@ -13,16 +16,29 @@ from mcpkit import Server
 server = Server("bench-mcpkit", "1.0")
 
 
-@server.tool()
-async def echo(text: str) -> str:
-    """Return the text unchanged."""
-    return text
+if os.environ.get("BENCH_SYNC") == "1":
 
+    @server.tool()
+    def echo(text: str) -> str:
+        """Return the text unchanged."""
+        return text
 
-@server.tool()
-async def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+else:
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        """Return the text unchanged."""
+        return text
+
+    @server.tool()
+    async def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
 
 
 for _i in range(MANY_TOOLS):

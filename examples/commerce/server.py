@@ -1,6 +1,7 @@
 """An online shop on a real SQLite database, served over MCP.
 
     python examples/commerce/server.py [--db PATH] [--http [--host H] [--port P] [--auth-issuer URL]]
+    mcpkit serve examples/commerce/server.py [--http] [-- --db PATH]
 
 The database path comes from --db, else $COMMERCE_DB, else ./commerce.db; it is migrated and
 seeded with a small catalogue on first run.
@@ -344,7 +345,7 @@ def build_server(db_path: str | Path) -> Server:
     return server
 
 
-def main(argv: list[str] | None = None) -> None:
+def options(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="An MCP server for an online shop on SQLite")
     parser.add_argument("--db", default=os.environ.get("COMMERCE_DB", "commerce.db"))
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
@@ -356,6 +357,17 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.auth_issuer and not args.http:
         parser.error("--auth-issuer needs --http")
+    return args
+
+
+def create_server() -> Server:
+    """What `mcpkit serve examples/commerce/server.py [-- --db PATH]` serves: the database named on the
+    command line after `--`, as for `python server.py --db PATH`."""
+    return build_server(options(sys.argv[1:]).db)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = options(argv)
     server = build_server(args.db)
     if args.http:
         serve(server, args)

@@ -7,111 +7,23 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import importlib
-import importlib.util
-import inspect
-import shlex
 import sys
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
 import orjson
 
 from . import __version__
+from .cli_call import coerce
+from .cli_connect import add_client_options, open_client
+from .cli_errors import OK, PROTOCOL, TOOL_ERROR, USAGE, Failure, UsageError
 from .cli_escape import terminal_json, terminal_line, terminal_text
+from .cli_output import ProgressDisplay, print_table
+from .cli_serve import add_serve, run_serve, split_script_args
+from .cli_tasks import add_tasks, run_tasks
 
 __all__ = ["main"]
-
-OK, TOOL_ERROR, USAGE, PROTOCOL = 0, 1, 2, 3
-
-
-class UsageError(Exception):
-    pass
-
-
-def load_target(target: str) -> Any:
-    """A Server from `path/to/file.py[:name]` or `package.module:name` (name defaults to `server`)."""
-    spec, _, name = target.partition(":")
-    name = name or "server"
-    if spec.endswith(".py") or Path(spec).is_file():
-        path = Path(spec).resolve()
-        if not path.is_file():
-            raise UsageError(f"no such file: {spec}")
-        sys.path.insert(0, str(path.parent))
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
-        assert module_spec is not None and module_spec.loader is not None
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[path.stem] = module
-        module_spec.loader.exec_module(module)
-    else:
-        try:
-            module = importlib.import_module(spec)
-        except ModuleNotFoundError as exc:
-            raise UsageError(f"no module {exc.name!r} (serve a file.py, or a module on the path)") from None
-    found = getattr(module, name, None)
-    if found is None:
-        servers = [k for k, v in vars(module).items() if hasattr(v, "serve") and not isinstance(v, type)]
-        hint = f"; it has {', '.join(servers)}" if servers else ""
-        raise UsageError(f"{spec} has no attribute {name!r} (name the Server as {spec}:NAME{hint})")
-    if callable(found) and not hasattr(found, "serve"):  # a factory: called with no arguments
-        needed = [p.name for p in inspect.signature(found).parameters.values() if p.default is p.empty]
-        if needed:
-            raise UsageError(f"{name}() needs {', '.join(needed)}: give a Server, or a factory taking none")
-        found = found()
-    return found
-
-
-def coerce(pairs: Sequence[str], schema: dict[str, Any]) -> dict[str, Any]:
-    """Turn key=value words into arguments, typed by the tool's input schema."""
-    properties = schema.get("properties", {})
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep:
-            raise UsageError(f"argument {pair!r} is not key=value")
-        if properties and key not in properties and not schema.get("additionalProperties"):
-            close = difflib.get_close_matches(key, list(properties), n=1)
-            hint = f" (did you mean {close[0]}?)" if close else f" (it takes {', '.join(properties)})"
-            raise UsageError(f"the tool has no argument {key!r}{hint}")
-        kind = properties.get(key, {}).get("type")
-        if kind in ("integer", "number", "boolean", "array", "object", "null"):
-            try:
-                out[key] = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                out[key] = raw  # the server names the field that is wrong
-        else:
-            out[key] = raw
-    return out
-
-
-@asynccontextmanager
-async def open_client(server: str, args: argparse.Namespace) -> AsyncIterator[Any]:
-    from .client.client import connect_http, connect_stdio
-
-    def on_log(params: dict[str, Any]) -> None:
-        data = terminal_json(orjson.dumps(params.get("data")).decode())
-        print(f"[{terminal_line(params.get('level'))}] {data}", file=sys.stderr)
-
-    from .cli_prompts import sampling_by_command, terminal_elicitation
-
-    # Without --sampling the client declares no sampling, so a server's ctx.sample() fails with a clear error.
-    options: dict[str, Any] = {
-        "on_log": on_log,
-        "timeout": args.timeout,
-        "elicitation": terminal_elicitation(),
-        "elicitation_url": True,
-    }
-    if args.sampling:
-        options["sampling"] = sampling_by_command(args.sampling)
-    if server.startswith(("http://", "https://")):
-        async with connect_http(server, **options) as client:
-            yield client
-        return
-    async with connect_stdio(shlex.split(server), **options) as client:
-        yield client
 
 
 def show(result: Any, as_json: bool) -> None:
@@ -128,6 +40,8 @@ def show(result: Any, as_json: bool) -> None:
 
 
 async def run_command(args: argparse.Namespace) -> int:
+    if args.command == "tasks":
+        return await run_tasks(args)
     async with open_client(args.server, args) as client:
         if args.command == "ping":
             await client.ping()
@@ -153,23 +67,17 @@ async def run_command(args: argparse.Namespace) -> int:
 
 
 async def list_items(client: Any, args: argparse.Namespace) -> int:
-    kind = args.kind
     fetch = {
         "tools": client.list_all_tools,
         "resources": client.list_all_resources,
         "templates": client.list_all_resource_templates,
         "prompts": client.list_all_prompts,
-    }[kind]
+    }[args.kind]
     items = await fetch()
     if args.json:
         show(items, True)
-        return OK
-    for item in items:
-        label = item.get("name") if kind != "resources" else item.get("uri")
-        if kind == "templates":
-            label = item.get("uriTemplate")
-        about = item.get("title") or item.get("description") or ""
-        print(f"{terminal_line(label):<32} {terminal_line(about)}".rstrip())
+    else:
+        print_table(args.kind, items)
     return OK
 
 
@@ -203,41 +111,19 @@ async def call(client: Any, args: argparse.Namespace) -> int:
     if arguments is None:
         arguments = coerce(args.pairs, tool.get("inputSchema", {}))
 
-    shown_progress: list[bool] = []
-
-    def progress(value: float, total: float | None, message: str | None) -> None:
-        shown_progress.append(True)
-        shown = f"{value}/{total}" if total else f"{value}"
-        print(
-            f"\r[{terminal_line(shown)}] {terminal_line(message or '')}", end="", file=sys.stderr, flush=True
-        )
-
-    if args.task:
-        result = await call_as_task(client, args.tool, arguments)
-    else:
-        result = await client.call_tool(args.tool, arguments, on_progress=progress)
-    if shown_progress:
-        print(file=sys.stderr)
+    progress = ProgressDisplay()
+    try:
+        if args.task:
+            result = await call_as_task(client, args.tool, arguments)
+        else:
+            result = await client.call_tool(args.tool, arguments, on_progress=progress)
+    finally:
+        progress.close()
     if args.json:
         show(result, True)
     else:
         show(result, False)
     return TOOL_ERROR if result.get("isError") else OK
-
-
-def add_serve(serve: argparse.ArgumentParser) -> None:
-    serve.add_argument("target")
-    serve.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="port with --http (default 8000)")
-    serve.add_argument(
-        "--workers", type=int, default=1, help="worker processes with --http (more than one needs --redis)"
-    )
-    serve.add_argument(
-        "--redis",
-        metavar="URL",
-        help="share sessions in this Redis (pip install 'mcpkit[redis]'), so any worker serves any request",
-    )
 
 
 def parser() -> argparse.ArgumentParser:
@@ -257,12 +143,7 @@ def parser() -> argparse.ArgumentParser:
         ("ping", "ping a server"),
     ):
         cmd = sub.add_parser(name, help=helptext)
-        cmd.add_argument("server", help="an http(s) URL, or a command line that starts a stdio server")
-        cmd.add_argument("--json", action="store_true", help="print the raw result as JSON")
-        cmd.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each answer")
-        cmd.add_argument(
-            "--sampling", metavar="CMD", help="answer sampling requests by running CMD (JSON in/out)"
-        )
+        add_client_options(cmd)
         if name == "list":
             cmd.add_argument(
                 "kind", nargs="?", default="tools", choices=["tools", "resources", "templates", "prompts"]
@@ -281,48 +162,28 @@ def parser() -> argparse.ArgumentParser:
         elif name == "prompt":
             cmd.add_argument("name")
             cmd.add_argument("pairs", nargs="*", metavar="key=value")
+    add_tasks(sub.add_parser("tasks", help="list a server's tasks, or --get / --cancel one"))
     return top
 
 
-def serve_cluster(args: argparse.Namespace) -> int:
-    """`serve --http --workers N --redis URL`: worker processes sharing their sessions in Redis."""
-    if args.workers > 1 and not args.redis:
-        raise UsageError("--workers above 1 needs --redis URL: each worker would know only its own sessions")
-    if args.workers < 1:
-        raise UsageError("--workers must be at least 1")
-    from .cli_workers import serve_workers
-
-    load_target(args.target)  # a bad target is one line here, not a traceback in every worker
-    where = f"http://{args.host}:{args.port}/mcp"
-    print(
-        f"mcpkit: serving on {where} with {args.workers} worker(s), sessions in {args.redis}", file=sys.stderr
-    )
-    serve_workers(args.target, host=args.host, port=args.port, workers=args.workers, redis_url=args.redis)
-    return OK
-
-
-_EXTRAS = {"uvicorn": "http", "httpx": "http", "starlette": "http", "redis": "redis", "jwt": "oauth"}
+_EXTRAS = {
+    "uvicorn": "http",
+    "httpx": "http",
+    "starlette": "http",
+    "redis": "redis",
+    "jwt": "oauth",
+    "watchfiles": "dev",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv, script_args = split_script_args(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(argv)
     from .protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
 
     try:
         if args.command == "serve":
-            if args.http and (args.workers > 1 or args.redis):
-                return serve_cluster(args)
-            server = load_target(args.target)
-            if args.http:
-                import uvicorn  # noqa: F401  (the http extra: checked before saying we serve)
-
-                from .transports.http_server import serve_http
-
-                print(f"mcpkit: serving on http://{args.host}:{args.port}/mcp", file=sys.stderr)
-                serve_http(server, host=args.host, port=args.port)
-            else:
-                server.run()
-            return OK
+            return run_serve(args, script_args)
         return anyio.run(run_command, args)
     except UsageError as exc:
         print(f"mcpkit: {terminal_line(exc)}", file=sys.stderr)
@@ -334,6 +195,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif exc.code == MISSING_CLIENT_CAPABILITY and "sampling" in str(exc.data):
             hint = " (pass --sampling CMD to answer sampling requests)"
         print(f"mcpkit: error {exc.code}: {terminal_line(exc.message)}{hint}", file=sys.stderr)
+        return PROTOCOL
+    except TimeoutError as exc:
+        print(f"mcpkit: timeout: {exc}", file=sys.stderr)
+        return PROTOCOL
+    except Failure as exc:
+        print(f"mcpkit: {exc}", file=sys.stderr)
         return PROTOCOL
     except OSError as exc:
         print(f"mcpkit: could not start or reach the server: {exc}", file=sys.stderr)

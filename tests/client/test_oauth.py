@@ -15,7 +15,7 @@ from mcpkit.client.oauth import ClientCredentials, OAuthClient, OAuthError
 
 requirement = pytest.mark.requirement
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 
 async def follow_once(url: str) -> str:

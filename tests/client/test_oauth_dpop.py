@@ -20,7 +20,7 @@ from mcpkit.client.oauth.challenge import parse_challenge
 from mcpkit.client.oauth.dpop import is_nonce_challenge, is_token_nonce_challenge, post_token_request, present
 from mcpkit.client.oauth.store import Tokens
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 
 def verified(proof: str) -> tuple[dict[str, Any], dict[str, Any]]:

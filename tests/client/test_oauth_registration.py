@@ -18,7 +18,7 @@ from mcpkit.client.oauth.token import authenticate
 
 requirement = pytest.mark.requirement
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 DOCUMENT = "https://client.example/metadata.json"
 
 

@@ -18,7 +18,7 @@ from mcpkit.server.resources import resource_from
 from mcpkit.server.round_trip import CannotAsk, InputRequired, RoundTrip
 from mcpkit.server.tools import Tool
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 JSON = dict[str, Any]
 HANDSHAKE, STATELESS = "2025-11-25", "2026-07-28"

@@ -14,7 +14,7 @@ import pytest
 from mcpkit import Context, Server
 from mcpkit.runtime.stream import MemoryStream, Outgoing, memory_pair
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 JSON = dict[str, Any]
 

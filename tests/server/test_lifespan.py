@@ -13,6 +13,7 @@ import httpx
 import pytest
 import uvicorn
 
+import peers
 from mcpkit import Context, Server
 from mcpkit.testing import connect
 from mcpkit.transports.http_server import StreamableHTTPApp
@@ -46,6 +47,7 @@ def build(pool: Pool, fail: bool = False) -> Server:
     return server
 
 
+@pytest.mark.both_loops
 async def test_a_session_enters_the_lifespan_and_handlers_reach_its_value() -> None:
     pool = Pool()
     server = build(pool)
@@ -81,6 +83,18 @@ async def test_the_http_app_opens_it_at_startup_and_closes_it_at_shutdown() -> N
     assert (pool.opened, pool.closed) == (1, 1)
 
 
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_on_trio_the_http_app_opens_it_at_startup_and_closes_it_at_shutdown() -> None:
+    pool = Pool()
+    async with peers.serving(StreamableHTTPApp(build(pool))) as url:  # hypercorn: a graceful shutdown
+        assert (pool.opened, pool.closed) == (1, 0)  # before any request
+        for _ in range(2):  # two sessions
+            async with httpx.AsyncClient() as http:
+                assert (await http.post(url, json=INITIALIZE, headers=HEADERS)).status_code == 200
+        assert (pool.opened, pool.closed) == (1, 0)
+    assert (pool.opened, pool.closed) == (1, 1)
+
+
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -94,6 +108,7 @@ INITIALIZE = {
 }
 
 
+@pytest.mark.both_loops
 async def test_a_lifespan_that_fails_fails_the_http_apps_startup() -> None:
     app = StreamableHTTPApp(build(Pool(), fail=True))
     sent: list[MutableMapping[str, Any]] = []
@@ -109,6 +124,7 @@ async def test_a_lifespan_that_fails_fails_the_http_apps_startup() -> None:
     assert sent == [{"type": "lifespan.startup.failed", "message": "no database"}]
 
 
+@pytest.mark.both_loops
 async def test_without_a_lifespan_ctx_lifespan_says_so() -> None:
     server = Server("bare")
 

@@ -14,7 +14,7 @@ from mcpkit.server.middleware import Call
 from mcpkit.server.middlewares import RateLimit, RequestLog, Timing
 from mcpkit.testing import connect
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 JSON = dict[str, Any]
 ERAS = [{"protocol_version": "2025-11-25"}, {"era": "modern"}]
 

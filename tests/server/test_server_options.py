@@ -12,7 +12,7 @@ from mcpkit.server.request_state import StateSealer
 from mcpkit.server.tools import ToolError
 from mcpkit.testing import connect
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 
 def asking_server(**options: Any) -> Server:

@@ -21,6 +21,7 @@ from spec_schema import CheckedStream, available
 
 pytestmark = [
     pytest.mark.anyio,
+    pytest.mark.both_loops,
     pytest.mark.skipif(not available("2026-07-28"), reason="needs ../shared/spec beside the checkout"),
 ]
 

@@ -16,7 +16,7 @@ from mcpkit.protocol.errors import INTERNAL_ERROR, MCPError, RemoteError
 from mcpkit.server.tasks import TaskEngine
 from mcpkit.testing import connect
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 JSON = dict[str, Any]
 CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 

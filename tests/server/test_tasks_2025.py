@@ -17,6 +17,7 @@ from spec_schema import available, problems
 
 pytestmark = [
     pytest.mark.anyio,
+    pytest.mark.both_loops,
     pytest.mark.skipif(not available("2025-11-25"), reason="needs ../shared/spec beside the checkout"),
 ]
 V = "2025-11-25"

@@ -10,7 +10,7 @@ import pytest
 from mcpkit import RemoteError, Server
 from mcpkit.testing import connect
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 
 def file_server(**options: Any) -> tuple[Server, list[Any]]:

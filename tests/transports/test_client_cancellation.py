@@ -12,9 +12,11 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
+import sniffio
 from noisy_server import server as noisy
 from test_http_client import serving
 
@@ -85,19 +87,7 @@ async def call_in_a_task_cancelled_from_outside(open_client: Opener, reached: li
     assert task.cancelled()
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
-@pytest.mark.parametrize("era", ["modern", "handshake"])
-@pytest.mark.parametrize(
-    "cancel",
-    [
-        call_under_asyncio_timeout,
-        call_under_fail_after,
-        call_under_move_on_after,
-        call_in_a_task_cancelled_from_outside,
-    ],
-    ids=["asyncio.timeout", "fail_after", "move_on_after", "Task.cancel"],
-)
-async def test_leaving_the_client_block_during_a_call_keeps_the_task_cancelled(
+async def leave_during_a_call(
     transport: str, era: str, cancel: Callable[[Opener, list[str]], Awaitable[None]]
 ) -> None:
     reached: list[str] = []
@@ -109,6 +99,45 @@ async def test_leaving_the_client_block_during_a_call_keeps_the_task_cancelled(
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("era", ["modern", "handshake"])
+@pytest.mark.parametrize(
+    "cancel",
+    [call_under_asyncio_timeout, call_in_a_task_cancelled_from_outside],
+    ids=["asyncio.timeout", "Task.cancel"],
+)
+async def test_leaving_the_client_block_during_a_call_keeps_the_task_cancelled(
+    transport: str, era: str, cancel: Callable[[Opener, list[str]], Awaitable[None]]
+) -> None:
+    await leave_during_a_call(transport, era, cancel)
+
+
+@pytest.mark.both_loops
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("era", ["modern", "handshake"])
+@pytest.mark.parametrize(
+    "cancel", [call_under_fail_after, call_under_move_on_after], ids=["fail_after", "move_on_after"]
+)
+async def test_leaving_the_client_block_in_an_anyio_scope_keeps_the_task_cancelled_on_either_loop(
+    transport: str, era: str, cancel: Callable[[Opener, list[str]], Awaitable[None]]
+) -> None:
+    await leave_during_a_call(transport, era, cancel)
+
+
+def timeout(seconds: float) -> AbstractAsyncContextManager[Any]:
+    """asyncio.timeout on asyncio (the native way this test is about there), anyio's on trio."""
+    if sniffio.current_async_library() == "asyncio":
+        return asyncio.timeout(seconds)
+    return _fail_after(seconds)
+
+
+@asynccontextmanager
+async def _fail_after(seconds: float) -> AsyncIterator[None]:
+    with anyio.fail_after(seconds):
+        yield
+
+
+@pytest.mark.both_loops
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("era", ["modern", "handshake"])
 async def test_a_timeout_while_listening_reaches_the_caller_and_the_client_goes_on(
     transport: str, era: str
 ) -> None:
@@ -116,7 +145,7 @@ async def test_a_timeout_while_listening_reaches_the_caller_and_the_client_goes_
     async with client_over(transport, era) as open_client, open_client() as client:
         for _ in range(3):
             with pytest.raises(TimeoutError):
-                async with asyncio.timeout(SOON), client.listen(tools=True) as subscription:
+                async with timeout(SOON), client.listen(tools=True) as subscription:
                     async for _note in subscription:
                         pass
                     reached.append("after the subscription ended")

@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
 import pytest
-from test_http_server import HEADERS, make_server, open_session, running
+from test_http_server import HEADERS, hosted, make_server, open_session
 from test_http_stateless import meta
 
 from mcpkit.transports.http_server import StreamableHTTPApp
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 BAD_IDS: list[Any] = [{}, [], None, True, 1.5]
 
@@ -28,8 +27,10 @@ def add(rid: int) -> bytes:
 
 
 @pytest.mark.parametrize("rid", BAD_IDS)
-async def test_a_cancel_naming_no_valid_id_in_a_session_is_accepted_and_ignored(rid: Any) -> None:
-    async with running(StreamableHTTPApp(make_server())) as url, httpx.AsyncClient(timeout=10) as http:
+async def test_a_cancel_naming_no_valid_id_in_a_session_is_accepted_and_ignored(
+    rid: Any, hosting: str
+) -> None:
+    async with hosted(hosting, StreamableHTTPApp(make_server()), timeout=10) as (http, url):
         headers = await open_session(http, url)
         refused = await http.post(url, content=cancelled(rid), headers=headers)
         ok = await http.post(url, content=add(5), headers=headers)
@@ -38,8 +39,8 @@ async def test_a_cancel_naming_no_valid_id_in_a_session_is_accepted_and_ignored(
 
 
 @pytest.mark.parametrize("rid", BAD_IDS)
-async def test_a_stateless_cancel_naming_no_valid_id_is_never_a_500(rid: Any) -> None:
+async def test_a_stateless_cancel_naming_no_valid_id_is_never_a_500(rid: Any, hosting: str) -> None:
     headers = {**HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": "notifications/cancelled"}
-    async with running(StreamableHTTPApp(make_server())) as url, httpx.AsyncClient(timeout=10) as http:
+    async with hosted(hosting, StreamableHTTPApp(make_server()), timeout=10) as (http, url):
         refused = await http.post(url, content=cancelled(rid, _meta=meta()), headers=headers)
     assert refused.status_code < 500

@@ -17,7 +17,7 @@ from mcpkit.client.client import connect_http
 from mcpkit.transports.http_client import open_http_stream
 from peers import free_port
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 
 async def test_a_refused_connection_is_a_clear_error_at_once() -> None:

@@ -20,7 +20,7 @@ from mcpkit.transports.legacy_sse_client import (
     same_origin_endpoint,
 )
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 TOKEN = {"Authorization": "Bearer s3cret"}
 

@@ -18,7 +18,7 @@ from mcpkit.client.client import connect_http
 from mcpkit.protocol.modern import PROTOCOL_VERSION
 from mcpkit.transports.http_server import StreamableHTTPApp
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 JSON = dict[str, Any]
 MODERN = "2026-07-28"

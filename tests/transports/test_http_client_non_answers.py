@@ -16,7 +16,7 @@ from test_http_client import Exchange, FakeServer, init_result, serving
 from mcpkit import MCPError
 from mcpkit.client.client import connect_http
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 HTML = b"<!doctype html><html><body>Sign in to continue</body></html>"
 

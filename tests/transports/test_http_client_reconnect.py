@@ -19,7 +19,7 @@ from mcpkit import MCPError
 from mcpkit.client.client import connect_http
 from mcpkit.transports.http_backoff import Backoff
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 WINDOW = 2.0
 

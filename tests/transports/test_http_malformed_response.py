@@ -6,15 +6,14 @@ import json
 from typing import Any
 
 import anyio
-import httpx
 import pytest
-from test_http_server import open_session, rpc, running
+from test_http_server import hosted, open_session, rpc
 
 from mcpkit import Context, Server
 from mcpkit.protocol.sse import SSEDecoder
 from mcpkit.transports.http_server import StreamableHTTPApp
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 
 def sampling_server() -> Server:
@@ -33,10 +32,10 @@ def sampling_server() -> Server:
 
 @pytest.mark.parametrize("answer", [{"result": "not an object"}, {"error": {"code": "x", "message": 1}}])
 async def test_a_malformed_answer_to_sampling_over_http_fails_the_tool_at_once(
-    answer: dict[str, Any],
+    answer: dict[str, Any], hosting: str
 ) -> None:
     app = StreamableHTTPApp(sampling_server())
-    async with running(app) as url, httpx.AsyncClient(timeout=10) as http:
+    async with hosted(hosting, app, timeout=10) as (http, url):
         headers = await open_session(http, url, capabilities={"sampling": {}})
         call = rpc(1, "tools/call", {"name": "summarize", "arguments": {}})
         with anyio.fail_after(10):  # before the fix: the tool waited out client_request_timeout (300 s)

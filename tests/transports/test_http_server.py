@@ -1,4 +1,5 @@
-"""Streamable HTTP server (transports "Streamable HTTP"): httpx over a real uvicorn, or ASGITransport."""
+"""Streamable HTTP server (transports "Streamable HTTP"): httpx over a real server with ASGI lifespan
+(uvicorn on asyncio, hypercorn on trio), or driving the app in this process without one; on either loop."""
 
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ import httpx
 import pytest
 
 import peers
+from in_process import ORIGIN, in_process
 from mcpkit import Context, Server
 from mcpkit.protocol.sse import SSEDecoder
 from mcpkit.transports.http_server import StreamableHTTPApp
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 VERSION = "2025-11-25"
@@ -88,12 +90,26 @@ async def open_session(
 
 
 @asynccontextmanager
-async def serving(**options: Any) -> AsyncIterator[tuple[httpx.AsyncClient, str, StreamableHTTPApp, Server]]:
+async def serving(
+    hosting: str, **options: Any
+) -> AsyncIterator[tuple[httpx.AsyncClient, str, StreamableHTTPApp, Server]]:
     server = make_server()
     app = StreamableHTTPApp(server, **options)
     with anyio.fail_after(20):
-        async with running(app) as url, httpx.AsyncClient(timeout=5) as client:
+        async with hosted(hosting, app) as (client, url):
             yield client, url, app, server
+
+
+@asynccontextmanager
+async def hosted(hosting: str, app: Any, timeout: float = 5) -> AsyncIterator[tuple[httpx.AsyncClient, str]]:
+    """`app` on a real server and an httpx client to it, or an httpx client driving it in this process
+    (`hosting`: "socket" or "in-process"); yields the client and the endpoint URL."""
+    if hosting == "in-process":
+        async with in_process(app, timeout) as client:
+            yield client, ORIGIN + "/mcp"
+        return
+    async with running(app) as url, httpx.AsyncClient(timeout=timeout) as client:
+        yield client, url
 
 
 def call(
@@ -105,8 +121,8 @@ def call(
     return rpc(rid, "tools/call", params)
 
 
-async def test_initialize_returns_a_session_id_and_the_result_as_sse() -> None:
-    async with serving() as (client, url, app, _):
+async def test_initialize_returns_a_session_id_and_the_result_as_sse(hosting: str) -> None:
+    async with serving(hosting) as (client, url, app, _):
         response = await client.post(url, content=init_body(), headers=HEADERS)
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/event-stream")
@@ -115,16 +131,16 @@ async def test_initialize_returns_a_session_id_and_the_result_as_sse() -> None:
         assert message["id"] == 0 and message["result"]["protocolVersion"] == VERSION
 
 
-async def test_tools_call_answers_on_the_posts_sse_stream() -> None:
-    async with serving() as (client, url, _, _):
+async def test_tools_call_answers_on_the_posts_sse_stream(hosting: str) -> None:
+    async with serving(hosting) as (client, url, _, _):
         headers = await open_session(client, url)
         response = await client.post(url, content=call(1, "add", {"a": 2, "b": 3}), headers=headers)
         (message,) = events(response.content)
         assert message["id"] == 1 and message["result"]["content"][0]["text"] == "5"
 
 
-async def test_tools_call_in_json_mode_answers_with_application_json() -> None:
-    async with serving(json_response=True) as (client, url, _, _):
+async def test_tools_call_in_json_mode_answers_with_application_json(hosting: str) -> None:
+    async with serving(hosting, json_response=True) as (client, url, _, _):
         headers = await open_session(client, url)
         response = await client.post(url, content=call(1, "add", {"a": 2, "b": 3}), headers=headers)
         assert response.headers["content-type"] == "application/json"
@@ -146,32 +162,32 @@ async def test_without_lifespan_over_asgi_transport_sessions_still_work() -> Non
         await app.aclose()
 
 
-async def test_a_notification_is_accepted_with_202_and_no_body() -> None:
-    async with serving() as (client, url, _, _):
+async def test_a_notification_is_accepted_with_202_and_no_body(hosting: str) -> None:
+    async with serving(hosting) as (client, url, _, _):
         headers = await open_session(client, url)
         note = json.dumps({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}).encode()
         response = await client.post(url, content=note, headers=headers)
         assert response.status_code == 202 and response.content == b""
 
 
-async def test_a_request_without_a_session_id_is_400_and_an_unknown_one_404() -> None:
-    async with serving() as (client, url, _, _):
+async def test_a_request_without_a_session_id_is_400_and_an_unknown_one_404(hosting: str) -> None:
+    async with serving(hosting) as (client, url, _, _):
         assert (await client.post(url, content=rpc(1, "ping"), headers=HEADERS)).status_code == 400
         unknown = {**HEADERS, "mcp-session-id": "nope"}
         response = await client.post(url, content=rpc(1, "ping"), headers=unknown)
         assert response.status_code == 404 and response.json()["error"]["code"] == -32001
 
 
-async def test_after_delete_the_session_id_is_404() -> None:
-    async with serving() as (client, url, app, _):
+async def test_after_delete_the_session_id_is_404(hosting: str) -> None:
+    async with serving(hosting) as (client, url, app, _):
         headers = await open_session(client, url)
         assert (await client.delete(url, headers=headers)).status_code == 204
         assert headers["mcp-session-id"] not in app.sessions
         assert (await client.post(url, content=rpc(1, "ping"), headers=headers)).status_code == 404
 
 
-async def test_bad_accept_content_type_and_protocol_version_are_406_415_400() -> None:
-    async with serving() as (client, url, _, _):
+async def test_bad_accept_content_type_and_protocol_version_are_406_415_400(hosting: str) -> None:
+    async with serving(hosting) as (client, url, _, _):
         headers = await open_session(client, url)
         accept = {**headers, "accept": "application/json"}
         assert (await client.post(url, content=rpc(1, "ping"), headers=accept)).status_code == 406
@@ -183,8 +199,8 @@ async def test_bad_accept_content_type_and_protocol_version_are_406_415_400() ->
         assert (await client.post(url, content=rpc(1, "ping"), headers=absent)).status_code == 200
 
 
-async def test_a_foreign_origin_is_403_and_a_foreign_host_421() -> None:
-    async with serving() as (client, url, _, _):
+async def test_a_foreign_origin_is_403_and_a_foreign_host_421(hosting: str) -> None:
+    async with serving(hosting) as (client, url, _, _):
         origin = {**HEADERS, "origin": "https://evil.example"}
         assert (await client.post(url, content=init_body(), headers=origin)).status_code == 403
         local = {**HEADERS, "origin": "http://localhost:5173"}
@@ -193,8 +209,8 @@ async def test_a_foreign_origin_is_403_and_a_foreign_host_421() -> None:
         assert (await client.post(url, content=init_body(), headers=host)).status_code == 421
 
 
-async def test_an_oversized_body_is_413_whether_declared_or_streamed() -> None:
-    async with serving(max_body=1000) as (client, url, _, _):
+async def test_an_oversized_body_is_413_whether_declared_or_streamed(hosting: str) -> None:
+    async with serving(hosting, max_body=1000) as (client, url, _, _):
         big = rpc(1, "ping", {"pad": "x" * 2000})
         assert (await client.post(url, content=big, headers=HEADERS)).status_code == 413
 
@@ -237,16 +253,16 @@ async def test_a_body_not_completed_in_time_is_408() -> None:
     assert sent[0]["status"] == 408
 
 
-async def test_invalid_json_is_400_with_a_parse_error_and_no_traceback() -> None:
-    async with serving() as (client, url, _, _):
+async def test_invalid_json_is_400_with_a_parse_error_and_no_traceback(hosting: str) -> None:
+    async with serving(hosting) as (client, url, _, _):
         response = await client.post(url, content=b"{not json", headers=HEADERS)
         assert response.status_code == 400
         assert response.json()["error"]["code"] == -32700
         assert "Traceback" not in response.text
 
 
-async def test_log_and_progress_arrive_on_the_posts_stream_before_the_response() -> None:
-    async with serving() as (client, url, _, _):
+async def test_log_and_progress_arrive_on_the_posts_stream_before_the_response(hosting: str) -> None:
+    async with serving(hosting) as (client, url, _, _):
         headers = await open_session(client, url)
         response = await client.post(
             url, content=call(1, "chatty", meta={"progressToken": "p"}), headers=headers
@@ -260,8 +276,8 @@ async def test_log_and_progress_arrive_on_the_posts_stream_before_the_response()
         assert messages[-1]["result"]["content"][0]["text"] == "done"
 
 
-async def test_elicitation_goes_out_on_the_posts_stream_and_its_answer_is_posted_back() -> None:
-    async with serving() as (client, url, _, _):
+async def test_elicitation_goes_out_on_the_posts_stream_and_its_answer_is_posted_back(hosting: str) -> None:
+    async with serving(hosting) as (client, url, _, _):
         headers = await open_session(client, url, {"elicitation": {}})
         decoder, seen = SSEDecoder(), []
         async with client.stream("POST", url, content=call(1, "ask"), headers=headers) as response:
@@ -283,8 +299,8 @@ async def test_elicitation_goes_out_on_the_posts_stream_and_its_answer_is_posted
         assert seen[-1]["result"]["content"][0]["text"] == "accept:Ada"
 
 
-async def test_the_standalone_get_stream_receives_server_wide_notifications() -> None:
-    async with serving() as (client, url, _, server):
+async def test_the_standalone_get_stream_receives_server_wide_notifications(hosting: str) -> None:
+    async with serving(hosting) as (client, url, _, server):
         headers = await open_session(client, url)
         get_headers = {**headers, "accept": "text/event-stream"}
         decoder = SSEDecoder()
@@ -299,8 +315,8 @@ async def test_the_standalone_get_stream_receives_server_wide_notifications() ->
                     break
 
 
-async def test_abandoned_sessions_are_reaped_after_the_idle_timeout() -> None:
-    async with serving(session_idle_timeout=0.2) as (client, url, app, _):
+async def test_abandoned_sessions_are_reaped_after_the_idle_timeout(hosting: str) -> None:
+    async with serving(hosting, session_idle_timeout=0.2) as (client, url, app, _):
         ids = [(await open_session(client, url))["mcp-session-id"] for _ in range(20)]
         with anyio.fail_after(3):
             while app.sessions:
@@ -309,8 +325,8 @@ async def test_abandoned_sessions_are_reaped_after_the_idle_timeout() -> None:
         assert (await client.post(url, content=rpc(1, "ping"), headers=stale)).status_code == 404
 
 
-async def test_at_max_sessions_a_new_initialize_is_503() -> None:
-    async with serving(max_sessions=3) as (client, url, _app, _):
+async def test_at_max_sessions_a_new_initialize_is_503(hosting: str) -> None:
+    async with serving(hosting, max_sessions=3) as (client, url, _app, _):
         headers = [await open_session(client, url) for _ in range(3)]
         response = await client.post(url, content=init_body(), headers=HEADERS)
         assert response.status_code == 503 and "Traceback" not in response.text
@@ -318,8 +334,8 @@ async def test_at_max_sessions_a_new_initialize_is_503() -> None:
         assert (await client.post(url, content=init_body(), headers=HEADERS)).status_code == 200
 
 
-async def test_sessionless_mode_serves_each_post_alone_without_session_ids() -> None:
-    async with serving(sessionless=True, json_response=True) as (client, url, app, _):
+async def test_sessionless_mode_serves_each_post_alone_without_session_ids(hosting: str) -> None:
+    async with serving(hosting, sessionless=True, json_response=True) as (client, url, app, _):
         response = await client.post(url, content=call(1, "add", {"a": 4, "b": 5}), headers=HEADERS)
         assert "mcp-session-id" not in response.headers
         assert response.json()["result"]["content"][0]["text"] == "9"
@@ -327,16 +343,16 @@ async def test_sessionless_mode_serves_each_post_alone_without_session_ids() -> 
         assert (await client.get(url, headers=HEADERS)).status_code == 405
 
 
-async def test_sessionless_mode_streams_a_requests_messages_as_sse_too() -> None:
-    async with serving(sessionless=True) as (client, url, _, _):
+async def test_sessionless_mode_streams_a_requests_messages_as_sse_too(hosting: str) -> None:
+    async with serving(hosting, sessionless=True) as (client, url, _, _):
         response = await client.post(url, content=call(1, "chatty"), headers=HEADERS)
         messages = events(response.content)
         assert messages[0]["method"] == "notifications/message"
         assert messages[-1]["result"]["content"][0]["text"] == "done"
 
 
-async def test_cancelling_a_request_ends_its_posts_stream_without_a_response() -> None:
-    async with serving() as (client, url, _, _):
+async def test_cancelling_a_request_ends_its_posts_stream_without_a_response(hosting: str) -> None:
+    async with serving(hosting) as (client, url, _, _):
         headers = await open_session(client, url)
         async with client.stream("POST", url, content=call(7, "wait"), headers=headers) as response:
             assert response.status_code == 200
@@ -372,8 +388,8 @@ async def test_the_app_mounts_inside_starlette_and_serves_mcpkit_client_there() 
         await mcp_app.aclose()
 
 
-async def test_sse_streams_open_with_a_priming_event_and_retry_from_2025_11_25() -> None:
-    async with serving() as (client, url, _, _):
+async def test_sse_streams_open_with_a_priming_event_and_retry_from_2025_11_25(hosting: str) -> None:
+    async with serving(hosting) as (client, url, _, _):
         headers = await open_session(client, url)
         response = await client.post(url, content=call(1, "add", {"a": 1, "b": 1}), headers=headers)
         first = SSEDecoder().feed(response.content)[0]
@@ -383,8 +399,8 @@ async def test_sse_streams_open_with_a_priming_event_and_retry_from_2025_11_25()
         assert SSEDecoder().feed(response.content)[0].data != ""
 
 
-async def test_an_error_the_core_answers_itself_goes_back_on_its_own_post() -> None:
-    async with serving() as (client, url, _, _):
+async def test_an_error_the_core_answers_itself_goes_back_on_its_own_post(hosting: str) -> None:
+    async with serving(hosting) as (client, url, _, _):
         headers = await open_session(client, url)
         response = await client.post(url, content=rpc(7, "no/such/method"), headers=headers)
         [reply] = events(response.content)

@@ -11,7 +11,7 @@ from test_http_stateless import request
 from mcpkit.transports.http_asgi import Scope
 from mcpkit.transports.http_server import StreamableHTTPApp, client_address
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 
 def bearer(scope: Scope) -> str | None:

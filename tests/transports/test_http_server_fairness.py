@@ -16,7 +16,7 @@ from test_http_server import call, events, open_session, running
 from mcpkit import Server
 from mcpkit.transports.http_server import StreamableHTTPApp
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 
 def blocking_server(gate: threading.Event, **options: Any) -> Server:

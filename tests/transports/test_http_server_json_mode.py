@@ -15,7 +15,7 @@ from test_http_stateless import meta, request
 from mcpkit.protocol.sse import SSEDecoder
 from mcpkit.transports.http_server import StreamableHTTPApp
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 
 async def test_in_json_mode_a_listen_request_is_still_answered_as_an_open_sse_stream() -> None:
@@ -47,8 +47,8 @@ async def test_in_json_mode_a_stateless_request_asking_for_logs_gets_them_on_sse
     assert [f.get("method") for f in frames] == ["notifications/message", None]
 
 
-async def test_in_json_mode_a_request_with_a_progress_token_gets_its_progress_on_sse() -> None:
-    async with serving(json_response=True) as (client, url, _, _):
+async def test_in_json_mode_a_request_with_a_progress_token_gets_its_progress_on_sse(hosting: str) -> None:
+    async with serving(hosting, json_response=True) as (client, url, _, _):
         headers = await open_session(client, url, {"logging": {}})
         plain = await client.post(url, content=call(1, "add", {"a": 1, "b": 2}), headers=headers)
         response = await client.post(
@@ -62,8 +62,10 @@ async def test_in_json_mode_a_request_with_a_progress_token_gets_its_progress_on
     assert frames[-1]["id"] == 2 and frames[-1]["result"]["content"][0]["text"] == "done"
 
 
-async def test_in_json_mode_a_cancelled_requests_post_ends_as_an_empty_stream_and_the_session_lives() -> None:
-    async with serving(json_response=True) as (client, url, _, _):
+async def test_in_json_mode_a_cancelled_requests_post_ends_as_an_empty_stream_and_the_session_lives(
+    hosting: str,
+) -> None:
+    async with serving(hosting, json_response=True) as (client, url, _, _):
         headers = await open_session(client, url)
         answers: list[httpx.Response] = []
 
@@ -95,8 +97,8 @@ async def test_a_request_without_a_session_is_told_to_initialize_first() -> None
     assert "'tools/call' carries no Mcp-Session-Id header" in message and "send initialize first" in message
 
 
-async def test_in_json_mode_a_request_whose_session_is_deleted_meanwhile_gets_404() -> None:
-    async with serving(json_response=True) as (client, url, _, _):
+async def test_in_json_mode_a_request_whose_session_is_deleted_meanwhile_gets_404(hosting: str) -> None:
+    async with serving(hosting, json_response=True) as (client, url, _, _):
         headers = await open_session(client, url)
         answers: list[httpx.Response] = []
 

@@ -14,11 +14,11 @@ from mcpkit.protocol.sse import SSEDecoder
 from mcpkit.transports.event_store import InMemoryEventStore
 from mcpkit.transports.http_server import StreamableHTTPApp
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 
-async def test_with_strict_version_a_header_other_than_the_negotiated_one_is_400() -> None:
-    async with serving(strict_version=True) as (client, url, app, _):
+async def test_with_strict_version_a_header_other_than_the_negotiated_one_is_400(hosting: str) -> None:
+    async with serving(hosting, strict_version=True) as (client, url, app, _):
         headers = await open_session(client, url)
         assert app.sessions[headers["mcp-session-id"]].version == "2025-11-25"
         other = {**headers, "mcp-protocol-version": "2025-06-18"}
@@ -34,8 +34,8 @@ async def test_with_strict_version_a_header_other_than_the_negotiated_one_is_400
         assert (await client.post(url, content=rpc(3, "ping"), headers=headers)).status_code == 200
 
 
-async def test_an_unsupported_version_is_400_naming_the_supported_ones() -> None:
-    async with serving() as (client, url, _, _):
+async def test_an_unsupported_version_is_400_naming_the_supported_ones(hosting: str) -> None:
+    async with serving(hosting) as (client, url, _, _):
         headers = await open_session(client, url)
         bad = {**headers, "mcp-protocol-version": "2099-01-01"}
         response = await client.post(url, content=rpc(1, "ping"), headers=bad)
@@ -44,8 +44,10 @@ async def test_an_unsupported_version_is_400_naming_the_supported_ones() -> None
         assert "2025-11-25" in response.json()["error"]["message"]
 
 
-async def test_by_default_another_supported_version_is_accepted_and_the_negotiated_one_governs() -> None:
-    async with serving() as (client, url, _, _):
+async def test_by_default_another_supported_version_is_accepted_and_the_negotiated_one_governs(
+    hosting: str,
+) -> None:
+    async with serving(hosting) as (client, url, _, _):
         headers = await open_session(client, url)  # negotiated 2025-11-25, which primes SSE streams
         older = {**headers, "mcp-protocol-version": "2025-03-26"}
         response = await client.post(url, content=call(1, "add", {"a": 1, "b": 2}), headers=older)
@@ -97,8 +99,10 @@ async def test_thousands_of_abandoned_sessions_leave_sessions_and_stored_events_
     assert late < early and late < 1_000_000, (early, late)  # all of it given back once they are gone
 
 
-async def test_a_repeated_session_id_or_version_header_is_400_not_the_last_copy_silently() -> None:
-    async with serving() as (client, url, _, _):
+async def test_a_repeated_session_id_or_version_header_is_400_not_the_last_copy_silently(
+    hosting: str,
+) -> None:
+    async with serving(hosting) as (client, url, _, _):
         headers = await open_session(client, url)
         for name, other in (("mcp-session-id", "someone-else"), ("mcp-protocol-version", "2025-06-18")):
             twice = [*headers.items(), (name, other)]

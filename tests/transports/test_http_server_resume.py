@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from test_http_server import call, open_session, rpc, running
+from test_http_server import call, hosted, open_session, rpc
 
 from conftest import requirement
 from mcpkit import Context, Server
@@ -16,7 +16,7 @@ from mcpkit.protocol.sse import SSEDecoder, SSEEvent
 from mcpkit.transports.event_store import EventsExpired, InMemoryEventStore
 from mcpkit.transports.http_server import StreamableHTTPApp
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 
 def resumable_server(gate: anyio.Event) -> Server:
@@ -60,10 +60,12 @@ async def wait_until(condition: Any) -> None:
             await anyio.sleep(0.01)
 
 
-async def test_a_dropped_get_stream_resumes_with_exactly_the_missed_events_then_goes_on_live() -> None:
+async def test_a_dropped_get_stream_resumes_with_exactly_the_missed_events_then_goes_on_live(
+    hosting: str,
+) -> None:
     server = resumable_server(anyio.Event())
     app = StreamableHTTPApp(server)
-    async with running(app) as url, httpx.AsyncClient(timeout=5) as client:
+    async with hosted(hosting, app, timeout=5) as (client, url):
         headers = await open_session(client, url)
         session = app.sessions[headers["mcp-session-id"]]
         get_headers = {**headers, "accept": "text/event-stream"}
@@ -89,10 +91,10 @@ async def test_a_dropped_get_stream_resumes_with_exactly_the_missed_events_then_
         assert len(set(ids)) == len(ids) and all(i and i.startswith("get-") for i in ids)
 
 
-async def test_a_response_whose_post_stream_dropped_is_replayed_on_get_and_nowhere_else() -> None:
+async def test_a_response_whose_post_stream_dropped_is_replayed_on_get_and_nowhere_else(hosting: str) -> None:
     gate = anyio.Event()
     app = StreamableHTTPApp(resumable_server(gate))
-    async with running(app) as url, httpx.AsyncClient(timeout=5) as client:
+    async with hosted(hosting, app, timeout=5) as (client, url):
         headers = await open_session(client, url)
         session = app.sessions[headers["mcp-session-id"]]
         async with client.stream("POST", url, content=call(1, "slow"), headers=headers) as response:
@@ -111,10 +113,12 @@ async def test_a_response_whose_post_stream_dropped_is_replayed_on_get_and_nowhe
         assert replayed[1]["id"] == 1 and replayed[1]["result"]["content"][0]["text"] == "late"
 
 
-async def test_resuming_a_post_stream_still_in_flight_replays_then_follows_it_to_the_response() -> None:
+async def test_resuming_a_post_stream_still_in_flight_replays_then_follows_it_to_the_response(
+    hosting: str,
+) -> None:
     gate = anyio.Event()
     app = StreamableHTTPApp(resumable_server(gate))
-    async with running(app) as url, httpx.AsyncClient(timeout=5) as client:
+    async with hosted(hosting, app, timeout=5) as (client, url):
         headers = await open_session(client, url)
         session = app.sessions[headers["mcp-session-id"]]
         async with client.stream("POST", url, content=call(1, "slow"), headers=headers) as response:
@@ -132,9 +136,9 @@ async def test_resuming_a_post_stream_still_in_flight_replays_then_follows_it_to
 
 
 @requirement("http-resume-own-stream")
-async def test_a_bogus_unknown_or_foreign_last_event_id_is_400_with_a_json_rpc_error() -> None:
+async def test_a_bogus_unknown_or_foreign_last_event_id_is_400_with_a_json_rpc_error(hosting: str) -> None:
     app = StreamableHTTPApp(resumable_server(anyio.Event()))
-    async with running(app) as url, httpx.AsyncClient(timeout=5) as client:
+    async with hosted(hosting, app, timeout=5) as (client, url):
         headers = await open_session(client, url)
         other = await open_session(client, url)
         response = await client.post(url, content=rpc(1, "ping"), headers=other)
@@ -148,10 +152,10 @@ async def test_a_bogus_unknown_or_foreign_last_event_id_is_400_with_a_json_rpc_e
             assert "Traceback" not in response.text
 
 
-async def test_an_expired_last_event_id_is_refused_rather_than_replayed_with_a_gap() -> None:
+async def test_an_expired_last_event_id_is_refused_rather_than_replayed_with_a_gap(hosting: str) -> None:
     server = resumable_server(anyio.Event())
     app = StreamableHTTPApp(server, event_store=InMemoryEventStore(max_events=4))
-    async with running(app) as url, httpx.AsyncClient(timeout=5) as client:
+    async with hosted(hosting, app, timeout=5) as (client, url):
         headers = await open_session(client, url)
         get_headers = {**headers, "accept": "text/event-stream"}
         async with client.stream("GET", url, headers=get_headers) as response:

@@ -10,13 +10,13 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from test_http_server import HEADERS, events, init_body, rpc, running
+from test_http_server import HEADERS, events, hosted, init_body, rpc
 
 from mcpkit import Context, Server
 from mcpkit.runtime.stream import Outgoing
 from mcpkit.transports.http_server import MirrorsHeaders, StreamableHTTPApp
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 MODERN = "2026-07-28"
 META = "io.modelcontextprotocol/"
@@ -52,19 +52,19 @@ class Recorder:
                 await stream.send(Outgoing(json.dumps(reply).encode(), message["id"]))
 
 
-async def test_serve_sees_only_the_posted_message_with_its_version_pre_agreed() -> None:
+async def test_serve_sees_only_the_posted_message_with_its_version_pre_agreed(hosting: str) -> None:
     recorder = Recorder()
     headers = {**HEADERS, "mcp-protocol-version": "2025-06-18"}
-    async with running(StreamableHTTPApp(recorder, sessionless=True)) as url, httpx.AsyncClient() as http:
+    async with hosted(hosting, StreamableHTTPApp(recorder, sessionless=True)) as (http, url):
         response = await http.post(url, content=rpc(1, "tools/list"), headers=headers)
     assert events(response.content)[-1] == {"jsonrpc": "2.0", "id": 1, "result": {}}
     assert recorder.seen == [("pre_agreed", "2025-06-18"), "tools/list"]
 
 
-async def test_a_server_serves_a_sessionless_call_at_the_version_its_header_names() -> None:
+async def test_a_server_serves_a_sessionless_call_at_the_version_its_header_names(hosting: str) -> None:
     app = StreamableHTTPApp(version_server(), sessionless=True, json_response=True)
     body = rpc(1, "tools/call", {"name": "version", "arguments": {}})
-    async with running(app) as url, httpx.AsyncClient() as http:
+    async with hosted(hosting, app) as (http, url):
         named = await http.post(url, content=body, headers={**HEADERS, "mcp-protocol-version": "2025-06-18"})
         unnamed = await http.post(url, content=body, headers=HEADERS)  # the spec's SHOULD assume: 2025-03-26
         pinged = await http.post(url, content=rpc(2, "ping"), headers=HEADERS)
@@ -73,9 +73,9 @@ async def test_a_server_serves_a_sessionless_call_at_the_version_its_header_name
     assert pinged.json() == {"jsonrpc": "2.0", "id": 2, "result": {}}
 
 
-async def test_a_sessionless_initialize_is_a_real_handshake_and_mints_no_session() -> None:
+async def test_a_sessionless_initialize_is_a_real_handshake_and_mints_no_session(hosting: str) -> None:
     app = StreamableHTTPApp(version_server(), sessionless=True, json_response=True)
-    async with running(app) as url, httpx.AsyncClient() as http:
+    async with hosted(hosting, app) as (http, url):
         response = await http.post(url, content=init_body(version="2025-06-18"), headers=HEADERS)
     assert response.json()["result"]["protocolVersion"] == "2025-06-18"
     assert "mcp-session-id" not in response.headers
@@ -115,7 +115,7 @@ def modern_call(region_header: str) -> tuple[dict[str, str], bytes]:
     return headers, json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}).encode()
 
 
-async def test_an_explicit_header_mirror_checks_a_bare_targets_calls() -> None:
+async def test_an_explicit_header_mirror_checks_a_bare_targets_calls(hosting: str) -> None:
     recorder = Recorder()
     asked: list[str] = []
 
@@ -125,7 +125,7 @@ async def test_an_explicit_header_mirror_checks_a_bare_targets_calls() -> None:
 
     assert not isinstance(recorder, MirrorsHeaders) and isinstance(Server("s"), MirrorsHeaders)
     app = StreamableHTTPApp(recorder, header_mirror=mirror, json_response=True)
-    async with running(app) as url, httpx.AsyncClient() as http:
+    async with hosted(hosting, app) as (http, url):
         bad = await http.post(url, content=modern_call("us")[1], headers=modern_call("us")[0])
         good = await http.post(url, content=modern_call("eu")[1], headers=modern_call("eu")[0])
     assert asked == ["regional", "regional"]

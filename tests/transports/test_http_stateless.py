@@ -8,14 +8,14 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from test_http_server import running
+from test_http_server import hosted
 
 from conftest import requirement
 from mcpkit import Context, Server
 from mcpkit.protocol.sse import SSEDecoder
 from mcpkit.transports.http_server import StreamableHTTPApp
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
 V = "2026-07-28"
 META = "io.modelcontextprotocol/"
@@ -79,8 +79,8 @@ async def post(
     return await http.post(url, content=body, headers=hdrs)
 
 
-async def test_discover_and_a_call_need_no_session_and_mint_none() -> None:
-    async with running(StreamableHTTPApp(make_server())) as url, httpx.AsyncClient() as http:
+async def test_discover_and_a_call_need_no_session_and_mint_none(hosting: str) -> None:
+    async with hosted(hosting, StreamableHTTPApp(make_server())) as (http, url):
         found = await post(http, url, 1, "server/discover", {})
         called = await post(http, url, 2, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
     assert found.status_code == 200 and found.json()["result"]["supportedVersions"][0] == V
@@ -102,9 +102,9 @@ async def test_discover_and_a_call_need_no_session_and_mint_none() -> None:
 )
 @requirement("modern-header-mismatch")
 async def test_headers_that_do_not_match_the_body_are_400_header_mismatch(
-    headers: dict[str, str], code: int, status: int
+    headers: dict[str, str], code: int, status: int, hosting: str
 ) -> None:
-    async with running(StreamableHTTPApp(make_server())) as url, httpx.AsyncClient() as http:
+    async with hosted(hosting, StreamableHTTPApp(make_server())) as (http, url):
         reply = await post(
             http, url, 7, "tools/call", {"name": "regional", "arguments": {"region": "eu"}}, **headers
         )
@@ -112,8 +112,8 @@ async def test_headers_that_do_not_match_the_body_are_400_header_mismatch(
     assert reply.json()["id"] == 7 and reply.json()["error"]["code"] == code
 
 
-async def test_a_mirrored_parameter_with_its_header_runs() -> None:
-    async with running(StreamableHTTPApp(make_server())) as url, httpx.AsyncClient() as http:
+async def test_a_mirrored_parameter_with_its_header_runs(hosting: str) -> None:
+    async with hosted(hosting, StreamableHTTPApp(make_server())) as (http, url):
         params = {"name": "regional", "arguments": {"region": "eu"}}
         reply = await post(http, url, 1, "tools/call", params, **{"mcp-param-region": "eu"})
         missing = await post(http, url, 2, "tools/call", params)  # the body has it, the header does not
@@ -121,8 +121,8 @@ async def test_a_mirrored_parameter_with_its_header_runs() -> None:
     assert missing.status_code == 400 and missing.json()["error"]["code"] == -32020
 
 
-async def test_modern_errors_carry_their_http_status_and_request_id() -> None:
-    async with running(StreamableHTTPApp(make_server())) as url, httpx.AsyncClient() as http:
+async def test_modern_errors_carry_their_http_status_and_request_id(hosting: str) -> None:
+    async with hosted(hosting, StreamableHTTPApp(make_server())) as (http, url):
         no_meta = await http.post(
             url,
             content=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).encode(),
@@ -142,8 +142,8 @@ async def test_modern_errors_carry_their_http_status_and_request_id() -> None:
     assert (missing_cap.status_code, missing_cap.json()["error"]["code"]) == (400, -32021)
 
 
-async def test_an_input_required_round_trip_over_http() -> None:
-    async with running(StreamableHTTPApp(make_server())) as url, httpx.AsyncClient() as http:
+async def test_an_input_required_round_trip_over_http(hosting: str) -> None:
+    async with hosted(hosting, StreamableHTTPApp(make_server())) as (http, url):
         caps: dict[str, Any] = {"elicitation": {}}
         hdrs, body = request(1, "tools/call", {"name": "ask", "arguments": {}})
         first = json.loads(body)
@@ -160,8 +160,8 @@ async def test_an_input_required_round_trip_over_http() -> None:
     assert r2["content"][0]["text"] == "hi Ada"
 
 
-async def test_logs_come_first_on_an_sse_answer_only_when_asked_for() -> None:
-    async with running(StreamableHTTPApp(make_server())) as url, httpx.AsyncClient() as http:
+async def test_logs_come_first_on_an_sse_answer_only_when_asked_for(hosting: str) -> None:
+    async with hosted(hosting, StreamableHTTPApp(make_server())) as (http, url):
         quiet = await post(http, url, 1, "tools/call", {"name": "chatty", "arguments": {}})
         hdrs, body = request(2, "tools/call", {"name": "chatty", "arguments": {}})
         loud_body = json.loads(body)
@@ -174,9 +174,9 @@ async def test_logs_come_first_on_an_sse_answer_only_when_asked_for() -> None:
     assert frames[1]["result"]["content"][0]["text"] == "done"
 
 
-async def test_a_listen_stream_acknowledges_delivers_and_ends_when_closed() -> None:
+async def test_a_listen_stream_acknowledges_delivers_and_ends_when_closed(hosting: str) -> None:
     server = make_server()
-    async with running(StreamableHTTPApp(server)) as url, httpx.AsyncClient(timeout=5) as http:
+    async with hosted(hosting, StreamableHTTPApp(server), timeout=5) as (http, url):
         hdrs, body = request(9, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
         async with http.stream("POST", url, content=body, headers=hdrs) as response:
             assert response.headers["content-type"].startswith("text/event-stream")
@@ -195,10 +195,9 @@ async def test_a_listen_stream_acknowledges_delivers_and_ends_when_closed() -> N
     assert frames[1]["params"]["_meta"][META + "subscriptionId"] == 9
 
 
-async def test_a_handshake_session_and_stateless_requests_share_one_endpoint() -> None:
+async def test_a_handshake_session_and_stateless_requests_share_one_endpoint(hosting: str) -> None:
     async with (
-        running(StreamableHTTPApp(make_server(), json_response=True)) as url,
-        httpx.AsyncClient() as http,
+        hosted(hosting, StreamableHTTPApp(make_server(), json_response=True)) as (http, url),
     ):
         init = {
             "jsonrpc": "2.0",
@@ -228,7 +227,7 @@ async def test_a_handshake_session_and_stateless_requests_share_one_endpoint() -
     )
 
 
-async def test_repeated_orphan_and_unsafe_integer_headers_are_refused_over_http() -> None:
+async def test_repeated_orphan_and_unsafe_integer_headers_are_refused_over_http(hosting: str) -> None:
     server = make_server()
 
     @server.tool(
@@ -237,7 +236,7 @@ async def test_repeated_orphan_and_unsafe_integer_headers_are_refused_over_http(
     def counted(n: int = 0) -> str:
         return str(n)
 
-    async with running(StreamableHTTPApp(server)) as url, httpx.AsyncClient() as http:
+    async with hosted(hosting, StreamableHTTPApp(server)) as (http, url):
         hdrs, body = request(1, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
         twice = [*hdrs.items(), ("mcp-name", "regional")]  # a proxy would route on the first copy
         repeated = await http.post(url, content=body, headers=twice)

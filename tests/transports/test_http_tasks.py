@@ -14,12 +14,13 @@ import httpx
 import pytest
 
 import peers
-from mcpkit import Server
+from mcpkit import Context, Server
 from mcpkit.client import connect_http
 from mcpkit.protocol.errors import RemoteError
 from mcpkit.transports.http_server import StreamableHTTPApp
+from spec_schema import problems
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 ROOT = Path(__file__).resolve().parents[2]
 V = "2026-07-28"
 META = "io.modelcontextprotocol/"
@@ -33,6 +34,11 @@ def build() -> Server:
     async def brew(minutes: float) -> str:
         await anyio.sleep(minutes)
         return f"brewed {minutes}"
+
+    @server.tool(task=True)
+    async def confirm(ctx: Context) -> str:
+        answer = await ctx.elicit("sure?", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
+        return f"ok={(answer.content or {}).get('ok')}"
 
     return server
 
@@ -109,3 +115,64 @@ async def test_the_cli_calls_a_tool_as_a_task_and_shows_its_status() -> None:
     statuses = [line.split(": ")[-1] for line in done.stderr.splitlines() if line.startswith("task ")]
     assert statuses == ["working", "completed"]
     assert "brewed 0.3" in done.stdout
+
+
+async def test_a_2025_session_hears_its_tasks_status_over_http() -> None:
+    heard: list[dict[str, Any]] = []
+    done = anyio.Event()
+
+    def hook(task: dict[str, Any]) -> None:
+        heard.append(task)
+        if task["status"] == "completed":
+            done.set()
+
+    async with (
+        peers.serving(StreamableHTTPApp(build())) as url,
+        connect_http(url, protocol_version="2025-11-25", on_task_status=hook) as client,
+    ):
+        handle = await client.call_tool_as_task("brew", {"minutes": 0.05})
+        with anyio.fail_after(10):  # a guard against hanging: the notification comes on the GET stream
+            await done.wait()
+        assert handle.status == "completed" and heard[-1]["taskId"] == handle.task_id
+        assert problems("2025-11-25", "Task", heard[-1]) == []
+
+
+async def test_a_listen_stream_over_http_carries_a_tasks_notifications() -> None:
+    async with peers.serving(StreamableHTTPApp(build())) as url, connect_http(url) as client:
+        handle = await client.call_tool_as_task("brew", {"minutes": 0.2})
+        assert client.stateless and handle.task_id is not None
+        async with client.listen(tasks=[handle.task_id]) as stream:
+            assert stream.acknowledged == {"taskIds": [handle.task_id]}
+            with anyio.fail_after(10):  # a guard against hanging, not a timing assertion
+                async for method, params in stream:
+                    note = {"jsonrpc": "2.0", "method": method, "params": params}
+                    assert problems("ext-tasks", "TaskStatusNotification", note) == []
+                    if params["status"] == "completed":
+                        break
+        assert params["result"]["content"][0]["text"] == "brewed 0.2" and handle.status == "completed"
+
+
+async def test_a_2025_task_asks_over_the_sessions_stream_and_is_input_required_meanwhile() -> None:
+    statuses: list[str] = []
+    related: list[str] = []
+    done = anyio.Event()
+
+    async def sure(params: dict[str, Any]) -> dict[str, Any]:
+        related.append(params["_meta"]["io.modelcontextprotocol/related-task"]["taskId"])
+        return {"action": "accept", "content": {"ok": True}}
+
+    def hook(task: dict[str, Any]) -> None:
+        statuses.append(task["status"])
+        if task["status"] == "completed":
+            done.set()
+
+    options: dict[str, Any] = {"elicitation": sure, "on_task_status": hook}
+    async with (
+        peers.serving(StreamableHTTPApp(build())) as url,
+        connect_http(url, protocol_version="2025-11-25", **options) as client,
+    ):
+        handle = await client.call_tool_as_task("confirm")
+        with anyio.fail_after(10):  # a guard against hanging, not a timing assertion
+            await done.wait()
+        assert (await handle.result())["content"][0]["text"] == "ok=True"
+    assert statuses == ["input_required", "working", "completed"] and related == [handle.task_id]

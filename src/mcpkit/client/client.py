@@ -12,7 +12,7 @@ import anyio
 from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
-from ..protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, LocalError, MCPError, RemoteError
+from ..protocol.errors import INVALID_PARAMS, LocalError, RemoteError
 from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..runtime.groups import single_error
@@ -20,12 +20,13 @@ from ..runtime.session import ProgressCallback, Session
 from ..runtime.stream import MessageStream
 from ..runtime.tracing import TracingOption
 from .era import Era, discover, remember, remembered
-from .handlers import Handler, capabilities_for, check_elicitation_answer, maybe_await
+from .handlers import Handler, Roots, answer_server, capabilities_for, maybe_await
+from .hosted_tasks import TaskHost
 from .listening import Listening
 from .result_cache import CACHEABLE, ResultCache, cache_key
 from .round_trips import drive_round_trips
 from .subscription import Subscription
-from .tasks import DECLARE_TASKS, TaskHandle
+from .tasks import DECLARE_TASKS, TaskHandle, TaskWatch
 from .tracing import ClientTracing
 
 __all__ = ["Client", "connect_http", "connect_stdio"]
@@ -36,7 +37,15 @@ _DEFAULT_ERA = Era.AUTO
 
 
 class Client(Listening):
-    """A client connected to one server over `stream`; use as `async with Client(stream) as client`."""
+    """A client connected to one server over `stream`; use as `async with Client(stream) as client`.
+
+    `era`: "auto" (the default) probes with server/discover and falls back to initialize
+    (remembered per `era_key`), "modern" pins 2026-07-28, "handshake" pins initialize at
+    `protocol_version` (naming a `protocol_version` alone pins the handshake era too).
+    `cache`: reuse stateless results for their ttlMs; public ones also go to `shared_cache`.
+    `max_rounds`: input-required rounds; `on_task_status`: tasks.TaskWatch; `on_log`: every level
+    until set_logging_level; `tracing`: OpenTelemetry; `tasks`: hosted_tasks.TaskHost (2025-11-25).
+    """
 
     def __init__(
         self,
@@ -48,9 +57,10 @@ class Client(Listening):
         sampling_tools: bool = False,
         elicitation: Handler | None = None,
         elicitation_url: bool = False,
-        roots: list[JSON] | Callable[[], Awaitable[list[JSON]] | list[JSON]] | None = None,
+        roots: Roots | None = None,
         on_log: Callable[[JSON], Awaitable[None] | None] | None = None,
         on_notification: NotificationCallback | None = None,
+        on_task_status: Callable[[JSON], Awaitable[None] | None] | None = None,
         timeout: float | None = 60.0,
         max_timeout: float | None = None,
         protocol_version: str | None = None,
@@ -62,28 +72,24 @@ class Client(Listening):
         shared_cache: ResultCache | None = None,
         max_rounds: int = 10,
         tracing: TracingOption = False,
+        tasks: bool | TaskHost = False,
     ) -> None:
-        """`era`: "auto" (the default) probes with server/discover and falls back to initialize
-        (remembered per `era_key`), "modern" pins 2026-07-28, "handshake" pins initialize at
-        `protocol_version` (naming a `protocol_version` alone pins the handshake era too).
-        `cache`: reuse stateless results for their ttlMs; public ones also go to `shared_cache`.
-        `max_rounds`: input-required rounds followed before giving up. `tracing`: an OpenTelemetry
-        span per request, its context in `_meta` (True: the global TracerProvider; tracing.py)."""
-        self.stream = stream
+        self.stream, self.protocol_version = stream, protocol_version or LATEST
         self.era = Era(era) if era is not None else Era.HANDSHAKE if protocol_version else _DEFAULT_ERA
         self.era_key, self.probe_timeout, self.max_rounds = era_key, probe_timeout, max_rounds
-        self.versions = versions
-        self._cache = ResultCache() if cache else None
+        self.versions, self.timeout, self.max_timeout = versions, timeout, max_timeout
+        self._cache: ResultCache | None = ResultCache() if cache else None
         self._shared_cache = shared_cache if cache else None
         self._subscriptions: dict[Any, Subscription] = {}
         self._sampling, self._elicitation, self._roots = sampling, elicitation, roots
         self._on_log, self._on_notification = on_log, on_notification
-        self.timeout, self.max_timeout = timeout, max_timeout
-        self.protocol_version = protocol_version or LATEST
+        self.task_watch = TaskWatch(on_task_status)
         caps = capabilities_for(sampling, sampling_tools, elicitation, elicitation_url, roots is not None)
+        self._hosted = TaskHost.declared(tasks, caps, sampling is not None, elicitation is not None)
         connection = Connection(
             Role.CLIENT, info={"name": name, "version": version}, capabilities=caps, versions=versions
         )
+        connection.log_level = "debug" if on_log is not None else None  # 2026-07-28: logs only if asked
         self.session = Session(connection, stream, self._on_request, self._on_incoming_notification)
         self._output_validators: dict[str, Any] = {}
         self._tracing = ClientTracing(tracing) if tracing else None
@@ -97,6 +103,8 @@ class Client(Listening):
         tg = await stack.enter_async_context(anyio.create_task_group())
         stack.callback(tg.cancel_scope.cancel)
         tg.start_soon(self.session.run)
+        if self._hosted is not None:
+            await stack.enter_async_context(self._hosted.running())
         self._stack = stack
         try:
             await self._initialize()
@@ -259,10 +267,7 @@ class Client(Listening):
         return self._task_handle(await self.request("tools/call", params))
 
     def _task_handle(self, first: JSON) -> TaskHandle:
-        async def request(method: str, params: JSON) -> JSON:
-            return await self.request(method, params)
-
-        return TaskHandle(request, self._answer, first)
+        return self.task_watch.follow(TaskHandle(self.request, self._answer, first))
 
     async def list_resources(self, cursor: str | None = None) -> JSON:
         return await self.request("resources/list", {"cursor": cursor} if cursor else None)
@@ -321,25 +326,19 @@ class Client(Listening):
     # ---- what the server asks ----------------------------------------------------------------
 
     async def _on_request(self, session: Session, request: ev.RequestReceived) -> JSON:
+        if self._hosted is not None:
+            return await self._hosted.answer(request.method, request.params, self._answer)
         return await self._answer(request.method, request.params)
 
     async def _answer(self, method: str, params: JSON) -> JSON:
         """What this client answers a server's sampling, elicitation or roots request with."""
-        if method == "roots/list" and self._roots is not None:
-            roots = self._roots() if callable(self._roots) else self._roots
-            return {"roots": list(await maybe_await(roots) or [])}
-        handler = self._sampling if method == "sampling/createMessage" else self._elicitation
-        if handler is None or method not in ("sampling/createMessage", "elicitation/create"):
-            raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method!r}")
-        result: JSON = await maybe_await(handler(params))
-        if method == "elicitation/create":
-            check_elicitation_answer(params, result)
-        return result
+        return await answer_server(method, params, self._sampling, self._elicitation, self._roots)
 
     async def _on_incoming_notification(self, session: Session, note: ev.NotificationReceived) -> None:
         for cache in (self._cache, self._shared_cache):
             if cache is not None:
                 cache.invalidate(note.method, note.params)
+        await self.task_watch.heard(note.method, note.params)
         if self._route_to_subscription(note):
             return
         if note.method == "notifications/message" and self._on_log is not None:

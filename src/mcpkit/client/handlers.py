@@ -6,10 +6,10 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
 from ..protocol.schema_check import compile_schema, schema_problems
 
-__all__ = ["Handler", "capabilities_for", "check_elicitation_answer", "maybe_await"]
+__all__ = ["Handler", "answer_server", "capabilities_for", "check_elicitation_answer", "maybe_await"]
 
 JSON = dict[str, Any]
 
@@ -47,3 +47,25 @@ def capabilities_for(
     if roots:
         caps["roots"] = {"listChanged": True}
     return caps
+
+
+Roots = list[JSON] | Callable[[], Awaitable[list[JSON]] | list[JSON]]
+
+
+async def answer_server(
+    method: str, params: JSON, sampling: Handler | None, elicitation: Handler | None, roots: Roots | None
+) -> JSON:
+    """What a client with these handlers answers a server's sampling, elicitation or roots request with.
+    A `task` field asks for a task this answer does not make: ignored (tasks "Task Support and Handling")."""
+    if "task" in params:
+        params = {k: v for k, v in params.items() if k != "task"}
+    if method == "roots/list" and roots is not None:
+        found = roots() if callable(roots) else roots
+        return {"roots": list(await maybe_await(found) or [])}
+    handler = sampling if method == "sampling/createMessage" else elicitation
+    if handler is None or method not in ("sampling/createMessage", "elicitation/create"):
+        raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method!r}")
+    result: JSON = await maybe_await(handler(params))
+    if method == "elicitation/create":
+        check_elicitation_answer(params, result)
+    return result

@@ -13,6 +13,7 @@ from ..protocol.modern import SUBSCRIPTION_ID
 from ..runtime.groups import CallerCancellation
 from ..runtime.session import Session
 from .subscription import Subscription, listen_filter
+from .tasks import DECLARE_TASKS
 
 __all__ = ["Listening"]
 
@@ -42,13 +43,15 @@ class Listening:
         prompts: bool = False,
         resources: bool = False,
         uris: list[str] | None = None,
+        tasks: list[str] | None = None,
     ) -> AsyncIterator[Subscription]:
         """Change notifications as an async iterator of (method, params), in either era.
 
         Stateless era: one subscriptions/listen request, cancelled on exit. Handshake era: the
-        session's own notifications, with resources/subscribe for `uris`.
+        session's own notifications, with resources/subscribe for `uris`. `tasks`: ids whose status
+        notifications to hear (notifications/tasks, the extension declared; notifications/tasks/status).
         """
-        subscription = Subscription(listen_filter(tools, prompts, resources, uris or []))
+        subscription = Subscription(listen_filter(tools, prompts, resources, uris or [], tasks))
         if not self.stateless:
             for uri in uris or []:
                 await self.subscribe(uri)
@@ -60,9 +63,10 @@ class Listening:
                 del self._subscriptions[id(subscription)]
                 subscription.close()
             return
-        rid, message = self.session.connection.send_request(
-            "subscriptions/listen", {"notifications": subscription.requested}
-        )
+        params: JSON = {"notifications": subscription.requested}
+        if tasks:
+            params["_meta"] = DECLARE_TASKS
+        rid, message = self.session.connection.send_request("subscriptions/listen", params)
         self._subscriptions[rid] = subscription
         cancelled = CallerCancellation()
         try:

@@ -19,11 +19,15 @@ __all__ = ["Subscription", "listen_filter"]
 JSON = dict[str, Any]
 
 
-def listen_filter(tools: bool, prompts: bool, resources: bool, uris: list[str]) -> JSON:
+def listen_filter(
+    tools: bool, prompts: bool, resources: bool, uris: list[str], task_ids: list[str] | None = None
+) -> JSON:
     flags = {"toolsListChanged": tools, "promptsListChanged": prompts, "resourcesListChanged": resources}
     out: JSON = {k: True for k, v in flags.items() if v}
     if uris:
         out["resourceSubscriptions"] = list(uris)
+    if task_ids:
+        out["taskIds"] = list(task_ids)
     return out
 
 

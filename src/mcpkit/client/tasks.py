@@ -4,16 +4,18 @@ handlers through tasks/update, and end with the result, or the error, the task e
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
+from weakref import WeakValueDictionary
 
 import anyio
 
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RemoteError
 from ..protocol.modern import CLIENT_CAPABILITIES
-from ..protocol.tasks import TASKS_EXTENSION
+from ..protocol.tasks import STATUS_NOTE, TASK_NOTE, TASKS_EXTENSION
 
-__all__ = ["DECLARE_TASKS", "TaskFailed", "TaskHandle"]
+__all__ = ["DECLARE_TASKS", "TaskFailed", "TaskHandle", "TaskWatch"]
 
 JSON = dict[str, Any]
 Request = Callable[[str, JSON], Awaitable[JSON]]
@@ -39,6 +41,12 @@ class TaskHandle:
         flat = self.utility or first.get("resultType") == "task"
         self.task_id: str | None = self.task.get("taskId") if flat else None
         self._answered: set[str] = set()
+        self._news = anyio.Event()  # set by a status notification: stop waiting, look again
+
+    def heard(self, task: JSON) -> None:
+        """A status notification for this task: `task` is its state now (the poll wakes at once)."""
+        self.task = task
+        self._news.set()
 
     @property
     def status(self) -> str:
@@ -79,7 +87,9 @@ class TaskHandle:
                     raise _failure(task)
                 if status == "input_required":
                     await self._answer_input(task.get("inputRequests") or {})
-                await anyio.sleep(delay)
+                with anyio.move_on_after(delay):
+                    await self._news.wait()
+                self._news = anyio.Event()
                 delay = max(delay, (task.get("pollIntervalMs") or task.get("pollInterval") or 1000) / 1000)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True), anyio.move_on_after(2):
@@ -99,6 +109,34 @@ class TaskHandle:
         if responses:
             params = {"taskId": self.task_id, "inputResponses": responses, "_meta": DECLARE_TASKS}
             await self._request("tasks/update", params)
+
+
+class TaskWatch:
+    """Status notifications (2025-11-25 `notifications/tasks/status`, the extension's `notifications/tasks`)
+    handed to the handles following those tasks and to `on_status(task)`. Optional in both eras: a
+    handle still polls, and only wakes sooner when one arrives."""
+
+    def __init__(self, on_status: Callable[[JSON], Awaitable[None] | None] | None = None) -> None:
+        self.on_status = on_status
+        self.handles: WeakValueDictionary[str, TaskHandle] = WeakValueDictionary()
+
+    def follow(self, handle: TaskHandle) -> TaskHandle:
+        if handle.task_id is not None:
+            self.handles[handle.task_id] = handle
+        return handle
+
+    async def heard(self, method: str, params: JSON) -> None:
+        task_id = params.get("taskId")
+        if method not in (STATUS_NOTE, TASK_NOTE) or not isinstance(task_id, str):
+            return
+        task = {k: v for k, v in params.items() if k != "_meta"}
+        handle = self.handles.get(task_id)
+        if handle is not None:
+            handle.heard(task)
+        if self.on_status is not None:
+            called = self.on_status(task)
+            if inspect.isawaitable(called):
+                await called
 
 
 def _failure(task: JSON) -> TaskFailed:

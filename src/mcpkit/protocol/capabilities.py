@@ -107,11 +107,12 @@ METHODS: Final[dict[str, Rule]] = {
         Rule(S, ("elicitation", "url"), Owner.RECEIVER, True)
     ),
     # tasks: the 2025-11-25 utility (a version before has none: the handler answers -32601) and the
-    # 2026-07-28 extension (a request that did not declare it is answered -32021 by the handler)
-    "tasks/get": Rule(C),
-    "tasks/cancel": Rule(C),
-    "tasks/result": _handshake_only(Rule(C)),
-    "tasks/list": _handshake_only(Rule(C)),
+    # 2026-07-28 extension (a request that did not declare it is answered -32021 by the handler). In
+    # 2025-11-25 either side may be the receiver (a client hosts sampling and elicitation tasks).
+    "tasks/get": Rule(None),
+    "tasks/cancel": Rule(None),
+    "tasks/result": _handshake_only(Rule(None)),
+    "tasks/list": _handshake_only(Rule(None)),
     "tasks/update": _modern_only(Rule(C)),
     "notifications/tasks/status": _handshake_only(Rule(None, notification=True)),
     "notifications/tasks": _modern_only(Rule(S, notification=True)),

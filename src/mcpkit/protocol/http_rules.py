@@ -144,11 +144,16 @@ def guard(headers: Mapping[str, str], hosts: tuple[str, ...], origins: tuple[str
     A Host outside `hosts` is 421 Misdirected Request; an Origin outside `origins` is 403 (a request
     without Origin, from a non-browser client, passes). Entries are lower-case; see `allowed`.
     """
-    if not allowed(headers.get("host", ""), hosts):
-        raise HTTPRefusal(421, "Misdirected Request: Host not allowed")
+    host = headers.get("host", "")
+    if not allowed(host, hosts):
+        raise HTTPRefusal(421, f"Misdirected Request: Host {host[:200]!r} not allowed{_HOW.format(k='host')}")
     origin = headers.get("origin")
     if origin is not None and not allowed(origin, origins):
-        raise HTTPRefusal(403, "Forbidden: Origin not allowed")
+        raise HTTPRefusal(403, f"Forbidden: Origin {origin[:200]!r} not allowed{_HOW.format(k='origin')}")
+
+
+# The refusal names the setting that lifts it, for the person who bound the server beyond localhost.
+_HOW: Final = " (the server allows more with mcpkit serve --allow-{k}, or StreamableHTTPApp(allowed_{k}s=))"
 
 
 def request_version(header: str | None, negotiated: str | None, strict: bool = False) -> str:

@@ -129,8 +129,19 @@ class Negotiated:
         return self.client_capabilities if role is Role.CLIENT else self.server_capabilities
 
 
+def declared_at(version: str, capabilities: JSON) -> JSON:
+    """The capabilities as declared at `version`: `tasks` only where the tasks utility exists (2025-11-25)."""
+    if "tasks" in capabilities and not has(version, Feature.TASKS):
+        return {k: v for k, v in capabilities.items() if k != "tasks"}
+    return capabilities
+
+
 def initialize_params(version: str, capabilities: JSON, info: JSON) -> JSON:
-    return {"protocolVersion": version, "capabilities": capabilities, "clientInfo": info}
+    return {
+        "protocolVersion": version,
+        "capabilities": declared_at(version, capabilities),
+        "clientInfo": info,
+    }
 
 
 def accept_initialize(
@@ -150,8 +161,7 @@ def accept_initialize(
     if not isinstance(client_info, dict) or not isinstance(client_info.get("name"), str):
         raise RemoteError(INVALID_PARAMS, "Invalid params: initialize needs clientInfo with a name")
     version = negotiate(params["protocolVersion"], supported)
-    if "tasks" in server_capabilities and not has(version, Feature.TASKS):  # 2025-11-25 only
-        server_capabilities = {k: v for k, v in server_capabilities.items() if k != "tasks"}
+    server_capabilities = declared_at(version, server_capabilities)
     result: JSON = {
         "protocolVersion": version,
         "capabilities": server_capabilities,

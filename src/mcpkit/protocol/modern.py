@@ -21,7 +21,7 @@ from .errors import (
     RemoteError,
 )
 from .levels import LEVELS
-from .lifecycle import Negotiated
+from .lifecycle import Negotiated, declared_at
 from .versions import STATELESS_VERSIONS, is_modern
 
 __all__ = [
@@ -146,7 +146,8 @@ def _newest(supported: tuple[str, ...]) -> str:
 
 def request_meta(version: str, capabilities: JSON, info: JSON, log_level: str | None = None) -> JSON:
     """The client's side: the protocol fields for one request's `_meta`."""
-    meta: JSON = {PROTOCOL_VERSION: version, CLIENT_CAPABILITIES: capabilities, CLIENT_INFO: info}
+    meta: JSON = {PROTOCOL_VERSION: version, CLIENT_CAPABILITIES: declared_at(version, capabilities)}
+    meta[CLIENT_INFO] = info
     if log_level is not None:
         meta[LOG_LEVEL] = log_level
     return meta

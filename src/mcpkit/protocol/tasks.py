@@ -17,7 +17,9 @@ from .modern import missing_capability
 
 __all__ = [
     "RELATED_TASK",
+    "STATUS_NOTE",
     "TASKS_EXTENSION",
+    "TASK_NOTE",
     "Status",
     "advance",
     "client_supports",
@@ -30,6 +32,8 @@ __all__ = [
 
 JSON = dict[str, Any]
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+STATUS_NOTE: Final = "notifications/tasks/status"  # the 2025-11-25 utility's Task, on a status change
+TASK_NOTE: Final = "notifications/tasks"  # the extension's DetailedTask, on subscriptions/listen
 
 
 class Status(enum.Enum):

@@ -12,6 +12,7 @@ import logging
 import sys
 from collections.abc import Callable, Collection, Coroutine
 from contextlib import AbstractAsyncContextManager
+from contextvars import Context
 from typing import Any
 
 import anyio
@@ -25,6 +26,7 @@ __all__ = [
     "in_async_context",
     "running_loop",
     "spawn_detached",
+    "start_task",
     "wait_tasks",
     "within",
 ]
@@ -40,6 +42,21 @@ def running_loop() -> asyncio.AbstractEventLoop | None:
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
+
+
+if sys.version_info >= (3, 12):
+
+    def start_task(loop: Loop, coro: Coroutine[Any, Any, None], context: Context | None = None) -> Task[None]:
+        """A task that runs its first step at once, in the caller's turn of the loop: a handler that never
+        suspends is done before this returns, with no turn of the loop of its own (3.12's eager start,
+        which also makes it the current task while it runs, so cancel scopes entered there hold)."""
+        return asyncio.Task(coro, loop=loop, context=context, eager_start=True)
+
+else:
+
+    def start_task(loop: Loop, coro: Coroutine[Any, Any, None], context: Context | None = None) -> Task[None]:
+        """A task, started on the loop's next turn (eager start needs Python 3.12)."""
+        return loop.create_task(coro, context=context)
 
 
 def in_async_context() -> bool:

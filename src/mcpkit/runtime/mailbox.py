@@ -58,6 +58,16 @@ class Mailbox(Generic[T]):
         self._wake_writers()
         return item
 
+    def take_ready(self) -> list[T]:
+        """Every item waiting to be read, without waiting for more."""
+        items, self._items = self._items, []
+        self._wake_writers()
+        return items
+
+    def __len__(self) -> int:
+        """The items waiting to be read."""
+        return len(self._items)
+
     def close(self) -> None:
         self.closed = True
         self._wake_reader()

@@ -14,6 +14,7 @@ import functools
 import logging
 import sys
 from collections.abc import Callable, Coroutine
+from contextvars import Context, copy_context
 from typing import Any
 
 import anyio
@@ -23,21 +24,19 @@ from anyio.abc import TaskGroup
 from ..protocol import events as ev
 from ..protocol.connection import Connection
 from ..protocol.errors import (
-    INTERNAL_ERROR,
     INVALID_REQUEST,
     SERVER_BUSY,
-    LocalError,
     MCPError,
     RequestCancelled,
 )
 from ..protocol.framing import Oversized
-from ..protocol.jsonrpc import RequestId, encode, error_response
+from ..protocol.jsonrpc import RequestId, error_response
 from ..protocol.lifecycle import Negotiated
-from ._native import Loop, Task, current_task, in_async_context, running_loop, wait_tasks
+from ._native import Loop, Task, current_task, in_async_context, running_loop, start_task, wait_tasks
 from .flag import Flag
-from .origin import RECEIVED_FROM
+from .origin import RECEIVED_FROM, Origin
 from .requesting import Pending, ProgressCallback, Requesting
-from .stream import MessageStream, Outgoing, Restored
+from .stream import Fed, MessageStream, Processed, Restored, encoded
 from .workers import SESSION_WORKERS
 
 __all__ = ["NotificationHandler", "ProgressCallback", "RequestHandler", "Session"]
@@ -92,6 +91,7 @@ class Session(Requesting):
         self._input_ended = False  # the peer sends nothing more; what it sent may still be answered
         self._idle: anyio.Event | None = None  # set when the last handler ends, once waited on
         self._running = False
+        self._context = copy_context()  # the reader's, once it runs: what handlers started by `feed` get
         self._adopt(stream)
 
     def _adopt(self, stream: MessageStream) -> None:
@@ -128,6 +128,10 @@ class Session(Requesting):
         # handler tasks inherit the context, and with it this session's share of worker threads
         workers = self.max_worker_threads
         token = SESSION_WORKERS.set(anyio.CapacityLimiter(workers) if workers is not None else None)
+        self._context = copy_context()
+        fed = self.stream if self._loop is not None and isinstance(self.stream, Fed) else None
+        if fed is not None:
+            fed.feed = self.feed
         try:
             if self._loop is not None:
                 try:
@@ -144,6 +148,8 @@ class Session(Requesting):
                     finally:
                         tg.cancel_scope.cancel()
         finally:
+            if fed is not None:
+                fed.feed = None
             SESSION_WORKERS.reset(token)
             self._running = False
             self._tg = None
@@ -167,8 +173,10 @@ class Session(Requesting):
 
     def _spawn(self, fn: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
         """Run `fn(*args)` beside the reader: a native task on asyncio, else in the task group."""
-        if self._loop is not None:
-            self._tasks.add(self._loop.create_task(self._logged(fn, *args)))
+        if self._loop is not None:  # started as requests are, so handlers start in the order sent
+            task = start_task(self._loop, self._logged(fn, *args))
+            if not task.done():
+                self._tasks.add(task)
         else:
             assert self._tg is not None
             self._tg.start_soon(fn, *args)
@@ -195,11 +203,14 @@ class Session(Requesting):
             if knows_origin and stream.received_from is not origin:  # type: ignore[attr-defined]
                 origin = stream.received_from  # type: ignore[attr-defined]
                 RECEIVED_FROM.set(origin)  # the handlers started from here on inherit it
-            if isinstance(data, Oversized):
+            if isinstance(data, Processed):
+                events = data.events
+            elif isinstance(data, Oversized):
                 too_big = f"Invalid Request: message exceeds {data.limit} bytes"
                 await self._write(error_response(None, INVALID_REQUEST, too_big))
                 continue
-            events = process_decoded(data) if isinstance(data, dict) else process(data)
+            else:
+                events = process_decoded(data) if isinstance(data, dict) else process(data)
             for event in events:
                 # the hot path, without a coroutine call
                 if native and type(event) is request and len(self._handlers) < self.max_in_flight:
@@ -250,11 +261,28 @@ class Session(Requesting):
         if message is not None:
             await self._write(message, rid)
 
-    def _start(self, event: ev.RequestReceived) -> None:
+    def _start(self, event: ev.RequestReceived, context: Context | None = None) -> None:
         assert self._loop is not None
-        task = self._loop.create_task(self._handle_native(event))
-        self._handlers[event.id] = task
-        self._tasks.add(task)
+        task = start_task(self._loop, self._handle_native(event), context)
+        if not task.done():  # a handler started eagerly may have answered already
+            self._handlers[event.id] = task
+            self._tasks.add(task)
+
+    def feed(self, data: bytes | JSON, origin: Origin | None) -> list[ev.Event]:
+        """Take a message in the sender's task while the reader waits with nothing to read (a stream's
+        `feed`): its request starts at once, a turn of the loop sooner than through the reader. Returns
+        the events that need the reader (from the first such one on, so order holds), for the stream to
+        queue for it as `Processed`."""
+        events = (
+            self.connection.receive(data) if isinstance(data, dict) else self.connection.receive_data(data)
+        )
+        for i, event in enumerate(events):
+            if type(event) is not ev.RequestReceived or len(self._handlers) >= self.max_in_flight:
+                return events[i:]
+            context = self._context.copy()  # what the reader's handlers inherit, and this request's origin
+            context.run(RECEIVED_FROM.set, origin)
+            self._start(event, context)
+        return []
 
     async def _handle_native(self, event: ev.RequestReceived) -> None:
         rid = event.id
@@ -325,13 +353,9 @@ class Session(Requesting):
         self._tasks.clear()
 
     async def _write(self, message: JSON, related: RequestId | None = None) -> None:
+        out = encoded(message, related)
         try:
-            data = encode(message)
-        except TypeError as exc:  # orjson.JSONEncodeError: e.g. an integer beyond 64 bits
-            message = _unencodable(message, exc)
-            data = encode(message)
-        try:
-            await self.stream.send(Outgoing(data, related, message))
+            await self.stream.send(out)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             log.debug("dropped a message: the stream is closed")
 
@@ -368,13 +392,3 @@ class Session(Requesting):
         """Write a message a Connection method built (None means there is nothing to send)."""
         if message is not None:
             await self._write(message, related)
-
-
-def _unencodable(message: JSON, exc: TypeError) -> JSON:
-    """A result that cannot be written still answers its request: -32603, so the peer never waits
-    for an answer that will not come. Any other message is the caller's error to see."""
-    log.error("a message could not be encoded as JSON: %s", exc)
-    if "result" not in message or "id" not in message:
-        raise LocalError(f"the message cannot be encoded as JSON: {exc}", INTERNAL_ERROR) from exc
-    text = f"Internal error: the result cannot be encoded as JSON: {exc}"
-    return error_response(message["id"], INTERNAL_ERROR, text)

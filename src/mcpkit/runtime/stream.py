@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 import anyio
 import orjson
@@ -12,10 +14,24 @@ import orjson
 if TYPE_CHECKING:  # anyio's memory streams cost ~8 ms to import; a stdio server never needs them
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from ..protocol.errors import INTERNAL_ERROR, LocalError
+from ..protocol.events import Event
 from ..protocol.framing import Oversized
-from ..protocol.jsonrpc import RequestId, answered_id
+from ..protocol.jsonrpc import RequestId, answered_id, encode, error_response
+from .origin import Origin
 
-__all__ = ["Inbox", "MemoryStream", "MessageStream", "Outgoing", "Oversized", "Restored", "memory_pair"]
+__all__ = [
+    "Fed",
+    "Inbox",
+    "MemoryStream",
+    "MessageStream",
+    "Outgoing",
+    "Oversized",
+    "Processed",
+    "Restored",
+    "encoded",
+    "memory_pair",
+]
 
 JSON = dict[str, Any]
 T = TypeVar("T")
@@ -47,6 +63,20 @@ class Outgoing(NamedTuple):
         return answered_id(self.message if self.message is not None else self.decoded)
 
 
+def encoded(message: JSON, related: RequestId | None = None) -> Outgoing:
+    """`message` ready to send. A result that cannot be encoded still answers its request: -32603, so
+    the peer never waits for an answer that will not come; any other message is the caller's error."""
+    try:
+        return Outgoing(encode(message), related, message)
+    except TypeError as exc:  # orjson.JSONEncodeError: e.g. an integer beyond 64 bits
+        logging.getLogger("mcpkit").error("a message could not be encoded as JSON: %s", exc)
+        if "result" not in message or "id" not in message:
+            raise LocalError(f"the message cannot be encoded as JSON: {exc}", INTERNAL_ERROR) from exc
+        text = f"Internal error: the result cannot be encoded as JSON: {exc}"
+        replaced = error_response(message["id"], INTERNAL_ERROR, text)
+        return Outgoing(encode(replaced), related, replaced)
+
+
 @dataclass(frozen=True, slots=True)
 class Restored:
     """What a session's handshake agreed, kept where every process serving the session can read it."""
@@ -55,6 +85,22 @@ class Restored:
     client_capabilities: JSON
     client_info: JSON
     log_level: str | None = None
+
+
+class Processed(NamedTuple):
+    """What a stream's `feed` left for the reader: events of a message already taken in (see `Fed`)."""
+
+    events: list[Event]
+
+
+@runtime_checkable
+class Fed(Protocol):
+    """A stream whose sender may hand a message to the Session directly while its reader waits with
+    nothing to read: the Session sets `feed` while it runs (asyncio only). `feed(message, origin)`
+    starts the message's request and returns the events left for the reader, which the stream then
+    queues as `Processed`, before anything sent after it."""
+
+    feed: Callable[[bytes | JSON, Origin | None], list[Event]] | None
 
 
 class MessageStream(Protocol):
@@ -76,7 +122,7 @@ class MessageStream(Protocol):
     iterator our request ids are taken from, unique beyond this connection).
     """
 
-    async def receive(self) -> bytes | bytearray | JSON | Oversized: ...
+    async def receive(self) -> bytes | bytearray | JSON | Oversized | Processed: ...
 
     async def send(self, out: Outgoing) -> None: ...
 

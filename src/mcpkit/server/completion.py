@@ -19,9 +19,25 @@ class Completions:
 
     def __init__(self) -> None:
         self._by_key: dict[tuple[str, str, str], Callable[..., Any]] = {}
+        self._included: list[tuple[Completions, Callable[[str, str], str | None]]] = []
 
     def __bool__(self) -> bool:
-        return bool(self._by_key)
+        return bool(self._by_key) or any(other for other, _ in self._included)
+
+    def include(self, other: Completions, target_of: Callable[[str, str], str | None]) -> None:
+        """Also complete with `other`'s functions (a mounted server's): `target_of(ref type, name or
+        URI)` is the name or URI `other` knows it by, or None when it is not `other`'s."""
+        self._included.append((other, target_of))
+
+    def find(self, kind: str, target: str, argument: str) -> Callable[..., Any] | None:
+        """The function completing `argument` of the prompt or template `target`, if any."""
+        fn = self._by_key.get((kind, target, argument))
+        for other, target_of in self._included:
+            if fn is not None:
+                break
+            theirs = target_of(kind, target)
+            fn = other.find(kind, theirs, argument) if theirs is not None else None
+        return fn
 
     def add(self, prompt: str | None, template: str | None, argument: str, fn: Callable[..., Any]) -> None:
         if (prompt is None) == (template is None):
@@ -46,7 +62,7 @@ class Completions:
             raise MCPError(
                 INVALID_PARAMS, f"Invalid params: no {str(kind).removeprefix('ref/')} named {target!r}"
             )
-        fn = self._by_key.get((str(kind), target, argument["name"]))
+        fn = self.find(str(kind), target, argument["name"])
         values: list[str] = []
         if fn is not None:
             context = params.get("context")

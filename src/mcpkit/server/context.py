@@ -16,6 +16,7 @@ from ..protocol.lifecycle import Negotiated
 from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import Feature, has, is_modern
 from .asking import Asker
+from .client_tasks import ask_as_task
 
 if TYPE_CHECKING:
     from ..protocol.resource_auth import AccessToken
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from .lifespan import Lifespan
     from .registry import Registry
     from .request_state import StateSealer
+    from .subscriptions import Listener
 
 __all__ = ["Context", "Elicited", "ServerHandle"]
 
@@ -59,6 +61,9 @@ class ServerHandle(Protocol):
     @property
     def lifespan(self) -> Lifespan: ...
 
+    @property
+    def listeners(self) -> set[Listener]: ...
+
 
 class TaskCalls(Protocol):
     """What the handlers ask of the Server's tasks (server/tasks.TaskEngine)."""
@@ -78,6 +83,8 @@ class TaskCalls(Protocol):
     async def result(self, ctx: Context, params: JSON) -> JSON: ...
 
     async def listing(self, ctx: Context, params: JSON) -> JSON: ...
+
+    async def followed(self, ctx: Context, task_ids: Any) -> list[JSON]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,8 +228,10 @@ class Context:
         tool_choice: JSON | None = None,
         metadata: JSON | None = None,
         key: str | None = None,
+        as_task: bool | int = False,
     ) -> JSON:
-        """sampling/createMessage; `tools` need the client's `sampling.tools` (2025-11-25)."""
+        """sampling/createMessage; `tools` need the client's `sampling.tools` (2025-11-25). `as_task`
+        (True, or a ttl in ms): run as a task the client hosts, where it declared it can (2025-11-25)."""
         items = [messages] if isinstance(messages, str) else list(messages)
         wire = [{"role": "user", "content": text(m)} if isinstance(m, str) else m for m in items]
         params: JSON = {"messages": wire, "maxTokens": max_tokens}
@@ -241,21 +250,25 @@ class Context:
             raise MCPError(
                 INVALID_PARAMS, f"tools in sampling need protocol 2025-11-25, not {self.negotiated.version}"
             )
-        result = await self.asker.ask("sampling/createMessage", params, key)
+        result = await ask_as_task(
+            self.asker, self.negotiated, "sampling/createMessage", params, key, as_task
+        )
         if not isinstance(result.get("role"), str) or not isinstance(result.get("content"), dict | list):
             raise RemoteError(
                 INVALID_PARAMS, "The client answered sampling/createMessage without a role and content"
             )
         return result
 
-    async def elicit(self, message: str, schema: JSON | type, *, key: str | None = None) -> Elicited:
+    async def elicit(
+        self, message: str, schema: JSON | type, *, key: str | None = None, as_task: bool | int = False
+    ) -> Elicited:
         """Form-mode elicitation; an accepted answer is checked against the requested schema.
 
-        `key` names the ask in a stateless round trip (default: counted per kind).
+        `key` names the ask in a stateless round trip (default: counted per kind); `as_task` as in `sample`.
         """
         requested = _requested_schema(schema)
         params = {"message": message, "requestedSchema": requested}
-        result = await self.asker.ask("elicitation/create", params, key)
+        result = await ask_as_task(self.asker, self.negotiated, "elicitation/create", params, key, as_task)
         action = result.get("action")
         if action not in ("accept", "decline", "cancel"):
             raise RemoteError(INVALID_PARAMS, f"The client answered elicitation with action {action!r}")

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..protocol.errors import INVALID_PARAMS, MCPError
 from ..protocol.modern import SUBSCRIPTION_ID
-from ..protocol.tasks import TASKS_EXTENSION
+from ..protocol.tasks import TASK_NOTE, TASKS_EXTENSION
 from ..protocol.versions import Feature, has, is_modern
 from .context import Context
 from .peers import Peers
@@ -133,8 +133,15 @@ async def complete(registry: Registry, _peers: Peers, _ctx: Context, params: JSO
 
 async def listen(registry: Registry, peers: Peers, ctx: Context, params: JSON) -> JSON:
     """subscriptions/listen (2026-07-28): change notifications until the client cancels."""
-    agreed = agreed_filter(params.get("notifications"), registry.capabilities())
+    requested = params.get("notifications")
+    agreed = agreed_filter(requested, registry.capabilities())
+    tasks: list[JSON] = []
+    if isinstance(requested, dict) and "taskIds" in requested:  # the tasks extension
+        tasks = await ctx.server.tasks.followed(ctx, requested["taskIds"])
+        agreed["taskIds"] = [task["taskId"] for task in tasks]
     listener = Listener.open(ctx.request_id, agreed)
+    for task in tasks:  # each one's state now, first: a change before the listener opened is not lost
+        listener.offer(TASK_NOTE, task)
     with peers.listening(listener):
         await listener.relay(ctx.session, agreed)
     return {"_meta": {SUBSCRIPTION_ID: ctx.request_id}}  # graceful closure: the server ended it

@@ -106,6 +106,17 @@ class Registry:
         del self.prompts[name]
         self._changed("prompts")
 
+    def replace(self, kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
+        """Swap the items `old` of one list kind for `new` (a mount's, server/mount.py): one change.
+        An item of `old` since replaced by another under its key is left alone."""
+        items = self.of(kind)
+        for key, item in old.items():
+            if items.get(key) is item:
+                del items[key]
+        items.update(new)
+        if old or new:
+            self._changed(kind)
+
     def _changed(self, kind: str) -> None:
         for key in [k for k in self._pages if k[0] == kind]:
             del self._pages[key]

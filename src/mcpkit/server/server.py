@@ -28,6 +28,7 @@ from .context import Context
 from .handlers import HANDLERS
 from .lifespan import Lifespan, LifespanFactory
 from .middleware import Chain
+from .mount import Mount
 from .on_registry import OnRegistry
 from .peers import Peers
 from .prompts import Prompt
@@ -54,16 +55,14 @@ class Server:
     `state_key`: the HMAC key sealing requestState; give every replica the same one.
     `versions`: the protocol versions served (both eras by default).
     `identify`: name the server in every stateless result's `_meta` (2026-07-28: SHOULD).
-    `mask_errors`: a tool's unexpected exception reaches the model as a generic message instead
-    of its text (which may hold paths, SQL or secrets); ToolError and MCPError messages, raised on
-    purpose, are kept. The traceback is logged either way.
+    `mask_errors`: a tool's unexpected exception reaches the model as a generic message, not its text
+    (paths, SQL, secrets); ToolError and MCPError messages are kept. The traceback is logged either way.
     `max_in_flight`: requests of one session (stdio, an HTTP session) handled at once; one more is
     answered with SERVER_BUSY (-32010). `max_worker_threads`: the worker threads one session's sync
     handlers hold at once, so it cannot take the whole pool (anyio's 40). None: no cap.
     `tasks`: where tool calls that become tasks are kept and run (a TaskEngine on its store).
     `lifespan(server)`: an async context manager open while it serves: `ctx.lifespan` (lifespan.py).
-    `tracing`: an OpenTelemetry span per request and notification (True: on the global TracerProvider,
-    or a TracerProvider), a child of the client's when `_meta` carries its context (tracing.py).
+    `tracing`: an OpenTelemetry span per request and notification, under the client's (tracing.py).
     """
 
     def __init__(
@@ -89,11 +88,8 @@ class Server:
         tracing: TracingOption = False,
     ) -> None:
         self.max_in_flight, self.max_worker_threads = max_in_flight, max_worker_threads
-        self.versions, self.identify = versions, identify
-        self.info: JSON = {"name": name, "version": version}
-        if title:
-            self.info["title"] = title
-        self.client_request_timeout = client_request_timeout
+        self.versions, self.identify, self.client_request_timeout = versions, identify, client_request_timeout
+        self.info: JSON = {"name": name, "version": version} | ({"title": title} if title else {})
         self.state_sealer = StateSealer(state_key, ttl=state_ttl)
         self.peers = Peers()
         self.tasks = tasks if tasks is not None else TaskEngine()
@@ -262,6 +258,11 @@ class Server:
     def remove_prompt(self, name: str) -> None:
         self.registry.remove_prompt(name)
 
+    def mount(self, child: Server, prefix: str, *, separator: str = "_") -> Mount:
+        """Offer `child`'s tools, prompts, resources and completions here under `prefix`: its items
+        are kept in step with it, its broadcasts reach this server's clients (server/mount.py)."""
+        return Mount(self.registry, self.peers, child.registry, child.peers, prefix, separator)
+
     def completion(
         self, *, prompt: str | None = None, template: str | None = None, argument: str
     ) -> Callable[[F], F]:
@@ -317,10 +318,12 @@ class Server:
         return fn
 
     async def _on_notification(self, session: Session, note: ev.NotificationReceived) -> None:
-        if self.tracing is not None:
-            notified = functools.partial(self._notified, session, note)
-            return await self.tracing.notification(note.method, note.params, notified)
-        await self._notified(session, note)
+        notified = functools.partial(self._notified, session, note)
+        await (
+            notified()
+            if self.tracing is None
+            else self.tracing.notification(note.method, note.params, notified)
+        )
 
     async def _notified(self, session: Session, note: ev.NotificationReceived) -> None:
         if note.method == "notifications/roots/list_changed":

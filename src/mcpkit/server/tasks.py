@@ -43,9 +43,12 @@ from ..protocol.tasks import (
 )
 from ..protocol.versions import Feature, has
 from ..runtime._native import spawn_detached
+from .asking import SessionAsker
 from .context import Context
 from .round_trip import InputRequired, RoundTrip
 from .task_legs import Leg, TaskContext, answer_of, either, fields_of, task_support
+from .task_notices import task_note, tell
+from .task_session import UtilityAsker, UtilityContext
 from .task_store import InMemoryTaskStore, TaskRecord, TaskStore
 
 if TYPE_CHECKING:
@@ -176,9 +179,9 @@ class TaskEngine:
         finally:
             leg.done.set()
             with anyio.CancelScope(shield=True):
-                await self._settle(leg)
+                await self._settle(leg, ctx)
 
-    async def _settle(self, leg: Leg) -> None:
+    async def _settle(self, leg: Leg, ctx: Context) -> None:
         """Write a finished leg's outcome on its task (a leg that ended before it was one has none)."""
         if leg.record is None:
             return
@@ -199,8 +202,13 @@ class TaskEngine:
             fresh.status = advance(fresh.status, Status.INPUT_REQUIRED)
         else:
             fresh.status, fresh.error = advance(fresh.status, Status.FAILED), value
-        fresh.updated_at = time.time()
-        await self.store.save(fresh)
+        await self.changed(fresh, ctx)
+
+    async def changed(self, record: TaskRecord, ctx: Context) -> None:
+        """Keep a task whose status changed, and tell whoever follows it (task_notices.py)."""
+        record.updated_at = time.time()
+        await self.store.save(record)
+        await tell(record, ctx.session, ctx.server.listeners)
 
     # ---- tasks/get, tasks/update, tasks/cancel -----------------------------------------------
 
@@ -227,8 +235,7 @@ class TaskEngine:
             record.status = advance(record.status, Status.FAILED)
             record.status_message = "The worker running this task stopped before it finished"
             record.error = error_object(INTERNAL_ERROR, record.status_message, {"reason": "worker_lost"})
-            record.updated_at = time.time()
-            await self.store.save(record)
+            await self.changed(record, ctx)
         if not ctx.stateless:
             return utility_task(fields_of(record))
         return detailed(
@@ -258,7 +265,9 @@ class TaskEngine:
         if not record.input_requests:
             record.status = advance(record.status, Status.WORKING)
             record.runner = self.cluster.worker if self.cluster is not None else None
+            await self.changed(record, ctx)
             self._resume(record, ctx)
+            return {}
         record.updated_at = time.time()
         await self.store.save(record)
         return {}
@@ -287,14 +296,28 @@ class TaskEngine:
         if record.status.terminal:
             return {}
         record.cancel_requested = True
-        record.status, record.updated_at = advance(record.status, Status.CANCELLED), time.time()
-        await self.store.save(record)
+        record.status = advance(record.status, Status.CANCELLED)
+        await self.changed(record, ctx)
         leg = self._legs.pop(record.task_id, None)
         if leg is not None and leg.runner is not None:
             await leg.runner.aclose()
         elif self.cluster is not None and record.runner not in (None, self.cluster.worker):
             await self.cluster.cancel_elsewhere(record.task_id)
         return {} if ctx.stateless else utility_task(fields_of(record))
+
+    async def followed(self, ctx: Context, task_ids: Any) -> list[JSON]:
+        """subscriptions/listen's `taskIds`: the DetailedTask of each of the caller's tasks named (at
+        most `max_live`), the ones its notifications/tasks will follow; -32021 without the extension."""
+        if not client_supports(ctx.client_capabilities):
+            raise needs_extension()
+        if not isinstance(task_ids, list):
+            raise MCPError(INVALID_PARAMS, "Invalid params: taskIds must be an array of task ids")
+        owner, found = owner_of(ctx), []
+        for task_id in task_ids[: self.max_live]:
+            record = await self.store.get(task_id) if isinstance(task_id, str) else None
+            if record is not None and record.owner == owner:
+                found.append(task_note(record))
+        return found
 
     # ---- the 2025-11-25 tasks utility --------------------------------------------------------
 
@@ -318,7 +341,9 @@ class TaskEngine:
         leg = Leg(record=record)
         leg.created.set()
         leg.escalated.set()
-        task_ctx = TaskContext(ctx, leg, ctx.asker)  # asks go to the client over the session
+        if not isinstance(ctx.asker, SessionAsker):  # every handshake-era request has one
+            raise MCPError(INTERNAL_ERROR, "Internal error: a 2025-11-25 task needs the session")
+        task_ctx = UtilityContext(ctx, leg, UtilityAsker(ctx.asker, record.task_id, self, ctx))
         leg.runner = spawn_detached(lambda: self._run(leg, tool, arguments, task_ctx, mask_errors))
         self._legs[record.task_id] = leg
         return {"task": utility_task(fields_of(record))}

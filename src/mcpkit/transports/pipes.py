@@ -12,9 +12,11 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 
 import anyio
+import anyio.abc
 
 __all__ = [
     "HIGH_WATER",
+    "Outbox",
     "PipeWriter",
     "ThreadWriter",
     "gated",
@@ -241,3 +243,44 @@ def gated(
         return await read_chunk()
 
     return read
+
+
+class Outbox:
+    """Whole messages to a byte stream, in order, as asyncio's pipe transport writes them: a writer
+    cancelled while its message goes out stops waiting, and the message still goes out whole.
+
+    trio's pipe, cancelled in the middle of a send, has written part of the message; the next one would
+    be glued to that part and both lost to the peer. So one task, `pump`, does the writing.
+    """
+
+    def __init__(self, stream: anyio.abc.ByteSendStream) -> None:
+        self._stream = stream
+        self._error: BaseException | None = None
+        self._queue: deque[tuple[bytes, anyio.Event]] = deque()
+        self._wake = anyio.Event()
+
+    async def write(self, data: bytes) -> None:
+        if self._error is not None:
+            raise anyio.BrokenResourceError from self._error
+        done = anyio.Event()
+        self._queue.append((data, done))
+        self._wake.set()
+        await done.wait()
+        if self._error is not None:
+            raise anyio.BrokenResourceError from self._error
+
+    async def pump(self) -> None:
+        """Write what is queued until cancelled; after a failed write the rest is dropped, its writers
+        told so."""
+        while True:
+            while self._queue:
+                data, done = self._queue[0]
+                try:
+                    if self._error is None:
+                        await self._stream.send(data)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                    self._error = exc
+                self._queue.popleft()
+                done.set()
+            self._wake = anyio.Event()
+            await self._wake.wait()

@@ -22,8 +22,9 @@ import anyio.abc
 
 from ..protocol.framing import DEFAULT_MAX_LINE, LineReader, Oversized
 from ..runtime._native import running_loop
+from ..runtime.groups import single_error
 from ..runtime.stream import Outgoing
-from .pipes import CHUNK, HIGH_WATER, ThreadWriter, gated, loop_reader, loop_writer, thread_read
+from .pipes import CHUNK, HIGH_WATER, Outbox, ThreadWriter, gated, loop_reader, loop_writer, thread_read
 
 __all__ = ["LineStream", "serve_stdio", "spawn"]
 
@@ -170,13 +171,19 @@ async def spawn(
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             return b""
 
-    async def write(data: bytes) -> None:
-        await stdin.send(data)
-
-    stream = LineStream(read_chunk, write, max_line=max_line)
+    # asyncio's pipe takes a whole message at once; elsewhere (trio) one task writes, see Outbox
+    outbox = Outbox(stdin) if running_loop() is None else None
+    stream = LineStream(read_chunk, outbox.write if outbox else stdin.send, max_line=max_line)
     stream.process = process  # type: ignore[attr-defined]
     try:
-        yield stream
+        if outbox is None:
+            yield stream
+        else:
+            with single_error():
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(outbox.pump)
+                    yield stream
+                    tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
             await _stop(process, shutdown_timeout)

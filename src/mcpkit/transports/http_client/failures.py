@@ -53,7 +53,7 @@ def describe_status(response: httpx.Response, head: bytes) -> str:
     """One line for an HTTP error status; 401/403 say what the server wants."""
     status = response.status_code
     text = head.decode(errors="replace").strip()
-    line = f"HTTP {status} {response.reason_phrase} from {response.url}"
+    line = f"{_status_line(response)} from {response.url}"
     if status == 401:
         challenge = response.headers.get("www-authenticate")
         hint = f" (WWW-Authenticate: {challenge})" if challenge else ""
@@ -67,14 +67,19 @@ def describe_unexpected(response: httpx.Response, head: bytes, why: str) -> str:
     """One line for a successful-looking answer that is no MCP answer: status, content type, first bytes."""
     request = response.request
     kind = response.headers.get("content-type") or "no Content-Type"
-    status = f"HTTP {response.status_code} {response.reason_phrase}"
-    line = f"{request.method} {request.url} answered {status} ({kind})"
+    line = f"{request.method} {request.url} answered {_status_line(response)} ({kind})"
     location = response.headers.get("location")
     if response.is_redirect and location:
         line += f", redirecting to {location} (not followed)"
     start = head[:_SHOWN].decode(errors="replace")
     body = f"the body starts {start!r}" if head else "an empty body"
     return f"{line}: {why}; {body}"
+
+
+def _status_line(response: httpx.Response) -> str:
+    # HTTP/1.1 lets the reason phrase be empty (hypercorn's h11 sends none) and HTTP/2 has none at all
+    reason = response.reason_phrase or httpx.codes.get_reason_phrase(response.status_code)
+    return f"HTTP {response.status_code} {reason}".rstrip()
 
 
 async def read_head(response: httpx.Response, limit: int = _HEAD) -> bytes:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from time import monotonic
 from typing import Any, NamedTuple
 
+from ...protocol.events import Event
 from ...protocol.framing import Oversized
 from ...protocol.http_rules import (
     SESSION_NOT_FOUND,
@@ -26,7 +27,7 @@ from ...protocol.http_rules import (
 from ...protocol.jsonrpc import RequestId
 from ...runtime.mailbox import Mailbox
 from ...runtime.origin import Origin
-from ...runtime.stream import Outgoing
+from ...runtime.stream import Outgoing, Processed
 from .event_store import EventStore
 
 __all__ = ["STANDALONE", "Item", "Route", "SessionStream"]
@@ -106,8 +107,10 @@ class SessionStream:
         "backlog",
         "client",
         "closed",
+        "feed",
         "init_id",
         "last_seen",
+        "parked",
         "pre_agreed",
         "principal",
         "received_from",
@@ -122,7 +125,7 @@ class SessionStream:
     def __init__(self, session_id: str | None, store: EventStore | None = None) -> None:
         self.session_id = session_id
         self.store = store if session_id is not None else None
-        self._inbox = Mailbox[tuple[bytes | JSON, Origin | None]](16)
+        self._inbox = Mailbox[tuple[bytes | JSON | Processed, Origin | None]](16)
         self.received_from: Origin | None = None  # of the message `receive` returned last
         self.routes: dict[RequestId, Route] = {}  # unanswered requests with a stream
         self.streams: dict[str, Route] = {}  # the same routes by stream id, for resuming
@@ -137,6 +140,8 @@ class SessionStream:
         self.principal: str | None = None  # whose access token opened it, on a protected server
         self.pre_agreed: str | None = None  # a sessionless POST's version, served without initialize
         self._stream_ids = itertools.count(1)
+        self.feed: Callable[[bytes | JSON, Origin | None], list[Event]] | None = None  # runtime.stream.Fed
+        self.parked = False  # the reader waits on an empty inbox
         self._local_ids = itertools.count(1)
 
     @contextmanager
@@ -176,9 +181,11 @@ class SessionStream:
             return format_event_id(stream_id, next(self._local_ids))
         return await self.store.store(self.session_id, stream_id, data)
 
-    async def receive(self) -> bytes | JSON | Oversized:
+    async def receive(self) -> bytes | JSON | Oversized | Processed:
         self.received_from = None  # an idle session keeps no request's headers alive
+        self.parked = True
         data, self.received_from = await self._inbox.get()
+        self.parked = False
         return data
 
     async def send(self, out: Outgoing) -> None:
@@ -213,8 +220,18 @@ class SessionStream:
 
     async def push(self, data: bytes | JSON, origin: Origin | None = None) -> None:
         """Hand an inbound message, as bytes or as the object the app decoded it into, and what is
-        known of its HTTP request, to `serve`; raises HTTPRefusal 404 once the session has ended."""
-        if not await self._inbox.put((data, origin)):
+        known of its HTTP request, to `serve`; raises HTTPRefusal 404 once the session has ended.
+
+        While the reader waits with nothing to read, the message is fed to the session at once
+        (`runtime.stream.Fed`): no turn of the loop to wake the reader."""
+        inbox, feed = self._inbox, self.feed
+        item: bytes | JSON | Processed = data
+        if feed is not None and self.parked and not len(inbox) and not inbox.closed:
+            rest = feed(data, origin)
+            if not rest:
+                return
+            item = Processed(rest)
+        if not await inbox.put((item, origin)):
             raise HTTPRefusal(404, "Session not found", SESSION_NOT_FOUND)
 
     def close(self) -> None:

@@ -47,6 +47,12 @@ async def write_sse(
     try:
         headers = SSE_HEADERS + exchange.response_headers
         await send({"type": "http.response.start", "status": 200, "headers": headers})
+        if replay is None and len(receiver):  # sent before we wait (a handler that never suspended)
+            ready = receiver.take_ready()
+            first += b"".join(encode_event(item.data, event_id=item.event_id) for item in ready)
+            if ready[-1].final:  # the whole stream: no need to watch for the client leaving
+                await send({"type": "http.response.body", "body": first, "more_body": False})
+                return True
         async with until_disconnect(exchange.receive):
             replayed = set()
             for event_id, data in replay.events if replay else ():
@@ -78,15 +84,22 @@ async def reply_json(
     "Cancellation"), so its POST is answered with an SSE stream that ends at once (a request's POST is
     JSON or SSE, never 202); one whose session ended meanwhile gets 404, as its next request would."""
     response = None
-    async with until_disconnect(exchange.receive) as gone:
-        async for item in receiver:
-            if item.final:
-                response = item.data
-                break
+    for item in receiver.take_ready():  # sent before we wait (a handler that never suspended)
+        if item.final:
+            response = item.data
+        else:
             await session.send_standalone(item.data)
+    if response is None:
+        async with until_disconnect(exchange.receive) as gone:
+            async for item in receiver:
+                if item.final:
+                    response = item.data
+                    break
+                await session.send_standalone(item.data)
+        if gone.is_set():
+            receiver.discard()
+            return
     receiver.discard()
-    if gone.is_set():
-        return
     send, extra = exchange.send, exchange.response_headers
     if response is None and session.closed:
         ended = error_response(rid, SESSION_NOT_FOUND, "Session not found: it ended before the response")

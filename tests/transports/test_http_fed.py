@@ -1,0 +1,164 @@
+"""A POSTed request reaches its handler without a turn of the loop for the session's reader: while the
+reader waits with nothing to read, the POST's task feeds the message to the session itself
+(`runtime.stream.Fed`), and on Python 3.12+ the handler's first step runs at once (eager start), so a
+handler that never suspends has answered before the POST's task waits at all. Order still holds: what
+needs the reader is queued for it, before anything sent later. A response already sent when the POST
+starts waiting is written without a disconnect watcher."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import MutableMapping
+from typing import Any
+
+import orjson
+import pytest
+
+from mcpkit import Server
+from mcpkit.protocol.http_rules import HTTPRefusal
+from mcpkit.transports.http_server.exchange import Exchange
+from mcpkit.transports.http_server.sessions import Item, SessionStream
+from mcpkit.transports.http_server.streams import reply_json, write_sse
+
+pytestmark = pytest.mark.anyio
+
+VERSION = "2025-06-18"
+EAGER = sys.version_info >= (3, 12)
+CLIENT = {"name": "test", "version": "0"}
+
+
+def _message(**fields: Any) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", **fields})
+
+
+class Recorder:
+    """A server whose tool and notification handler note when they ran."""
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+        self.server = Server("fed", "1.0")
+
+        @self.server.tool()
+        async def probe(tag: str) -> str:
+            self.ran.append(tag)
+            return tag
+
+        @self.server.on_roots_changed
+        async def roots_changed(_session: Any) -> None:
+            self.ran.append("roots changed")
+
+
+async def _serving(recorder: Recorder) -> tuple[SessionStream, asyncio.Task[None]]:
+    stream = SessionStream("s1")
+    task = asyncio.get_running_loop().create_task(recorder.server.serve(stream))
+    hello = {
+        "protocolVersion": VERSION,
+        "capabilities": {"roots": {"listChanged": True}},
+        "clientInfo": CLIENT,
+    }
+    route = stream.open_route(0, stored=False, prime_retry_ms=None)
+    answer = route.attach()
+    await stream.push(_message(id=0, method="initialize", params=hello))
+    assert b'"result"' in (await asyncio.wait_for(answer.get(), 5)).data
+    await stream.push(_message(method="notifications/initialized"))
+    for _ in range(100):
+        if stream.parked:
+            return stream, task
+        await asyncio.sleep(0)
+    raise AssertionError("the session's reader never waited")
+
+
+async def _stop(stream: SessionStream, task: asyncio.Task[None]) -> None:
+    stream.close()
+    await asyncio.wait_for(task, 5)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"  # eager start and the fed path are asyncio's; trio goes through the reader
+
+
+async def test_a_request_pushed_while_the_reader_waits_starts_without_the_readers_turn() -> None:
+    recorder = Recorder()
+    stream, task = await _serving(recorder)
+    warm = {"name": "probe", "arguments": {"tag": "warm"}}  # the first call's one-off setup may suspend
+    await stream.push(_message(id=1, method="tools/call", params=warm))
+    while recorder.ran != ["warm"]:
+        await asyncio.sleep(0)
+    call = {"name": "probe", "arguments": {"tag": "second"}}
+    await stream.push(_message(id=2, method="tools/call", params=call))
+    if not EAGER:
+        assert recorder.ran == ["warm"]  # a task now, run on the loop's next turn
+        await asyncio.sleep(0)  # one turn: through the reader it would only be starting now
+    assert recorder.ran == ["warm", "second"]
+    assert stream.parked  # the reader never woke
+    await _stop(stream, task)
+
+
+async def test_what_needs_the_reader_is_queued_before_what_follows_it() -> None:
+    recorder = Recorder()
+    stream, task = await _serving(recorder)
+    await stream.push(_message(method="notifications/roots/list_changed"))
+    assert not stream.parked or recorder.ran == []  # a notification is left to the reader, queued
+    call = {"name": "probe", "arguments": {"tag": "after"}}
+    await stream.push(_message(id=2, method="tools/call", params=call))  # behind it in the inbox
+    for _ in range(20):
+        if len(recorder.ran) == 2:
+            break
+        await asyncio.sleep(0)
+    assert recorder.ran == ["roots changed", "after"]
+    await _stop(stream, task)
+
+
+async def test_a_pushed_request_on_an_ended_session_is_refused_not_fed() -> None:
+    recorder = Recorder()
+    stream, task = await _serving(recorder)
+    await _stop(stream, task)
+    with pytest.raises(HTTPRefusal) as refused:
+        await stream.push(_message(id=3, method="tools/call", params={"name": "probe"}))
+    assert refused.value.status == 404
+    assert recorder.ran == []
+
+
+class Capture:
+    def __init__(self) -> None:
+        self.sent: list[MutableMapping[str, Any]] = []
+        self.receives = 0
+
+    async def receive(self) -> dict[str, Any]:
+        self.receives += 1
+        await asyncio.Event().wait()  # a client that never leaves
+        raise AssertionError("unreachable")
+
+    async def send(self, message: MutableMapping[str, Any]) -> None:
+        self.sent.append(message)
+
+
+async def test_a_json_answer_already_sent_is_written_without_watching_for_disconnect() -> None:
+    session = SessionStream("s2")
+    route = session.open_route(7, stored=False, prime_retry_ms=None)
+    receiver = route.attach()
+    await route.offer(Item(None, b'{"jsonrpc":"2.0","id":7,"result":{}}', True))
+    capture = Capture()
+    exchange = Exchange({}, capture.receive, capture.send)
+    await reply_json(session, receiver, 7, exchange)
+    assert capture.receives == 0
+    assert capture.sent[0]["status"] == 200
+    assert capture.sent[1]["body"] == b'{"jsonrpc":"2.0","id":7,"result":{}}'
+
+
+async def test_an_sse_stream_already_complete_is_one_body_write() -> None:
+    session = SessionStream("s3")
+    route = session.open_route(8, stored=True, prime_retry_ms=None)
+    receiver = route.attach()
+    await route.offer(Item("p1:1", b'{"jsonrpc":"2.0","method":"notifications/progress"}', False))
+    await route.offer(Item("p1:2", b'{"jsonrpc":"2.0","id":8,"result":{}}', True))
+    capture = Capture()
+    exchange = Exchange({}, capture.receive, capture.send)
+    assert await write_sse(route, receiver, exchange)
+    assert capture.receives == 0
+    start, body = capture.sent
+    assert start["status"] == 200 and body["more_body"] is False
+    assert body["body"].count(b"data: ") == 2
+    assert b"id: p1:2" in body["body"]
