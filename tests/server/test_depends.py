@@ -15,7 +15,7 @@ from mcpkit import Context, Server
 from mcpkit.server import Depends
 from mcpkit.testing import connect
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 JSON = dict[str, Any]
 ERAS = [{"protocol_version": "2025-11-25"}, {"era": "modern"}]
 

@@ -25,7 +25,7 @@ from mcpkit.protocol.errors import RemoteError
 from mcpkit.testing import connect
 from mcpkit.transports.http_server import StreamableHTTPApp
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 JSON = dict[str, Any]
 ERAS = [{"protocol_version": "2025-11-25"}, {"era": "modern"}]
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
