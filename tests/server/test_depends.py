@@ -5,7 +5,7 @@ per call, once per call, closed after it; the lifespan's value by its type; none
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -15,7 +15,7 @@ from mcpkit import Context, Server
 from mcpkit.server import Depends
 from mcpkit.testing import connect
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 JSON = dict[str, Any]
 ERAS = [{"protocol_version": "2025-11-25"}, {"era": "modern"}]
 
@@ -172,32 +172,73 @@ def test_a_builtin_lifespan_type_names_arguments_not_the_lifespan() -> None:
     assert "options" in server.tools["takes"].input_schema["properties"]
 
 
-async def test_sync_generators_and_functions_returning_context_managers_are_factories_too() -> None:
-    log: list[str] = []
+LOG: list[str] = []
 
-    def numbers() -> Iterator[int]:
-        log.append("enter numbers")
-        yield 7
-        log.append("exit numbers")
 
-    def connection() -> AbstractAsyncContextManager[str]:
-        @asynccontextmanager
-        async def opened() -> AsyncIterator[str]:
-            log.append("enter connection")
-            yield "conn"
-            log.append("exit connection")
+def numbers() -> Iterator[int]:
+    LOG.append("enter numbers")
+    yield 7
+    LOG.append("exit numbers")
 
-        return opened()
 
+@asynccontextmanager
+async def connection() -> AsyncIterator[str]:
+    LOG.append("enter connection")
+    yield "conn"
+    LOG.append("exit connection")
+
+
+class Resource:
+    def __init__(self, ctx: Context) -> None:
+        self.client = ctx.client_info.get("name")
+
+    async def __aenter__(self) -> Resource:
+        LOG.append("enter resource")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        LOG.append("exit resource")
+
+
+class Shared:
+    """A context manager a factory hands out but did not open for the call: never entered or closed."""
+
+    def __enter__(self) -> Shared:
+        raise AssertionError("entered")
+
+    def __exit__(self, *exc: object) -> None:
+        raise AssertionError("closed")
+
+
+SHARED = Shared()
+
+
+async def test_generators_context_manager_functions_and_classes_are_entered_and_left() -> None:
+    LOG.clear()
     server = Server("x")
 
     @server.tool()
-    async def both(n: int = Depends(numbers), conn: str = Depends(connection)) -> str:
-        log.append("call")
-        return f"{conn} {n}"
+    async def both(
+        n: int = Depends(numbers),
+        conn: str = Depends(connection),
+        res: Resource = Depends(Resource),
+        shared: Shared = Depends(lambda: SHARED),
+    ) -> str:
+        LOG.append("call")
+        assert shared is SHARED
+        return f"{conn} {n} {res.client}"
 
-    async with connect(server) as client:
+    assert server.tools["both"].input_schema["properties"] == {}
+    async with connect(server, name="cy") as client:
         result = await client.call_tool("both")
-    assert result["content"][0]["text"] == "conn 7"
+    assert result["content"][0]["text"] == "conn 7 cy"
     # made in order, closed in reverse
-    assert log == ["enter numbers", "enter connection", "call", "exit connection", "exit numbers"]
+    assert LOG == [
+        "enter numbers",
+        "enter connection",
+        "enter resource",
+        "call",
+        "exit resource",
+        "exit connection",
+        "exit numbers",
+    ]

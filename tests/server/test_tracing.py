@@ -18,13 +18,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 import peers
+from conftest import requirement
 from mcpkit import Client, Context, Server, ToolError
 from mcpkit.client.client import connect_http
 from mcpkit.protocol.errors import RemoteError
 from mcpkit.testing import connect
 from mcpkit.transports.http_server import StreamableHTTPApp
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 JSON = dict[str, Any]
 ERAS = [{"protocol_version": "2025-11-25"}, {"era": "modern"}]
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
@@ -56,6 +57,11 @@ def build(provider: TracerProvider) -> Server:
     @server.resource("notes://today")
     def today() -> str:
         return "nothing"
+
+    @server.tool()
+    def lookup(sku: str) -> str:  # a sync tool: on a worker thread, its spans still children of the request's
+        with provider.get_tracer("app").start_as_current_span("database query"):
+            return sku.lower()
 
     @server.tool()
     async def meta_of(ctx: Context) -> JSON:
@@ -131,6 +137,19 @@ async def test_the_servers_span_is_a_child_of_the_span_the_caller_is_in(
     assert sent.context.trace_id == handled.context.trace_id == trace_id
 
 
+@pytest.mark.parametrize("era", ERAS, ids=["handshake", "stateless"])
+async def test_spans_a_handler_makes_are_children_of_the_servers(
+    spans: tuple[TracerProvider, InMemorySpanExporter], era: JSON
+) -> None:
+    provider, exporter = spans
+    async with connect(build(provider), tracing=provider, **era) as client:
+        await client.call_tool("lookup", {"sku": "A1"})
+    handled = named(exporter, "tools/call lookup", SpanKind.SERVER)
+    query = named(exporter, "database query", SpanKind.INTERNAL)
+    assert handled.context is not None and query.parent is not None
+    assert query.parent.span_id == handled.context.span_id
+
+
 @pytest.mark.parametrize("transport", TRANSPORTS, ids=["memory", "http"])
 @pytest.mark.parametrize("era", ERAS, ids=["handshake", "stateless"])
 async def test_failures_are_recorded_on_both_spans(
@@ -153,6 +172,7 @@ async def test_failures_are_recorded_on_both_spans(
         assert refused.status.status_code is StatusCode.ERROR and refused.status.description
 
 
+@requirement("modern-meta-trace-context")
 async def test_the_context_is_carried_in_meta_beside_the_callers_own_keys(
     spans: tuple[TracerProvider, InMemorySpanExporter],
 ) -> None:

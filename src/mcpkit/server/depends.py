@@ -10,11 +10,12 @@ the value the server's lifespan yields receives that value. Neither is part of t
     async def stock(sku: str, db: DbSession = Depends(open_session)) -> int: ...
 
 A factory is a sync or async function, an async or sync generator function (what it yields is the value;
-the rest runs after the call) or a function returning an (async) context manager (entered, and left after
-the call, seeing the call's exception if any). Its own parameters are injected the same way: `Context`,
-the lifespan's type, or further `Depends`. Each factory runs at most once per call (`cache=False`: once
-per parameter), in order, and what they opened is closed in reverse order when the call ends. A sync
-factory runs on the event loop: keep it quick, and make one that does I/O async.
+the rest runs after the call), an @asynccontextmanager / @contextmanager function or a context manager
+class (entered, and left after the call, seeing the call's exception if any); a context manager some
+other factory returns is the value as is, never entered. A factory's own parameters are injected the
+same way: `Context`, the lifespan's type, or further `Depends`. Each factory runs at most once per call
+(`cache=False`: once per parameter), in order, and what they opened is closed in reverse order when the
+call ends. A sync factory runs on the event loop: keep it quick, and make one that does I/O async.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def Depends(factory: Callable[..., Any], *, cache: bool = True) -> Any:
 class Dependency:
     """The marker `Depends` makes; `inputs`: the factory's own injected parameters, once planned."""
 
-    __slots__ = ("_make", "cache", "factory", "inputs")
+    __slots__ = ("_make", "cache", "enters", "factory", "inputs")
 
     def __init__(self, factory: Callable[..., Any], *, cache: bool = True) -> None:
         self.factory, self.cache = factory, cache
@@ -55,6 +56,15 @@ class Dependency:
             self._make = asynccontextmanager(factory)
         elif inspect.isgeneratorfunction(factory):
             self._make = contextmanager(factory)
+        # Only what the factory opens for this call is entered (and closed after it): a generator, a
+        # @(async)contextmanager function or a context manager class, never a value some factory
+        # returns that happens to be a context manager (a shared client from the lifespan, say).
+        inner = inspect.unwrap(factory)
+        self.enters = (
+            inspect.isasyncgenfunction(inner)
+            or inspect.isgeneratorfunction(inner)
+            or (isinstance(factory, type) and any(hasattr(factory, m) for m in ("__aenter__", "__enter__")))
+        )
 
     def __repr__(self) -> str:
         return f"Dependency({getattr(self.factory, '__qualname__', self.factory)!r})"
@@ -66,9 +76,9 @@ class Dependency:
         value = self._make(**kwargs)
         if inspect.isawaitable(value):
             value = await value
-        if isinstance(value, AbstractAsyncContextManager):
+        if self.enters and isinstance(value, AbstractAsyncContextManager):
             value = await stack.enter_async_context(value)
-        elif isinstance(value, AbstractContextManager):
+        elif self.enters and isinstance(value, AbstractContextManager):
             value = stack.enter_context(value)
         if self.cache:
             made[self.factory] = value
@@ -115,7 +125,8 @@ def _plan(marker: Dependency, lifespan_type: type | None, is_context: Callable[[
         return
     factory = marker.factory
     owner = getattr(factory, "__qualname__", repr(factory))
-    target = factory if inspect.isroutine(factory) else type(factory).__call__
+    target: Any = inspect.getattr_static(factory, "__init__") if isinstance(factory, type) else factory
+    target = target if inspect.isroutine(target) else type(target).__call__
     try:
         hints = typing.get_type_hints(target, include_extras=True)
     except NameError as exc:
