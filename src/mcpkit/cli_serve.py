@@ -28,11 +28,12 @@ LOCAL = ("127.0.0.1", "localhost", "::1")
 
 
 def split_script_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
-    """`mcpkit serve x.py --http -- --db shop.db`: the words after the first `--` are the file's own
-    arguments (its sys.argv[1:]), not mcpkit's."""
+    """`mcpkit serve x.py --http -- --db shop.db` (or `mcpkit install ... -- ...`): the words after the first
+    `--` are the file's own arguments (its sys.argv[1:]), not mcpkit's."""
     words = list(argv)
-    if "serve" in words and "--" in words[words.index("serve") :]:
-        cut = words.index("--", words.index("serve"))
+    command = next((w for w in words if not w.startswith("-")), None)
+    if command in ("serve", "install") and "--" in words:
+        cut = words.index("--")
         return words[:cut], words[cut + 1 :]
     return words, []
 
