@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .cli_errors import UsageError
+from .cli_serve import split_target
 
 __all__ = ["CLIENTS", "add_install", "run_install"]
 
@@ -75,11 +76,11 @@ def add_install(install: argparse.ArgumentParser) -> None:
 
 
 def entry_for(target: str, script_args: Sequence[str], env: dict[str, str], typed: bool) -> dict[str, Any]:
-    spec, colon, name = target.partition(":")
+    spec, name = split_target(target)
     path = Path(spec).expanduser()
     if not path.is_file():
         raise UsageError(f"no such file: {spec} (install serves a file.py[:NAME])")
-    served = str(path.resolve()) + colon + name
+    served = str(path.resolve()) + (f":{name}" if name else "")
     entry: dict[str, Any] = {"type": "stdio"} if typed else {}
     entry["command"] = sys.executable
     entry["args"] = ["-m", "mcpkit", "serve", served, *(["--", *script_args] if script_args else [])]
@@ -133,7 +134,7 @@ def write_config(path: Path, config: dict[str, Any]) -> Path | None:
 def run_install(args: argparse.Namespace, script_args: Sequence[str]) -> int:
     client = CLIENTS[args.client]
     entry = entry_for(args.target, script_args, parse_env(args.env), client.typed)
-    name = args.name or Path(args.target.partition(":")[0]).stem
+    name = args.name or Path(split_target(args.target)[0]).stem
     path = args.config_path or default_path(args.client)
     config = read_config(path, client.key)
     servers = config.setdefault(client.key, {})
