@@ -19,6 +19,7 @@ import argparse
 import importlib.util
 import json
 import os
+import shlex
 import sqlite3
 import sys
 from datetime import UTC, datetime
@@ -406,8 +407,20 @@ def serve(server: Server, args: argparse.Namespace) -> None:
         print("Connect with an OAuth client, e.g. mcpkit.client.oauth.OAuthClient.", file=sys.stderr)
     else:
         print("Try it from another shell:", file=sys.stderr)
-        print(f"  mcpkit call {url} check_inventory sku=COF-ETH-250", file=sys.stderr)
+        print(f"  {mcpkit_command()} call {url} check_inventory sku=COF-ETH-250", file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, lifespan="on", log_level="warning")
+
+
+def mcpkit_command() -> str:
+    """The `mcpkit` beside this interpreter (a venv's bin/), as a shell in this directory runs it: relative
+    when under it (.venv/bin/mcpkit), else absolute; `python -m mcpkit.cli` when no script is installed."""
+    script = Path(sys.executable).with_name("mcpkit")
+    if not script.is_file():
+        return f"{shlex.quote(sys.executable)} -m mcpkit.cli"
+    try:
+        return shlex.quote(str(script.relative_to(Path.cwd())))
+    except ValueError:
+        return shlex.quote(str(script))
 
 
 if __name__ == "__main__":

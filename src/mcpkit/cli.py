@@ -19,6 +19,7 @@ from .cli_call import coerce
 from .cli_connect import add_client_options, open_client
 from .cli_errors import OK, PROTOCOL, TOOL_ERROR, USAGE, Failure, UsageError
 from .cli_escape import terminal_json, terminal_line, terminal_text
+from .cli_install import add_install, run_install
 from .cli_output import ProgressDisplay, print_table
 from .cli_proxy import add_proxy, run_proxy
 from .cli_serve import add_serve, run_serve, split_script_args
@@ -137,6 +138,9 @@ def parser() -> argparse.ArgumentParser:
         sub.add_parser("serve", help="serve a Server object (file.py[:name] or module:name) over stdio")
     )
     add_proxy(sub)
+    add_install(
+        sub.add_parser("install", help="add a server to Claude Desktop, Claude Code, Cursor or VS Code")
+    )
     for name, helptext in (
         ("list", "list tools, resources, templates or prompts"),
         ("call", "call a tool"),
@@ -188,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_proxy(args)
         if args.command == "serve":
             return run_serve(args, script_args)
+        if args.command == "install":
+            return run_install(args, script_args)
         return anyio.run(run_command, args)
     except UsageError as exc:
         print(f"mcpkit: {terminal_line(exc)}", file=sys.stderr)

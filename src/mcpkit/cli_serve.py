@@ -19,7 +19,7 @@ from typing import Any
 
 from .cli_errors import UsageError
 
-__all__ = ["UsageError", "add_serve", "load_target", "run_serve", "split_script_args"]
+__all__ = ["UsageError", "add_serve", "load_target", "run_serve", "split_script_args", "split_target"]
 
 OBJECTS = ("server", "mcp", "app")  # looked for in this order when the target names nothing
 FACTORIES = ("create_server", "build_server")  # then these, called with no arguments
@@ -28,13 +28,21 @@ LOCAL = ("127.0.0.1", "localhost", "::1")
 
 
 def split_script_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
-    """`mcpkit serve x.py --http -- --db shop.db`: the words after the first `--` are the file's own
-    arguments (its sys.argv[1:]), not mcpkit's."""
+    """`mcpkit serve x.py --http -- --db shop.db` (or `mcpkit install ... -- ...`): the words after the first
+    `--` are the file's own arguments (its sys.argv[1:]), not mcpkit's."""
     words = list(argv)
-    if "serve" in words and "--" in words[words.index("serve") :]:
-        cut = words.index("--", words.index("serve"))
+    command = next((w for w in words if not w.startswith("-")), None)
+    if command in ("serve", "install") and "--" in words:
+        cut = words.index("--")
         return words[:cut], words[cut + 1 :]
     return words, []
+
+
+def split_target(target: str) -> tuple[str, str]:
+    """`file.py:NAME` or `module:NAME` as (file or module, NAME or ""); only a last `:` followed by a name
+    splits, so `C:\\srv\\app.py` stays a path."""
+    spec, colon, name = target.rpartition(":")
+    return (spec, name) if colon and name.isidentifier() else (target, "")
 
 
 def _import(spec: str, argv: Sequence[str]) -> Any:
@@ -82,7 +90,7 @@ def _pick(module: Any, spec: str) -> tuple[str, Any]:
 def load_target(target: str, argv: Sequence[str] = ()) -> Any:
     """A Server from `file.py[:NAME]` or `package.module[:NAME]`; NAME is a Server or a factory taking no
     arguments, and when absent the first of OBJECTS, then FACTORIES, that the module has."""
-    spec, _, name = target.partition(":")
+    spec, name = split_target(target)
     module = _import(spec, argv)
     if name:
         found = getattr(module, name, None)
@@ -196,5 +204,5 @@ def _announce(args: argparse.Namespace) -> None:
 
 
 def _watched(target: str) -> str:
-    spec = target.partition(":")[0]
+    spec = split_target(target)[0]
     return str(Path(spec).resolve().parent) if spec.endswith(".py") or Path(spec).is_file() else "."

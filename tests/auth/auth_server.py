@@ -120,7 +120,7 @@ def authorization_server(resource: str, tmp: Path) -> Iterator[AuthServer]:
     """oidc-provider on a free port, issuing tokens for `resource`, until the end of the block."""
     runtime = node()
     if runtime is None or not (NPM_DIR / "node_modules" / "oidc-provider").is_dir():
-        pytest.skip("oidc-provider is not installed (scripts/setup installs it into .interop/npm)")
+        pytest.skip("oidc-provider is not installed (scripts/setup-peers installs it into .interop/npm)")
     key, jwk = rsa_jwk("provider-1")
     jwks_file = tmp / "provider-jwks.json"
     jwks_file.write_text(json.dumps({"keys": [jwk]}))

@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-// ESM ignores NODE_PATH: the package is found under NPM_DIR (the .interop/npm that scripts/setup fills).
+// ESM ignores NODE_PATH: the package is found under NPM_DIR (the .interop/npm that scripts/setup-peers fills).
 const entry = join(process.env.NPM_DIR, 'node_modules', 'oidc-provider', 'lib', 'index.js');
 const { default: Provider } = await import(pathToFileURL(entry).href);
 

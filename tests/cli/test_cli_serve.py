@@ -207,3 +207,19 @@ def test_reload_serves_the_changed_file(tmp_path: Path) -> None:
 def tool_names_at(url: str) -> list[str]:
     done = mcpkit("list", url, "--json")
     return [tool["name"] for tool in orjson.loads(done.stdout)] if done.returncode == 0 else []
+
+
+@pytest.mark.parametrize(
+    ("target", "split"),
+    [
+        ("app.py", ("app.py", "")),
+        ("app.py:build", ("app.py", "build")),
+        ("pkg.mod:server", ("pkg.mod", "server")),
+        (r"C:\srv\app.py", (r"C:\srv\app.py", "")),
+        (r"C:\srv\app.py:mcp", (r"C:\srv\app.py", "mcp")),
+    ],
+)
+def test_a_target_splits_only_at_a_last_colon_before_a_name(target: str, split: tuple[str, str]) -> None:
+    from mcpkit.cli_serve import split_target
+
+    assert split_target(target) == split

@@ -1,6 +1,6 @@
 """mcpkit's client against the TypeScript reference server `@modelcontextprotocol/server-everything`.
 
-CI installs it into .interop/npm (scripts/setup); MCPKIT_EVERYTHING_SERVER names its dist/index.js.
+CI installs it into .interop/npm (scripts/setup-peers); MCPKIT_EVERYTHING_SERVER names its dist/index.js.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def sample(params: dict[str, Any]) -> dict[str, Any]:
 @asynccontextmanager
 async def everything(**options: Any) -> AsyncIterator[Client]:
     if not SERVER.is_file() or shutil.which("node") is None:
-        pytest.skip(f"server-everything is not installed at {SERVER} (scripts/setup installs it)")
+        pytest.skip(f"server-everything is not installed at {SERVER} (scripts/setup-peers installs it)")
     async with connect_stdio(
         ["node", str(SERVER), "stdio"],
         sampling=sample,

@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.interop, pytest.mark.anyio]
 @pytest.fixture(scope="module")
 def everything_url() -> Iterator[str]:
     if not SERVER.is_file() or shutil.which("node") is None:
-        pytest.skip(f"server-everything is not installed at {SERVER} (scripts/setup installs it)")
+        pytest.skip(f"server-everything is not installed at {SERVER} (scripts/setup-peers installs it)")
     port = free_port()
     with server_process(["node", str(SERVER), "streamableHttp"], port, {"PORT": str(port)}):
         yield f"http://127.0.0.1:{port}/mcp"
