@@ -135,7 +135,8 @@ class CallTrace:
         files = ", ".join(sorted(self.files))
         return (
             f"one warm tools/call: {self.calls} mcpkit function calls ({len(self.functions)} functions) "
-            f"in {len(self.files)} files, {self.turns} loop turns, {self.parses} JSON parses\n  files: {files}"
+            f"in {len(self.files)} files, {self.turns} loop turns, {self.parses} JSON parses"
+            f"\n  files: {files}"
         )
 
 
