@@ -320,19 +320,24 @@ def table(results: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def sync_table(sync: dict[str, float], results: dict[str, dict[str, float]]) -> str:
-    """The same tools as plain `def`, against mcpkit's async figures (and the baseline's, if run)."""
+def sync_table(
+    sync: list[dict[str, float]], results: dict[str, dict[str, float]], asy: list[dict[str, float]]
+) -> str:
+    """The same tools as plain `def`, against mcpkit's async figures (and the baseline's, if run). Each
+    repetition measures sync right after async, so `sync ÷ async` is the median of the per-repetition
+    ratios: drift of a shared machine between repetitions cancels out."""
     base = results.get("baseline")
     head = ["sync tools (plain def)", "mcpkit async", "mcpkit sync", "sync ÷ async"]
     head += ["sync ÷ baseline"] if base is not None else []
     head.append("target")
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+    medians = _medians(sync)
     for key, label, unit, fmt, hib, _ in METRICS:
         if key not in SYNC_TARGETS:
             continue
-        asy, value = results["mcpkit"][key], sync[key]
-        ratio = cost_ratio(hib, value, asy)
-        row = [f"{label} ({unit})", fmt.format(asy), fmt.format(value), f"{ratio:.2f}×"]
+        value = medians[key]
+        ratio = statistics.median(cost_ratio(hib, s[key], a[key]) for s, a in zip(sync, asy, strict=True))
+        row = [f"{label} ({unit})", fmt.format(results["mcpkit"][key]), fmt.format(value), f"{ratio:.2f}×"]
         if base is not None:
             row.append(f"{cost_ratio(hib, value, base[key]):.2f}×")
         target = SYNC_TARGETS[key]
@@ -410,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results))
     if sync:
         print()
-        print(sync_table(_medians(runs["sync"]), results))
+        print(sync_table(runs["sync"], results, runs["mcpkit"]))
     if kinds:
         print()
         print(http_table({n: _medians(runs["http:" + n]) for n in kinds}))
