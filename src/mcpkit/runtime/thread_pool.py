@@ -42,12 +42,11 @@ IDLE_EXIT = 10.0  # seconds a thread waits for work before it ends
 
 
 class Job:
-    __slots__ = ("cancelled", "context", "error", "fn", "future", "value")
+    __slots__ = ("context", "error", "fn", "future", "value")
 
     def __init__(self, fn: Callable[[], Any], future: asyncio.Future[Any]) -> None:
         self.fn, self.future = fn, future
         self.context: Context = copy_context()  # as anyio does: the call sees the request's context vars
-        self.cancelled = False  # set on the loop when its caller is cancelled before a thread takes it
         self.value: Any = None
         self.error: BaseException | None = None
 
@@ -113,9 +112,10 @@ class Lane:
         self._watch: asyncio.TimerHandle | None = None
         self._seen = 0
 
-    async def run(self, fn: Callable[[], T]) -> T:
-        """`fn()` on a worker thread. Cancelled, the caller leaves at once; a call already running runs
-        on (a thread cannot be interrupted) and its thread stays the lane's until it returns."""
+    def submit(self, fn: Callable[[], T]) -> asyncio.Future[T]:
+        """`fn()` on a worker thread; await the future. Cancelled, the caller leaves at once; a call
+        already running runs on (a thread cannot be interrupted) and its thread stays the lane's until
+        it returns."""
         job = Job(fn, self.loop.create_future())
         with self._lock:  # a thread that finds the lane empty leaves it under the same lock
             self._jobs.append(job)
@@ -127,12 +127,7 @@ class Lane:
         if self._watch is None:
             self._seen = self.finished
             self._watch = self.loop.call_later(PATIENCE, self._check)
-        try:
-            value: T = await job.future
-        except asyncio.CancelledError:
-            job.cancelled = True
-            raise
-        return value
+        return job.future
 
     def _add_thread(self, grow: bool) -> None:
         with self._lock:
@@ -166,7 +161,7 @@ class Lane:
                         self.threads -= 1
                         break
                 continue
-            if job.cancelled:
+            if job.future.cancelled():  # its caller left before it started
                 continue
             started = time.perf_counter()
             job.run()

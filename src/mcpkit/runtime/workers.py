@@ -9,7 +9,7 @@ behind a CapacityLimiter of the share's size.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import TypeVar
 
@@ -33,13 +33,16 @@ class WorkerShare:
         self._lane: Lane | None = None
         self._limiter: anyio.CapacityLimiter | None = None
 
-    async def run(self, fn: Callable[[], T]) -> T:
+    def run(self, fn: Callable[[], T]) -> Awaitable[T]:
         loop = running_loop()
         if loop is not None:
             lane = self._lane
             if lane is None or lane.loop is not loop:
                 lane = self._lane = Lane(loop, self.cap)
-            return await lane.run(fn)
+            return lane.submit(fn)
+        return self._on_anyio_thread(fn)
+
+    async def _on_anyio_thread(self, fn: Callable[[], T]) -> T:
         if self.cap is None:
             return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
         if self._limiter is None:
@@ -51,12 +54,11 @@ class WorkerShare:
 SESSION_WORKERS: ContextVar[WorkerShare | None] = ContextVar("mcpkit_session_workers", default=None)
 
 
-async def run_in_worker(fn: Callable[[], T]) -> T:
-    """Run blocking `fn` on a worker thread, within the current session's share of them (if any).
-
-    On cancellation the caller leaves at once; a call already on its thread runs on, abandoned.
+def run_in_worker(fn: Callable[[], T]) -> Awaitable[T]:
+    """Run blocking `fn` on a worker thread, within the current session's share of them (if any); await
+    what it returns. Cancelled, the caller leaves at once; a call already on its thread runs on, abandoned.
     """
     share = SESSION_WORKERS.get()
     if share is None:
         share = WorkerShare(None)
-    return await share.run(fn)
+    return share.run(fn)
