@@ -71,11 +71,13 @@ class Pool:
 
     def put(self, lane: Lane, grow: bool) -> None:
         """Send a thread to `lane`: an idle one, else a new one if `grow` (or none runs yet)."""
-        with self._lock:
-            self._queue.put(lane)
-            if self._idle == 0 and self._threads < self.max_threads and (grow or self._threads == 0):
-                self._threads += 1
-                threading.Thread(target=self._work, name="mcpkit worker", daemon=True).start()
+        self._queue.put(lane)
+        # Read without the lock: should a thread end right now, unseen, the lane's watch adds one.
+        if grow or self._threads == 0:
+            with self._lock:
+                if self._idle == 0 and self._threads < self.max_threads and (grow or self._threads == 0):
+                    self._threads += 1
+                    threading.Thread(target=self._work, name="mcpkit worker", daemon=True).start()
 
     def _work(self) -> None:
         while True:
