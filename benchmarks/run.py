@@ -154,8 +154,8 @@ def add_params(i: int) -> dict:
     return {"name": "add", "arguments": {"a": i, "b": 2 * i + 1}}
 
 
-def sequential(c: Conn, n: int) -> tuple[float, float]:
-    """p50, p99 latency in µs of one tools/call add at a time."""
+def latencies(c: Conn, n: int) -> list[float]:
+    """Seconds of each of `n` tools/call add, one at a time."""
     lat = []
     pc = time.perf_counter
     for i in range(n):
@@ -163,8 +163,18 @@ def sequential(c: Conn, n: int) -> tuple[float, float]:
         res = c.call("tools/call", add_params(i))
         lat.append(pc() - t0)
         check_add(res, 3 * i + 1)
-    lat.sort()
+    return lat
+
+
+def percentiles(lat: list[float]) -> tuple[float, float]:
+    """p50, p99 in µs."""
+    lat = sorted(lat)
     return lat[len(lat) // 2] * 1e6, lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1e6
+
+
+def sequential(c: Conn, n: int) -> tuple[float, float]:
+    """p50, p99 latency in µs of one tools/call add at a time."""
+    return percentiles(latencies(c, n))
 
 
 def pipelined(c: Conn, n: int, window: int = WINDOW) -> float:
@@ -253,17 +263,31 @@ def bench_server(name: str, counts: dict) -> dict[str, float]:
     return r
 
 
-def bench_sync(counts: dict) -> dict[str, float]:
-    """mcpkit with echo and add written as plain `def`: the sequential and pipelined workloads."""
-    r: dict[str, float] = {}
-    c = Conn(SERVERS["mcpkit"], sync=True)
+def bench_sync(counts: dict, blocks: int = 10) -> dict[str, float]:
+    """mcpkit with echo and add written as plain `def`, and the async server beside it: the two serve
+    alternate blocks of sequential and of pipelined calls, so the machine's drift hits both alike.
+    Keys "sync " + metric and "async " + metric."""
+    conns = {"sync": Conn(SERVERS["mcpkit"], sync=True), "async": Conn(SERVERS["mcpkit"])}
     try:
-        c.initialize()
-        sequential(c, min(200, counts["seq"]))  # warm-up
-        r["seq_p50_us"], r["seq_p99_us"] = sequential(c, counts["seq"])
-        r["pipe_cps"] = pipelined(c, counts["pipe"])
+        lat: dict[str, list[float]] = {k: [] for k in conns}
+        seconds = dict.fromkeys(conns, 0.0)
+        for c in conns.values():
+            c.initialize()
+            sequential(c, min(200, counts["seq"]))  # warm-up
+        for _ in range(blocks):
+            for k, c in conns.items():
+                lat[k] += latencies(c, counts["seq"] // blocks)
+        per_block = counts["pipe"] // blocks
+        for _ in range(blocks):
+            for k, c in conns.items():
+                seconds[k] += per_block / pipelined(c, per_block)
     finally:
-        c.close()
+        for c in conns.values():
+            c.close()
+    r: dict[str, float] = {}
+    for k in conns:
+        r[f"{k} seq_p50_us"], r[f"{k} seq_p99_us"] = percentiles(lat[k])
+        r[f"{k} pipe_cps"] = per_block * blocks / seconds[k]
     return r
 
 
@@ -320,21 +344,22 @@ def table(results: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def sync_table(sync: dict[str, float], results: dict[str, dict[str, float]]) -> str:
-    """The same tools as plain `def`, against mcpkit's async figures (and the baseline's, if run)."""
-    base = results.get("baseline")
-    head = ["sync tools (plain def)", "mcpkit async", "mcpkit sync", "sync ÷ async"]
+def sync_table(runs: list[dict[str, float]], base: dict[str, float] | None) -> str:
+    """The same tools as plain `def` against async ones, measured side by side (`bench_sync`), and the
+    baseline's figure if it ran; `sync ÷ async` is the median of the per-repetition ratios."""
+    head = ["sync tools (plain def)", "mcpkit async, beside", "mcpkit sync", "sync ÷ async"]
     head += ["sync ÷ baseline"] if base is not None else []
     head.append("target")
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+    medians = _medians(runs)
     for key, label, unit, fmt, hib, _ in METRICS:
         if key not in SYNC_TARGETS:
             continue
-        asy, value = results["mcpkit"][key], sync[key]
-        ratio = cost_ratio(hib, value, asy)
-        row = [f"{label} ({unit})", fmt.format(asy), fmt.format(value), f"{ratio:.2f}×"]
+        sync, asy = medians["sync " + key], medians["async " + key]
+        ratio = statistics.median(cost_ratio(hib, r["sync " + key], r["async " + key]) for r in runs)
+        row = [f"{label} ({unit})", fmt.format(asy), fmt.format(sync), f"{ratio:.2f}×"]
         if base is not None:
-            row.append(f"{cost_ratio(hib, value, base[key]):.2f}×")
+            row.append(f"{cost_ratio(hib, sync, base[key]):.2f}×")
         target = SYNC_TARGETS[key]
         row.append("" if target is None else f"≤ {target}× async {'✓' if ratio <= target else '✗'}")
         lines.append("| " + " | ".join(row) + " |")
@@ -410,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results))
     if sync:
         print()
-        print(sync_table(_medians(runs["sync"]), results))
+        print(sync_table(runs["sync"], results.get("baseline")))
     if kinds:
         print()
         print(http_table({n: _medians(runs["http:" + n]) for n in kinds}))

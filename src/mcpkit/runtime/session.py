@@ -37,7 +37,7 @@ from .flag import Flag
 from .origin import RECEIVED_FROM, Origin
 from .requesting import Pending, ProgressCallback, Requesting
 from .stream import Fed, MessageStream, Processed, Restored, encoded
-from .workers import SESSION_WORKERS
+from .workers import SESSION_WORKERS, WorkerShare
 
 __all__ = ["NotificationHandler", "ProgressCallback", "RequestHandler", "Session"]
 
@@ -127,7 +127,7 @@ class Session(Requesting):
         self._running = True
         # handler tasks inherit the context, and with it this session's share of worker threads
         workers = self.max_worker_threads
-        token = SESSION_WORKERS.set(anyio.CapacityLimiter(workers) if workers is not None else None)
+        token = SESSION_WORKERS.set(WorkerShare(workers))
         self._context = copy_context()
         fed = self.stream if self._loop is not None and isinstance(self.stream, Fed) else None
         if fed is not None:

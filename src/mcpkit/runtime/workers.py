@@ -1,33 +1,64 @@
 """Worker threads shared fairly: each session may hold only so many of the process's worker threads.
 
-anyio runs blocking calls on at most 40 threads (its default limiter) for the whole process, so one
-session flooding slow sync handlers could take them all and starve every other session. A Session
-installs its own CapacityLimiter in a context variable its handler tasks inherit; `run_in_worker`
-takes a slot of it before a thread of the shared pool.
+The process runs blocking calls on at most 40 threads, so one session flooding slow sync handlers could
+take them all and starve every other session. A Session installs its own WorkerShare in a context
+variable its handler tasks inherit; `run_in_worker` runs a call within it. On asyncio the calls go to
+`thread_pool` (a queue put per call, results back in batches); elsewhere (trio) to anyio's threads,
+behind a CapacityLimiter of the share's size.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import TypeVar
 
 import anyio
 
-__all__ = ["SESSION_WORKERS", "run_in_worker"]
+from ._native import running_loop
+from .thread_pool import Lane
+
+__all__ = ["SESSION_WORKERS", "WorkerShare", "run_in_worker"]
 
 T = TypeVar("T")
 
-SESSION_WORKERS: ContextVar[anyio.CapacityLimiter | None] = ContextVar("mcpkit_session_workers", default=None)
+
+class WorkerShare:
+    """At most `cap` worker threads at once for one session's sync calls (None: no cap of its own)."""
+
+    __slots__ = ("_lane", "_limiter", "cap")
+
+    def __init__(self, cap: int | None) -> None:
+        self.cap = cap
+        self._lane: Lane | None = None
+        self._limiter: anyio.CapacityLimiter | None = None
+
+    def run(self, fn: Callable[[], T]) -> Awaitable[T]:
+        loop = running_loop()
+        if loop is not None:
+            lane = self._lane
+            if lane is None or lane.loop is not loop:
+                lane = self._lane = Lane(loop, self.cap)
+            return lane.submit(fn)
+        return self._on_anyio_thread(fn)
+
+    async def _on_anyio_thread(self, fn: Callable[[], T]) -> T:
+        if self.cap is None:
+            return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.cap)
+        async with self._limiter:
+            return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
 
 
-async def run_in_worker(fn: Callable[[], T]) -> T:
-    """Run blocking `fn` on a worker thread, within the current session's share of them (if any).
+SESSION_WORKERS: ContextVar[WorkerShare | None] = ContextVar("mcpkit_session_workers", default=None)
 
-    On cancellation the thread is abandoned (it runs on, but the caller and both slots are freed).
+
+def run_in_worker(fn: Callable[[], T]) -> Awaitable[T]:
+    """Run blocking `fn` on a worker thread, within the current session's share of them (if any); await
+    what it returns. Cancelled, the caller leaves at once; a call already on its thread runs on, abandoned.
     """
-    limiter = SESSION_WORKERS.get()
-    if limiter is None:
-        return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
-    async with limiter:
-        return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
+    share = SESSION_WORKERS.get()
+    if share is None:
+        share = WorkerShare(None)
+    return share.run(fn)
