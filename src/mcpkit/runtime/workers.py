@@ -8,13 +8,16 @@ takes a slot of it before a thread of the shared pool.
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import TypeVar
 
 import anyio
 
-__all__ = ["SESSION_WORKERS", "run_in_worker"]
+__all__ = ["SESSION_WORKERS", "leave_if_workers_linger", "run_in_worker"]
 
 T = TypeVar("T")
 
@@ -31,3 +34,11 @@ async def run_in_worker(fn: Callable[[], T]) -> T:
         return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
     async with limiter:
         return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
+
+
+def leave_if_workers_linger() -> None:
+    """End the process now if a worker thread still runs: a sync handler on a thread cannot be
+    interrupted, and waiting for it would keep a server that was told to stop alive."""
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        sys.stderr.flush()
+        os._exit(0)
