@@ -89,3 +89,15 @@ def test_identifiers_follow_the_meta_key_rules() -> None:
         assert not valid_identifier(bad)
     with pytest.raises(ValueError):
         Server("x").extension("no-prefix")
+
+
+async def test_discover_lists_the_tasks_extension_beside_the_others() -> None:
+    server = build()
+
+    @server.tool(task=True)
+    def slow() -> str:
+        return "done"
+
+    async with connect(server, era="modern") as client:
+        declared = client.server_capabilities["extensions"]
+        assert set(declared) == {"io.modelcontextprotocol/tasks", SEARCH, "io.example/strict"}

@@ -12,6 +12,7 @@ frontmatter); a mismatch raises SkillVerificationError and the content is not re
 from __future__ import annotations
 
 import base64
+import binascii
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import CapabilityError
@@ -44,7 +45,8 @@ class Skills:
         for _ in range(_MAX_PAGES):
             params = {"cursor": cursor} if cursor else {}
             result = await call_extension(self.client, SKILLS_EXTENSION, "skills/list", params)
-            entries += [e for e in result.get("skills") or [] if _loadable(e)]
+            listed = result.get("skills")
+            entries += [e for e in listed if _loadable(e)] if isinstance(listed, list) else []
             cursor = result.get("nextCursor")
             if not isinstance(cursor, str) or not cursor:
                 break
@@ -67,7 +69,7 @@ class Skills:
         if isinstance(entry["resources"], list) and uri not in {r["uri"] for r in entry["resources"]}:
             raise SkillVerificationError(f"{uri} is not a file of the skill {entry['uri']}")
         result = await self.client.read_resource(uri)
-        data = _bytes_of(result.get("contents") or [], uri)
+        data = _bytes_of(result.get("contents"), uri)
         verify_file(entry, uri, data)
         return data
 
@@ -88,10 +90,15 @@ def _loadable(entry: Any) -> bool:
     return True
 
 
-def _bytes_of(contents: list[JSON], uri: str) -> bytes:
-    for item in contents:
+def _bytes_of(contents: Any, uri: str) -> bytes:
+    for item in contents if isinstance(contents, list) else []:
+        if not isinstance(item, dict):
+            continue
         if item.get("uri") == uri and isinstance(item.get("text"), str):
             return str(item["text"]).encode("utf-8")
         if item.get("uri") == uri and isinstance(item.get("blob"), str):
-            return base64.b64decode(item["blob"])
+            try:
+                return base64.b64decode(item["blob"], validate=True)
+            except binascii.Error as exc:
+                raise SkillVerificationError(f"{uri}: the blob is not base64") from exc
     raise SkillVerificationError(f"resources/read of {uri} returned no content for it")
