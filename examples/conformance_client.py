@@ -20,6 +20,7 @@ import orjson
 from conformance_auth import oauth_client
 
 from mcpkit.client import Client, connect_http
+from mcpkit.client.skills import Skills
 from mcpkit.protocol.versions import is_modern
 
 JSON = dict[str, Any]
@@ -75,6 +76,21 @@ async def echo_focal_schema(client: Client, context: JSON) -> None:
         await client.call_tool("json_schema_echo", {"schema": focal["inputSchema"]})
 
 
+async def list_skills(client: Client, context: JSON) -> None:
+    """A host building its registry: entries only, no file fetched ahead of need (SEP-2640)."""
+    await Skills(client).list()
+
+
+async def load_skill(client: Client, context: JSON) -> None:
+    """Load the first skill, then read its other files: every read verified against the entry, so a
+    tampered SKILL.md raises before any supporting file is read."""
+    skills = Skills(client)
+    for entry in (await skills.list())[:1]:
+        await skills.load(entry)
+        for resource in entry["resources"][1:] if isinstance(entry["resources"], list) else []:
+            await skills.read(entry, resource["uri"])
+
+
 SCENARIOS: dict[str, Scenario] = {
     "initialize": initialize,
     "tools_call": tools_call,
@@ -85,6 +101,10 @@ SCENARIOS: dict[str, Scenario] = {
     "http-custom-headers": call_named_tools,
     "http-invalid-tool-headers": call_every_tool,
     "json-schema-2020-12-preservation": echo_focal_schema,
+    "sep-2640-client-no-prefetch": list_skills,
+    "sep-2640-client-verify-digest": load_skill,
+    "sep-2640-client-verify-size": load_skill,
+    "sep-2640-client-verify-frontmatter": load_skill,
 }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
@@ -338,6 +339,10 @@ def test_prompt_with_image() -> list[JSON]:
 
 add_modern_tools(server)
 add_task_tools(server)
+
+
+# the skills extension (SEP-2640): one skill with a supporting file in a subdirectory
+server.skill(Path(__file__).parent / "skills" / "pdf-processing")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -112,3 +112,19 @@ def test_the_conformance_suites_other_auth_scenarios_pass(version: str, tmp_path
     scenarios = AUTH_BEYOND_SUITE_BY_VERSION[version]
     flags = [flag for name in scenarios[1:] for flag in ("--scenario", name)]
     _run(tmp_path, scenarios[0], *flags, suite=version, expect=len(scenarios))
+
+
+# The skills extension's client scenarios (SEP-2640): no prefetch, and a tampered SKILL.md (digest,
+# size, frontmatter) refused before any supporting file is read. Extension scenarios take no version.
+SKILLS_SCENARIOS = [
+    "sep-2640-client-no-prefetch",
+    "sep-2640-client-verify-digest",
+    "sep-2640-client-verify-size",
+    "sep-2640-client-verify-frontmatter",
+]
+
+
+@pytest.mark.skipif(not _installed(MODERN_SUITE), reason=f"conformance {MODERN_SUITE} is not installed")
+def test_the_conformance_suites_skills_client_scenarios_pass(tmp_path: Path) -> None:
+    flags = [flag for name in SKILLS_SCENARIOS[1:] for flag in ("--scenario", name)]
+    _run(tmp_path, SKILLS_SCENARIOS[0], *flags, suite=MODERN_SUITE, expect=len(SKILLS_SCENARIOS))

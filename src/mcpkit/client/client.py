@@ -73,6 +73,7 @@ class Client(Listening):
         max_rounds: int = 10,
         tracing: TracingOption = False,
         tasks: bool | TaskHost = False,
+        extensions: dict[str, JSON] | None = None,
     ) -> None:
         self.stream, self.protocol_version = stream, protocol_version or LATEST
         self.era = Era(era) if era is not None else Era.HANDSHAKE if protocol_version else _DEFAULT_ERA
@@ -84,7 +85,7 @@ class Client(Listening):
         self._sampling, self._elicitation, self._roots = sampling, elicitation, roots
         self._on_log, self._on_notification = on_log, on_notification
         self.task_watch = TaskWatch(on_task_status)
-        caps = capabilities_for(sampling, sampling_tools, elicitation, elicitation_url, roots is not None)
+        caps = capabilities_for(sampling, sampling_tools, elicitation, elicitation_url, roots, extensions)
         self._hosted = TaskHost.declared(tasks, caps, sampling is not None, elicitation is not None)
         connection = Connection(
             Role.CLIENT, info={"name": name, "version": version}, capabilities=caps, versions=versions

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
+from ..protocol.extensions import with_extensions
 from ..protocol.schema_check import compile_schema, schema_problems
 
 __all__ = ["Handler", "answer_server", "capabilities_for", "check_elicitation_answer", "maybe_await"]
@@ -36,15 +37,21 @@ Handler = Callable[[JSON], Awaitable[JSON] | JSON]  # a sampling or elicitation 
 
 
 def capabilities_for(
-    sampling: Handler | None, sampling_tools: bool, elicitation: Handler | None, url: bool, roots: bool
+    sampling: Handler | None,
+    sampling_tools: bool,
+    elicitation: Handler | None,
+    url: bool,
+    roots: object,
+    extensions: dict[str, JSON] | None = None,
 ) -> JSON:
-    """The client capabilities the handlers given to a Client call for."""
-    caps: JSON = {}
+    """The client capabilities the handlers given to a Client call for (`roots`: given or None), and
+    the extensions it declares (SEP-2133; client/extensions.py): ValueError for a malformed identifier."""
+    caps: JSON = with_extensions({}, extensions or {})
     if sampling is not None:
         caps["sampling"] = {"tools": {}} if sampling_tools else {}
     if elicitation is not None:
         caps["elicitation"] = {"form": {}, "url": {}} if url else {"form": {}}
-    if roots:
+    if roots is not None:
         caps["roots"] = {"listChanged": True}
     return caps
 

@@ -12,7 +12,7 @@ from weakref import WeakValueDictionary
 import anyio
 
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RemoteError
-from ..protocol.modern import CLIENT_CAPABILITIES
+from ..protocol.extensions import declaring
 from ..protocol.tasks import STATUS_NOTE, TASK_NOTE, TASKS_EXTENSION
 
 __all__ = ["DECLARE_TASKS", "TaskFailed", "TaskHandle", "TaskWatch"]
@@ -21,7 +21,7 @@ JSON = dict[str, Any]
 Request = Callable[[str, JSON], Awaitable[JSON]]
 Answer = Callable[[str, JSON], Awaitable[JSON]]
 # the per-request declaration of the extension, for a request's `_meta`
-DECLARE_TASKS: JSON = {CLIENT_CAPABILITIES: {"extensions": {TASKS_EXTENSION: {}}}}
+DECLARE_TASKS: JSON = declaring(TASKS_EXTENSION)
 _FIRST_POLL = 0.05  # seconds: a short task is seen done soon, then the server's interval applies
 
 

@@ -8,13 +8,16 @@ error text is built from the failed lookup, so every refusal names the rule that
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any, Final
 
 from .errors import METHOD_NOT_FOUND, CapabilityError, LocalError, RemoteError
 
 __all__ = [
     "METHODS",
+    "NO_RULES",
     "Owner",
     "Role",
     "Rule",
@@ -119,9 +122,15 @@ METHODS: Final[dict[str, Rule]] = {
 }
 
 
-def rule_for(method: str, sender: Role, notification: bool, modern: bool = False) -> Rule | str:
-    """The rule for `method` sent by `sender`, or a sentence saying why there is none."""
-    rule = METHODS.get(method)
+NO_RULES: Final[Mapping[str, Rule]] = MappingProxyType({})
+
+
+def rule_for(
+    method: str, sender: Role, notification: bool, modern: bool = False, extra: Mapping[str, Rule] = NO_RULES
+) -> Rule | str:
+    """The rule for `method` sent by `sender`, or a sentence saying why there is none. `extra`: the
+    rules of the extension methods this side knows (protocol/extensions.py), after the table's."""
+    rule = METHODS.get(method) or extra.get(method)
     kind = "notification" if notification else "method"
     if rule is None or rule.notification != notification:
         return f"Method not found: {method!r} is not an MCP {kind}"
@@ -162,10 +171,15 @@ def param_capability(method: str, params: dict[str, Any], receiver: dict[str, An
 
 
 def inbound_rule(
-    method: str, receiver: Role, notification: bool, own: dict[str, Any], modern: bool = False
+    method: str,
+    receiver: Role,
+    notification: bool,
+    own: dict[str, Any],
+    modern: bool = False,
+    extra: Mapping[str, Rule] = NO_RULES,
 ) -> Rule:
     """The rule for a message `receiver` got; RemoteError (-32601) when it may not be sent to us."""
-    rule = rule_for(method, receiver.peer, notification, modern)
+    rule = rule_for(method, receiver.peer, notification, modern, extra)
     if isinstance(rule, str):
         raise RemoteError(METHOD_NOT_FOUND, rule)
     if rule.capability and rule.owner is Owner.RECEIVER and not declares(own, rule.capability):
@@ -185,11 +199,12 @@ def outbound_rule(
     peer: dict[str, Any],
     modern: bool = False,
     params: dict[str, Any] | None = None,
+    extra: Mapping[str, Rule] = NO_RULES,
 ) -> Rule:
     """The rule for a message `sender` is about to send; a local error before anything is sent.
 
     Given the request's `params`, also the finer capability they ask of the peer (`param_capability`)."""
-    rule = rule_for(method, sender, notification, modern)
+    rule = rule_for(method, sender, notification, modern, extra)
     if isinstance(rule, str):
         raise LocalError(rule, METHOD_NOT_FOUND)
     if rule.capability:

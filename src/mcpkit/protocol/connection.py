@@ -49,6 +49,7 @@ class Connection:
         # Methods a READY connection has let in, each READY -> READY: derived from the tables on
         # first use, so the next such request skips the lookups (nothing here changes while READY).
         self._ready_methods: set[str] = set()
+        self.extension_rules: dict[str, caps.Rule] = {}  # the extension methods known (extensions.py)
 
     def _advance(self, trigger: Trigger, subject: str) -> None:
         self.phase = advance(self.role, self.phase, trigger, subject)
@@ -100,11 +101,18 @@ class Connection:
             return [ev.RequestReceived(rid, method, params, agreed)]
         if modern.served_statelessly(self.role, self.versions, method, params, self.phase is Phase.NEW):
             own, level = modern.accept_stateless(
-                method, params, self.versions, self.info, self.capabilities, self.instructions
+                method,
+                params,
+                self.versions,
+                self.info,
+                self.capabilities,
+                self.instructions,
+                self.extension_rules,
             )
             self.calls.received(rid, method, params, own, level)
             return [ev.RequestReceived(rid, method, params, own)]
-        rule = caps.inbound_rule(method, self.role, False, self.capabilities, self._stateless)
+        mine, rules = self.capabilities, self.extension_rules
+        rule = caps.inbound_rule(method, self.role, False, mine, self._stateless, rules)
         before, self.phase = self.phase, advance(self.role, self.phase, ON_RECEIVE[rule.before_ready], method)
         core = CORE_REQUESTS.get(method)
         if core is not None:
@@ -205,7 +213,8 @@ class Connection:
 
     def _outbound_rule(self, method: str, notification: bool, params: JSON | None = None) -> caps.Rule:
         own, peer = self.capabilities, self._peer_capabilities()
-        return caps.outbound_rule(method, self.role, notification, own, peer, self._stateless, params)
+        modern, rules = self._stateless, self.extension_rules
+        return caps.outbound_rule(method, self.role, notification, own, peer, modern, params, rules)
 
     def _peer_capabilities(self) -> JSON:
         return {} if self.negotiated is None else self.negotiated.capabilities_of(self.role.peer)

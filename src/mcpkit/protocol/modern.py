@@ -7,6 +7,7 @@ Requests" (which methods may answer input_required).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -129,11 +130,12 @@ def accept_stateless(
     info: JSON,
     capabilities: JSON,
     instructions: str | None,
+    extension_rules: Mapping[str, caps.Rule] = caps.NO_RULES,
 ) -> tuple[Negotiated, str | None]:
     """The server's side of a stateless request: the agreement it is served under and its own log
     level. RemoteError: -32602 or -32022 for its `_meta`, -32601 for a method this server lacks."""
     meta = read_request_meta(params, versions)
-    caps.inbound_rule(method, caps.Role.SERVER, False, capabilities, modern=True)
+    caps.inbound_rule(method, caps.Role.SERVER, False, capabilities, True, extension_rules)
     client_info, client_capabilities = meta.client_info, meta.client_capabilities
     agreed = Negotiated(meta.version, client_info, client_capabilities, info, capabilities, instructions)
     return agreed, meta.log_level

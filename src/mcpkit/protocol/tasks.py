@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from .errors import INVALID_PARAMS, LocalError, MCPError
-from .modern import missing_capability
+from .extensions import declared, missing_extension
 
 __all__ = [
     "RELATED_TASK",
@@ -65,13 +65,12 @@ def advance(current: Status, to: Status) -> Status:
 
 def client_supports(client_capabilities: JSON) -> bool:
     """Whether the request's client capabilities declare the extension (per request in 2026-07-28)."""
-    extensions = client_capabilities.get("extensions")
-    return isinstance(extensions, dict) and isinstance(extensions.get(TASKS_EXTENSION), dict)
+    return declared(client_capabilities, TASKS_EXTENSION)
 
 
 def needs_extension() -> MCPError:
     """-32021 with requiredCapabilities.extensions["io.modelcontextprotocol/tasks"] (SEP-2663)."""
-    return missing_capability(("extensions", TASKS_EXTENSION))
+    return missing_extension(TASKS_EXTENSION)
 
 
 def task_id_of(params: JSON) -> str:

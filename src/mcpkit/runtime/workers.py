@@ -9,6 +9,9 @@ behind a CapacityLimiter of the share's size.
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import TypeVar
@@ -18,7 +21,7 @@ import anyio
 from ._native import running_loop
 from .thread_pool import Lane
 
-__all__ = ["SESSION_WORKERS", "WorkerShare", "run_in_worker"]
+__all__ = ["SESSION_WORKERS", "WorkerShare", "leave_if_workers_linger", "run_in_worker"]
 
 T = TypeVar("T")
 
@@ -62,3 +65,11 @@ def run_in_worker(fn: Callable[[], T]) -> Awaitable[T]:
     if share is None:
         share = WorkerShare(None)
     return share.run(fn)
+
+
+def leave_if_workers_linger() -> None:
+    """End the process now if a worker thread still runs: a sync handler on a thread cannot be
+    interrupted, and waiting for it would keep a server that was told to stop alive."""
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        sys.stderr.flush()
+        os._exit(0)

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
 from ..protocol.modern import SUBSCRIPTION_ID
 from ..protocol.tasks import TASK_NOTE, TASKS_EXTENSION
 from ..protocol.versions import Feature, has, is_modern
@@ -20,7 +20,7 @@ from .registry import Registry
 from .resources import not_found
 from .subscriptions import Listener, agreed_filter
 
-__all__ = ["HANDLERS", "Handler"]
+__all__ = ["HANDLERS", "Handler", "handler_for"]
 
 JSON = dict[str, Any]
 Handler = Callable[[Registry, Peers, Context, JSON], Awaitable[JSON]]
@@ -97,7 +97,7 @@ async def discover(registry: Registry, _peers: Peers, ctx: Context, params: JSON
     to `_meta` by the core like on every stateless result."""
     capabilities = registry.capabilities()
     if capabilities.pop("tasks", None) is not None:  # the 2025-11-25 slot; here, the extension
-        capabilities["extensions"] = {TASKS_EXTENSION: {}}
+        capabilities["extensions"] = {TASKS_EXTENSION: {}, **capabilities.get("extensions", {})}
     result: JSON = {
         "supportedVersions": list(reversed(ctx.session.connection.versions)),
         "capabilities": capabilities,
@@ -145,6 +145,21 @@ async def listen(registry: Registry, peers: Peers, ctx: Context, params: JSON) -
     with peers.listening(listener):
         await listener.relay(ctx.session, agreed)
     return {"_meta": {SUBSCRIPTION_ID: ctx.request_id}}  # graceful closure: the server ended it
+
+
+async def extension_method(
+    method: str, registry: Registry, _peers: Peers, ctx: Context, params: JSON
+) -> JSON:
+    """A method an extension adds (server/extensions.py); -32601 when no extension serves it."""
+    extension = registry.extension_for(method)
+    if extension is None:
+        raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method!r}")
+    return await extension.handle(method, ctx, params)
+
+
+def handler_for(method: str) -> Handler:
+    """The handler of `method`: the core's, else the extension method's."""
+    return HANDLERS.get(method) or partial(extension_method, method)
 
 
 HANDLERS: dict[str, Handler] = {

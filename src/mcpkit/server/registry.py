@@ -10,10 +10,12 @@ from typing import Any, Final
 
 import orjson
 
+from ..protocol.capabilities import Rule
 from ..protocol.http_request_headers import tool_headers
 from ..protocol.versions import is_modern
 from .caching import CacheHint
 from .completion import Completions
+from .extensions import Extension
 from .pagination import canonical, page
 from .prompts import Prompt
 from .resources import Resource, ResourceTemplate, not_found
@@ -66,6 +68,7 @@ class Registry:
         self.prompts: dict[str, Prompt] = {}
         self.completions = Completions()
         self.declared: JSON = {}  # capabilities offered beyond what is registered (a proxy's: its remote's)
+        self.extensions: dict[str, Extension] = {}  # by identifier (server/extensions.py)
         # Keyed by kind, version, first item and the scopes of that list's items the caller holds.
         self._pages: dict[tuple[str, str, int, frozenset[str]], JSON] = {}
         self._scopes_by_kind: dict[str, frozenset[str]] = {}  # see _scopes_used; dropped on each change
@@ -107,6 +110,19 @@ class Registry:
         del self.prompts[name]
         self._changed("prompts")
 
+    def add_extension(self, extension: Extension) -> Extension:
+        """Declare `extension` and serve its methods (a method of two extensions: the later one's)."""
+        self.extensions[extension.identifier] = extension
+        return extension
+
+    def extension_for(self, method: str) -> Extension | None:
+        """The extension whose method `method` is, if any."""
+        return next((e for e in self.extensions.values() if method in e.handlers), None)
+
+    def extension_rules(self) -> dict[str, Rule]:
+        """The core's rules for the extension methods this server serves."""
+        return {name: rule for e in self.extensions.values() for name, rule in e.rules.items()}
+
     def replace(self, kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
         """Swap the items `old` of one list kind for `new` (a mount's, server/mount.py): one change.
         An item of `old` since replaced by another under its key is left alone."""
@@ -142,6 +158,8 @@ class Registry:
         if any(tool.task != "forbidden" for tool in self.tools.values()):
             # 2025-11-25 (the core leaves it out for other versions; 2026-07-28 has the extension)
             caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        if self.extensions:
+            caps["extensions"] = {e.identifier: dict(e.settings) for e in self.extensions.values()}
         return {**caps, **self.declared} if self.declared else caps
 
     def of(self, kind: str) -> dict[str, Any]:

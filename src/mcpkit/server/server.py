@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
-import sys
-import threading
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -15,17 +13,18 @@ import anyio
 from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
-from ..protocol.errors import METHOD_NOT_FOUND, MCPError
 from ..protocol.versions import SUPPORTED_VERSIONS
 from ..runtime.origin import RECEIVED_FROM
 from ..runtime.session import Session
 from ..runtime.stream import MessageStream
 from ..runtime.tracing import TracingOption
+from ..runtime.workers import leave_if_workers_linger
 from .asking import asker_for
 from .caching import CacheHint
 from .completion import Completions
 from .context import Context
-from .handlers import HANDLERS
+from .extensions import Extension
+from .handlers import handler_for
 from .lifespan import Lifespan, LifespanFactory
 from .middleware import Chain
 from .mount import Mount
@@ -37,6 +36,7 @@ from .request_state import StateSealer
 from .resources import Resource, ResourceTemplate, resource_from
 from .round_trip import InputRequired, RoundTrip
 from .scopes import require
+from .skills import Skill, add_skill
 from .subscriptions import Listener
 from .tasks import TaskEngine, task_support
 from .tools import Tool, tool_annotations
@@ -263,6 +263,15 @@ class Server:
         are kept in step with it, its broadcasts reach this server's clients (server/mount.py)."""
         return Mount(self.registry, self.peers, child.registry, child.peers, prefix, separator)
 
+    def extension(self, identifier: str, settings: JSON | None = None, **options: Any) -> Extension:
+        """Declare extension `identifier` (once) and serve its methods (server/extensions.py)."""
+        found = self.registry.extensions.get(identifier)
+        return found or self.registry.add_extension(Extension(identifier, settings, **options))
+
+    def skill(self, path: str | Path, **options: Any) -> Skill:
+        """Serve the skill directory at `path` under the skills extension (server/skills.py)."""
+        return add_skill(self.registry, self.add_resource, Path(path), **options)
+
     def completion(
         self, *, prompt: str | None = None, template: str | None = None, argument: str
     ) -> Callable[[F], F]:
@@ -296,6 +305,7 @@ class Server:
             versions=self.versions,
         )
         connection.server_info_in_results = self.identify
+        connection.extension_rules = self.registry.extension_rules()
         return connection
 
     async def serve(self, stream: MessageStream) -> None:
@@ -333,9 +343,7 @@ class Server:
                     await outcome
 
     async def _on_request(self, session: Session, request: ev.RequestReceived) -> JSON:
-        handler = HANDLERS.get(request.method)
-        if handler is None:  # declared in the table but this server offers no handler for it
-            raise MCPError(METHOD_NOT_FOUND, f"Method not found: {request.method!r}")
+        handler = handler_for(request.method)
         params, meta = request.params, request.params.get("_meta")
         agreement, origin = request.negotiated, RECEIVED_FROM.get()
         if origin is not None and origin.auth is not None:  # a protected server: the item's scopes
@@ -378,9 +386,6 @@ class Server:
         """The `x-mcp-header` parameters of `tool` (Streamable HTTP checks them against the body)."""
         return self.registry.mirrored_headers(tool)
 
-    def cache_hint_for(self, uri: str) -> CacheHint:
-        return self.registry.cache_hint_for(uri)
-
     async def read_resource(self, uri: str, ctx: Context) -> list[JSON]:
         return await self.registry.read_resource(uri, ctx)
 
@@ -392,9 +397,4 @@ class Server:
         named = (("max_line", max_line), ("eof_grace", eof_grace))
         options: dict[str, Any] = {k: v for k, v in named if v is not None}
         anyio.run(functools.partial(serve_stdio, self.serve, **options))
-        # a sync tool still running on a worker thread cannot be interrupted: leave without it
-        if any(
-            t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()
-        ):
-            sys.stderr.flush()
-            os._exit(0)
+        leave_if_workers_linger()

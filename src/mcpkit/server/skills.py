@@ -1,0 +1,151 @@
+"""Skills served from directories (the extension `io.modelcontextprotocol/skills`, SEP-2640).
+
+`server.skill("skills/pdf-processing")` reads the directory once: its SKILL.md frontmatter names the
+skill, every file becomes a resource `skill://<prefix/><name>/<path>`, and the extension's methods
+answer from that snapshot: skills/list, skills/get and resources/directory/read (`directoryRead`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mimetypes
+from collections.abc import Callable, Iterator
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.skills import (
+    DIRECTORY_MIME,
+    MAX_RESOURCES,
+    MAX_TOTAL_SIZE,
+    SKILLS_EXTENSION,
+    digest,
+    frontmatter,
+    valid_name,
+)
+from ..protocol.versions import is_modern
+from .extensions import Extension, string_param
+from .pagination import page
+from .registry import Registry
+
+__all__ = ["Skill", "SkillCatalog", "add_skill"]
+
+JSON = dict[str, Any]
+
+
+class Skill:
+    """One skill directory, read once: its frontmatter and its files' bytes."""
+
+    def __init__(self, root: Path, prefix: str = "") -> None:
+        files = dict(_files(root))
+        manifest = files.get("SKILL.md")
+        matter = frontmatter(manifest.decode("utf-8")) if manifest is not None else None
+        if matter is None or not all(isinstance(matter.get(k), str) for k in ("name", "description")):
+            raise ValueError(f"{root}: SKILL.md must begin with frontmatter naming name and description")
+        name = matter["name"]
+        if not valid_name(name) or name != root.name:
+            raise ValueError(f"{root}: the skill name {name!r} must be a valid name equal to the folder's")
+        if len(files) > MAX_RESOURCES or sum(map(len, files.values())) > MAX_TOTAL_SIZE:
+            raise ValueError(f"{root}: more than the extension's 512 files or 16 MiB")
+        self.frontmatter, self.files = matter, files
+        self.root = "skill://" + "/".join(p for p in (prefix.strip("/"), name) if p)
+        self.uri = f"{self.root}/SKILL.md"
+
+    def entry(self) -> JSON:
+        """The skill's entry: its frontmatter verbatim and every file's digest and size."""
+        resources = [
+            {"uri": f"{self.root}/{p}", "digest": digest(d), "size": len(d)} for p, d in self.files.items()
+        ]
+        return {"uri": self.uri, "frontmatter": self.frontmatter, "resources": resources}
+
+    def children(self, uri: str) -> list[JSON] | None:
+        """The direct children of directory `uri` of this skill, or None if it is not one."""
+        if uri != self.root and not uri.startswith(self.root + "/"):
+            return None
+        below = uri[len(self.root) + 1 :]
+        folder = PurePosixPath(below) if below else None
+        found: dict[str, JSON] = {}
+        for path in self.files:
+            parts = PurePosixPath(path).parts
+            depth = len(folder.parts) if folder else 0
+            if len(parts) <= depth or (folder and PurePosixPath(*parts[:depth]) != folder):
+                continue
+            child = f"{uri}/{parts[depth]}"
+            leaf = len(parts) == depth + 1
+            mime = _mime(parts[depth]) if leaf else DIRECTORY_MIME
+            found.setdefault(child, {"uri": child, "name": parts[depth], "mimeType": mime})
+        return list(found.values()) if found else None
+
+
+def _files(root: Path) -> Iterator[tuple[str, bytes]]:
+    """Every regular file under `root` (no dot-files, no links out), by its `/` path from `root`."""
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if path.is_file() and not path.is_symlink() and not any(p.startswith(".") for p in relative.parts):
+            yield relative.as_posix(), path.read_bytes()
+
+
+def _mime(name: str) -> str:
+    return "text/markdown" if name.endswith(".md") else mimetypes.guess_type(name)[0] or "text/plain"
+
+
+class SkillCatalog(Extension):
+    """The skills extension of one server: the skills it serves and the extension's three methods."""
+
+    def __init__(self) -> None:
+        super().__init__(SKILLS_EXTENSION, {"directoryRead": True})
+        self.skills: dict[str, Skill] = {}
+        self.add_method("skills/list", self.list_skills)
+        self.add_method("skills/get", self.get_skill)
+        self.add_method("resources/directory/read", self.read_directory)
+
+    def list_skills(self, params: JSON, ctx: Any) -> JSON:
+        skills = list(self.skills.values())
+        start, stop, next_cursor = page(len(skills), params.get("cursor"), ctx.registry.page_size)
+        result: JSON = {"skills": [s.entry() for s in skills[start:stop]]}
+        return _finish(result, next_cursor, ctx)
+
+    def get_skill(self, params: JSON, ctx: Any) -> JSON:
+        uri = string_param(params, "uri", "skills/get")
+        skill = self.skills.get(uri)
+        if skill is None:
+            raise MCPError(INVALID_PARAMS, f"No skill is served at {uri}")
+        return _finish({"skill": skill.entry()}, None, ctx)
+
+    def read_directory(self, params: JSON, ctx: Any) -> JSON:
+        uri = string_param(params, "uri", "resources/directory/read")
+        children = next((c for s in self.skills.values() if (c := s.children(uri)) is not None), None)
+        if children is None:
+            raise MCPError(INVALID_PARAMS, f"{uri} is not a directory resource")
+        start, stop, next_cursor = page(len(children), params.get("cursor"), ctx.registry.page_size)
+        return _finish({"resources": children[start:stop]}, next_cursor, ctx)
+
+
+def _finish(result: JSON, next_cursor: str | None, ctx: Any) -> JSON:
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    if is_modern(ctx.negotiated.version):
+        result.update(ctx.registry.cache.fields())
+    return result
+
+
+def add_skill(
+    registry: Registry, add_resource: Callable[..., None], root: Path, *, prefix: str = ""
+) -> Skill:
+    """Serve the skill at directory `root` (under `skill://<prefix>/`): its files as resources, its
+    entry in skills/list. ValueError for a folder that is not a valid skill."""
+    skill = Skill(root, prefix)
+    catalog = registry.extensions.get(SKILLS_EXTENSION)
+    if not isinstance(catalog, SkillCatalog):
+        catalog = SkillCatalog()
+        registry.add_extension(catalog)
+    for path, data in skill.files.items():
+        leaf = PurePosixPath(path).name
+        content: str | bytes = data
+        with contextlib.suppress(UnicodeDecodeError):
+            content = data.decode("utf-8")
+        described = {"name": skill.frontmatter["name"], "description": skill.frontmatter["description"]}
+        named = described if path == "SKILL.md" else {"name": leaf}
+        add_resource(f"{skill.root}/{path}", content=content, mime_type=_mime(leaf), **named)
+    catalog.skills[skill.uri] = skill
+    return skill
