@@ -51,6 +51,7 @@ class SessionRegistry:
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
         self.sessions: dict[str, SessionStream] = {}
+        self._ending: set[str] = set()  # ended, their stored events not yet forgotten: still counted
         self._host = TaskHost(self._keep, self.end_all, hold)
 
     async def lifespan(self, receive: Receive, send: Send) -> None:
@@ -69,7 +70,7 @@ class SessionRegistry:
         """A new session with its `serve` task running, held by `client` (None: unidentified) and
         bound to `principal` (the access token's, on a protected server); 503 at `max_sessions`,
         429 when `client` already holds its share."""
-        if len(self.sessions) >= self.max_sessions:
+        if len(self.sessions) + len(self._ending) >= self.max_sessions:
             raise HTTPRefusal(503, "Service Unavailable: too many sessions", INTERNAL_ERROR, retry_after="5")
         tg = await self._host.task_group()
         self.per_client.acquire(client)  # released when the session's `run` ends
@@ -97,6 +98,7 @@ class SessionRegistry:
     def end(self, session_id: str) -> None:
         session = self.sessions.pop(session_id, None)
         if session is not None:
+            self._ending.add(session_id)
             session.close()
 
     def end_all(self) -> None:
@@ -116,8 +118,12 @@ class SessionRegistry:
             if sid is not None:
                 if self.sessions.get(sid) is session:
                     del self.sessions[sid]
-                with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                    await self.store.forget(sid)
+                    self._ending.add(sid)
+                try:
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                        await self.store.forget(sid)
+                finally:
+                    self._ending.discard(sid)
 
     async def _keep(self) -> None:
         if self._background is None:
