@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import requirement
+
 pytestmark = pytest.mark.interop
 ROOT = Path(__file__).resolve().parents[2]
 # ../shared/tools from the main checkout; ../../shared/tools from a worktree under /work/wt.
@@ -124,6 +126,7 @@ SKILLS_SCENARIOS = [
 ]
 
 
+@requirement("skills-lazy-retrieval")
 @pytest.mark.skipif(not _installed(MODERN_SUITE), reason=f"conformance {MODERN_SUITE} is not installed")
 def test_the_conformance_suites_skills_client_scenarios_pass(tmp_path: Path) -> None:
     flags = [flag for name in SKILLS_SCENARIOS[1:] for flag in ("--scenario", name)]

@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 
+from conftest import requirement
 from mcpkit.protocol import events as ev
 from mcpkit.protocol.capabilities import Role
 from mcpkit.protocol.connection import Connection
@@ -39,11 +40,13 @@ def test_an_extension_method_reaches_the_server_that_declared_it() -> None:
     assert isinstance(received, ev.RequestReceived) and received.method == "search/run"
 
 
+@requirement("ext-undeclared-method")
 def test_it_is_not_a_method_where_the_rule_is_unknown_or_the_extension_undeclared() -> None:
     assert error_code(answer(ready_server(with_extensions({}, {EXT: {}}), known=False))) == -32601
     assert error_code(answer(ready_server({}, known=True))) == -32601
 
 
+@requirement("ext-settings-object")
 def test_settings_must_be_an_object_to_declare_an_extension() -> None:
     assert settings_of({"extensions": {EXT: {"x": 1}}}, EXT) == {"x": 1}
     assert settings_of({"extensions": {EXT: True}}, EXT) is None

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from conftest import requirement
 from mcpkit import Context, Server
 from mcpkit.client.extensions import call_extension, server_extension
 from mcpkit.protocol.errors import CapabilityError, RemoteError
@@ -38,6 +39,7 @@ def build() -> Server:
     return server
 
 
+@requirement("ext-declare")
 @pytest.mark.parametrize("era", ERAS)
 async def test_the_server_declares_its_extensions_and_serves_their_methods(era: str) -> None:
     async with connect(build(), era=era) as client:
@@ -47,6 +49,7 @@ async def test_the_server_declares_its_extensions_and_serves_their_methods(era: 
         assert result["hits"] == ["mcp"] and result["stateless"] is (era == "modern")
 
 
+@requirement("ext-missing-32021")
 @pytest.mark.parametrize("era", ERAS)
 async def test_a_required_extension_the_request_did_not_declare_is_32021(era: str) -> None:
     async with connect(build(), era=era) as client:
@@ -63,6 +66,7 @@ async def _undeclared(client: Any) -> JSON:
     return result
 
 
+@requirement("ext-per-request")
 async def test_2026_07_28_declares_the_extension_per_request() -> None:
     async with connect(build(), era="modern") as client:
         result = await call_extension(client, "io.example/strict", "strict/echo", {"text": "hi"})
@@ -76,6 +80,7 @@ async def test_the_initialize_era_declares_it_in_initialize() -> None:
         assert result["echo"] == "hi"
 
 
+@requirement("ext-undeclared-method")
 @pytest.mark.parametrize("era", ERAS)
 async def test_a_method_of_an_undeclared_extension_is_refused(era: str) -> None:
     async with connect(Server("plain"), era=era) as client:
@@ -83,6 +88,7 @@ async def test_a_method_of_an_undeclared_extension_is_refused(era: str) -> None:
             await call_extension(client, SEARCH, "search/run", {})
 
 
+@requirement("ext-identifier")
 def test_identifiers_follow_the_meta_key_rules() -> None:
     assert valid_identifier("io.modelcontextprotocol/skills") and valid_identifier("com.example/x-y")
     for bad in ("skills", "/skills", "io..x/y", "io.x/", "-io/y"):

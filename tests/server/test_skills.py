@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from conftest import requirement
 from mcpkit import Server
 from mcpkit.client.skills import Skills, SkillVerificationError
 from mcpkit.protocol.errors import RemoteError
@@ -29,6 +30,7 @@ def make_skill(root: Path) -> Path:
     return folder
 
 
+@requirement("skills-held-entry")
 @pytest.mark.parametrize("era", ERAS)
 async def test_a_served_skill_is_listed_loaded_and_verified(era: str, tmp_path: Path) -> None:
     server = Server("skills")
@@ -57,6 +59,7 @@ async def test_a_served_skill_is_listed_loaded_and_verified(era: str, tmp_path: 
             await skills.read(entry, "templates/other.md")
 
 
+@requirement("skills-invalid-params")
 @pytest.mark.parametrize("era", ERAS)
 async def test_unknown_skills_and_non_directories_are_invalid_params(era: str, tmp_path: Path) -> None:
     server = Server("skills")
@@ -69,6 +72,7 @@ async def test_unknown_skills_and_non_directories_are_invalid_params(era: str, t
             assert refused.value.code == -32602
 
 
+@requirement("skills-verify-read")
 def test_a_host_refuses_content_that_differs_from_the_entry() -> None:
     data = SKILL_MD.encode()
     meta = frontmatter(SKILL_MD)
@@ -88,6 +92,7 @@ def test_a_host_refuses_content_that_differs_from_the_entry() -> None:
         verify_file(relisted, "skill://notes/SKILL.md", tampered)
 
 
+@requirement("skills-format")
 def test_a_folder_that_is_not_a_valid_skill_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "Bad_Name"
     folder.mkdir()

@@ -28,7 +28,7 @@ UI_EXTENSION: Final = "io.modelcontextprotocol/ui"
 APP_MIME: Final = "text/html;profile=mcp-app"
 VISIBILITY: Final = ("model", "app")
 _CSP_KEYS: Final = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
-_PERMISSIONS: Final = ("camera", "microphone", "geolocation", "clipboardWrite")
+_PERMISSIONS: Final = ("camera", "microphone", "geolocation", "clipboardWrite", "tools")  # tools: WebMCP
 
 
 def host_settings(*mime_types: str) -> JSON:
