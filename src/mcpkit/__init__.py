@@ -1,4 +1,12 @@
-"""mcpkit: a small, fast, complete implementation of the Model Context Protocol."""
+"""mcpkit: a small, fast, complete implementation of the Model Context Protocol.
+
+The layers, each importing only those before it (tests/test_layers.py holds the rule):
+protocol (sans-I/O: messages, the Connection's rules, no awaits), runtime (the Session driving a
+Connection over a MessageStream, on asyncio or trio), transports (stdio; Streamable HTTP in
+http_server/ and http_client/), server and client (the APIs people write against; server/ never
+imports a transport), then what is built on those: auth (protecting an HTTP app), cluster (sessions
+and tasks shared in Redis), proxy (a server fronting a remote one) and the `mcpkit` command.
+"""
 
 from __future__ import annotations
 
