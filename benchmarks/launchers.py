@@ -1,6 +1,6 @@
 """How each stdio benchmark server is started, and the peers that need something outside the shared venv.
 
-- `ts`: node and the TypeScript SDK from the checkout's `.interop/npm` (scripts/setup installs it there).
+- `ts`: node and the TypeScript SDK from the checkout's `.interop/npm` (installed by scripts/setup-peers).
 - `fastmcp`: its own venv, `benchmarks/.venv-fastmcp`, created here on first use with the pinned version
   (fastmcp pins its own `mcp` release, which must not replace the shared venv's).
 
@@ -66,7 +66,7 @@ def _node() -> str:
     if node is None:
         raise Unavailable("node is not installed")
     if not (TS_SDK / "package.json").is_file():
-        raise Unavailable(f"the TypeScript SDK is not in {NODE_MODULES} (run scripts/setup)")
+        raise Unavailable(f"the TypeScript SDK is not in {NODE_MODULES} (run scripts/setup-peers)")
     return node
 
 

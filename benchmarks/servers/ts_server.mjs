@@ -5,8 +5,8 @@
 // node:http at 127.0.0.1:PORT/mcp, stateful (one transport and McpServer per session, the SDK's own
 // pattern), with JSON or SSE responses.
 //
-// The SDK comes from the checkout's npm interop folder (.interop/npm, installed by scripts/setup), or from
-// BENCH_NODE_MODULES. ESM resolves bare names from this file's folder only, so the modules are imported
+// The SDK comes from the checkout's npm interop folder (.interop/npm, installed by scripts/setup-peers), or
+// from BENCH_NODE_MODULES. ESM resolves bare names from this file's folder only, so the modules are imported
 // by path.
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
