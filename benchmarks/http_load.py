@@ -13,18 +13,28 @@ import contextlib
 import os
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import orjson
 from _checks import BenchError, check_add, result_of
+from launchers import SCRIPTS, interpreter
 
 HERE = Path(__file__).resolve().parent
 APP = HERE / "servers" / "http_app.py"
 PROTOCOL = "2025-06-18"
-KINDS = ["baseline", "mcpkit-json", "mcpkit-sse", "sdk-json", "sdk-sse"]
+KINDS = [
+    "baseline",
+    "mcpkit-json",
+    "mcpkit-sse",
+    "sdk-json",
+    "sdk-sse",
+    "ts-json",
+    "ts-sse",
+    "fastmcp-json",
+    "fastmcp-sse",
+]
 CONCURRENCY = (1, 16, 64)
 
 
@@ -194,15 +204,17 @@ def _free_port() -> int:
 
 
 class HTTPServer:
-    """`servers/http_app.py KIND PORT` in a child process, ready once its port accepts."""
+    """`servers/http_app.py KIND PORT` (`servers/ts_server.mjs KIND PORT` for the TypeScript SDK) in a child
+    process, ready once its port accepts."""
 
     def __init__(self, kind: str, repo_root: Path) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = str(repo_root / "src")
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode cached (see run.py)
         self.port = _free_port()
+        impl = kind.split("-")[0]
         self.proc = subprocess.Popen(
-            [sys.executable, str(APP), kind, str(self.port)],
+            [*interpreter(impl), str(SCRIPTS["ts"] if impl == "ts" else APP), kind, str(self.port)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -255,6 +267,10 @@ COLUMNS = [
     ("mcpkit-sse", "mcpkit-json"),
     ("sdk-json", "baseline"),
     ("sdk-sse", "sdk-json"),
+    ("ts-json", "baseline"),
+    ("ts-sse", "ts-json"),
+    ("fastmcp-json", "baseline"),
+    ("fastmcp-sse", "fastmcp-json"),
 ]
 TARGETS = {
     ("mcpkit-json", 1): 1.2,

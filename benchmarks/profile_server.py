@@ -71,7 +71,7 @@ def spy(a: argparse.Namespace) -> int:
 
     exe = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     out = Path(tempfile.mkdtemp()) / f"{a.server}.spy.txt"
-    c = run.Conn(run.SERVERS[a.server])
+    c = run.Conn(run.SERVERS[a.server], exe=run.interpreter(a.server))
     try:
         c.initialize()
         cmd = [

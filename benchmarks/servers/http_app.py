@@ -1,7 +1,8 @@
 """HTTP benchmark servers under one uvicorn configuration: `http_app.py KIND PORT`.
 
-KIND is `baseline` (a bare ASGI app, below), `mcpkit-json`, `mcpkit-sse`, `sdk-json` or `sdk-sse`. Every
-kind runs under the same uvicorn settings (h11, asyncio loop, no access log), so only the app differs.
+KIND is `baseline` (a bare ASGI app, below), `mcpkit-json`, `mcpkit-sse`, `sdk-json`, `sdk-sse`,
+`fastmcp-json` or `fastmcp-sse` (the last two with the interpreter of benchmarks/.venv-fastmcp). Every kind
+runs under the same uvicorn settings (h11, asyncio loop, no access log), so only the app differs.
 """
 
 from __future__ import annotations
@@ -11,8 +12,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
 import uvicorn
+
+try:
+    import orjson
+except ImportError:  # the fastmcp venv has none; only the baseline app uses it
+    orjson = None
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common  # noqa: F401  (puts the repo's src on sys.path)
@@ -87,6 +92,13 @@ def make_app(kind: str) -> tuple[Any, str]:
         server.add_tool(add)
         server.add_tool(echo)
         return StreamableHTTPApp(server, json_response=mode == "json"), "on"
+    if impl == "fastmcp":
+        from fastmcp import FastMCP
+
+        fast = FastMCP("bench-fastmcp")
+        fast.tool(add)
+        fast.tool(echo)
+        return fast.http_app(json_response=mode == "json"), "on"
     from mcp.server.mcpserver import MCPServer
 
     sdk = MCPServer("bench-sdk", log_level="WARNING")
