@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -268,9 +268,9 @@ class Server:
         found = self.registry.extensions.get(identifier)
         return found or self.registry.add_extension(Extension(identifier, settings, **options))
 
-    def skill(self, path: str | Path, **options: Any) -> Skill:
+    def skill(self, path: str | os.PathLike[str], **options: Any) -> Skill:
         """Serve the skill directory at `path` under the skills extension (server/skills.py)."""
-        return add_skill(self.registry, self.add_resource, Path(path), **options)
+        return add_skill(self.registry, self.add_resource, path, **options)
 
     def completion(
         self, *, prompt: str | None = None, template: str | None = None, argument: str
