@@ -10,9 +10,12 @@ import os
 import stat
 from collections import deque
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import anyio
-import anyio.abc
+
+if TYPE_CHECKING:  # anyio.abc loads much of anyio: only for annotations here
+    import anyio.abc
 
 __all__ = [
     "HIGH_WATER",
