@@ -52,12 +52,16 @@ class PipeWriter:
         self._batching = False
 
     async def write(self, data: bytes) -> None:
-        await self._put(data)
+        self._put(data)
+        if self._protocol.paused:  # no coroutine of its own per message while the pipe keeps up
+            await self._protocol.drained()
 
     async def write_line(self, data: bytes) -> None:
-        await self._put(data, b"\n")
+        self._put(data, b"\n")
+        if self._protocol.paused:
+            await self._protocol.drained()
 
-    async def _put(self, *pieces: bytes) -> None:
+    def _put(self, *pieces: bytes) -> None:
         transport = self._transport
         if transport.is_closing():
             raise anyio.BrokenResourceError
@@ -71,7 +75,6 @@ class PipeWriter:
             asyncio.get_running_loop().call_soon(self._flush)
             for piece in pieces:
                 transport.write(piece)
-        await self._protocol.drained()
 
     async def drained(self) -> None:
         """Return once the output buffer is under its high-water mark (or the pipe is gone)."""
@@ -92,14 +95,14 @@ class PipeWriter:
 
 class _WriteProtocol(asyncio.Protocol):
     def __init__(self) -> None:
-        self._paused = False
+        self.paused = False
         self._waiters: list[asyncio.Future[None]] = []
 
     def pause_writing(self) -> None:
-        self._paused = True
+        self.paused = True
 
     def resume_writing(self) -> None:
-        self._paused = False
+        self.paused = False
         for waiter in self._waiters:
             if not waiter.done():
                 waiter.set_result(None)
@@ -109,7 +112,7 @@ class _WriteProtocol(asyncio.Protocol):
         self.resume_writing()
 
     async def drained(self) -> None:
-        if self._paused:
+        if self.paused:
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
             await waiter
