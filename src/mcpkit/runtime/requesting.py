@@ -30,7 +30,7 @@ class Pending:
     on_progress: ProgressCallback | None
     timeout: float
     cap: float
-    done: anyio.Event = field(default_factory=anyio.Event)
+    done: anyio.Event = field(default_factory=lambda: anyio.Event())  # anyio.Event loads a module tree
     result: JSON | None = None
     error: MCPError | None = None
     scope: anyio.CancelScope | None = None

@@ -15,11 +15,9 @@ import logging
 import sys
 from collections.abc import Callable, Coroutine
 from contextvars import Context, copy_context
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.from_thread
-from anyio.abc import TaskGroup
 
 from ..protocol import events as ev
 from ..protocol.connection import Connection
@@ -38,6 +36,9 @@ from .origin import RECEIVED_FROM, Origin
 from .requesting import Pending, ProgressCallback, Requesting
 from .stream import Fed, MessageStream, Processed, Restored, encoded
 from .workers import SESSION_WORKERS, WorkerShare
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
 
 __all__ = ["NotificationHandler", "ProgressCallback", "RequestHandler", "Session"]
 
@@ -378,6 +379,8 @@ class Session(Requesting):
         if loop is not None and running_loop() is not loop:  # another thread: the loop must spawn it
             loop.call_soon_threadsafe(self._spawn, self._notify_quietly, method, params)
         elif loop is None and not in_async_context():
+            import anyio.from_thread  # trio's worker threads only: ~7 ms of every start otherwise
+
             anyio.from_thread.run_sync(self._spawn, self._notify_quietly, method, params)
         else:
             self._spawn(self._notify_quietly, method, params)

@@ -13,6 +13,8 @@ from .depends import Dependencies, resolve
 
 __all__ = ["invoke"]
 
+_PLAIN = frozenset({str, int, float, bool, dict, list, tuple, type(None)})  # never awaitable
+
 
 async def invoke(
     fn: Callable[..., Any],
@@ -31,6 +33,6 @@ async def invoke(
     else:
         # A blocking handler must not stall the loop; it runs within its session's share of threads.
         value = await run_in_worker(functools.partial(fn, **kwargs))
-    if inspect.isawaitable(value):
+    if type(value) not in _PLAIN and inspect.isawaitable(value):
         value = await value
     return value

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any, TypeVar
-
-import anyio
 
 from ..protocol import events as ev
 from ..protocol.capabilities import Role
@@ -268,9 +266,9 @@ class Server:
         found = self.registry.extensions.get(identifier)
         return found or self.registry.add_extension(Extension(identifier, settings, **options))
 
-    def skill(self, path: str | Path, **options: Any) -> Skill:
+    def skill(self, path: str | os.PathLike[str], **options: Any) -> Skill:
         """Serve the skill directory at `path` under the skills extension (server/skills.py)."""
-        return add_skill(self.registry, self.add_resource, Path(path), **options)
+        return add_skill(self.registry, self.add_resource, path, **options)
 
     def completion(
         self, *, prompt: str | None = None, template: str | None = None, argument: str
@@ -392,9 +390,8 @@ class Server:
     def run(self, *, max_line: int | None = None, eof_grace: float | None = None) -> None:
         """Serve over stdio until stdin closes or SIGTERM (what `python server.py` should call); after
         stdin closes, requests already read get `eof_grace` seconds (default 5) to be answered."""
-        from ..transports.stdio import serve_stdio
+        from ..transports.stdio import run_stdio
 
         named = (("max_line", max_line), ("eof_grace", eof_grace))
-        options: dict[str, Any] = {k: v for k, v in named if v is not None}
-        anyio.run(functools.partial(serve_stdio, self.serve, **options))
+        run_stdio(self.serve, **{k: v for k, v in named if v is not None})
         leave_if_workers_linger()

@@ -25,9 +25,9 @@ class Leg:
     """One run of a task's tool; `record` is set once the call is a task."""
 
     record: TaskRecord | None = None
-    created: anyio.Event = field(default_factory=anyio.Event)  # the record is in the store
-    escalated: anyio.Event = field(default_factory=anyio.Event)  # ctx.as_task() was called
-    done: anyio.Event = field(default_factory=anyio.Event)
+    created: anyio.Event = field(default_factory=lambda: anyio.Event())  # the record is in the store
+    escalated: anyio.Event = field(default_factory=lambda: anyio.Event())  # ctx.as_task() was called
+    done: anyio.Event = field(default_factory=lambda: anyio.Event())  # (anyio.Event loads modules: lazily)
     outcome: tuple[str, Any] = ("none", None)
     runner: Detached | None = None
 

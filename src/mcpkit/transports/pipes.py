@@ -10,9 +10,12 @@ import os
 import stat
 from collections import deque
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import anyio
-import anyio.abc
+
+if TYPE_CHECKING:  # anyio.abc loads much of anyio: only for annotations here
+    import anyio.abc
 
 __all__ = [
     "HIGH_WATER",
@@ -49,12 +52,16 @@ class PipeWriter:
         self._batching = False
 
     async def write(self, data: bytes) -> None:
-        await self._put(data)
+        self._put(data)
+        if self._protocol.paused:  # no coroutine of its own per message while the pipe keeps up
+            await self._protocol.drained()
 
     async def write_line(self, data: bytes) -> None:
-        await self._put(data, b"\n")
+        self._put(data, b"\n")
+        if self._protocol.paused:
+            await self._protocol.drained()
 
-    async def _put(self, *pieces: bytes) -> None:
+    def _put(self, *pieces: bytes) -> None:
         transport = self._transport
         if transport.is_closing():
             raise anyio.BrokenResourceError
@@ -66,9 +73,11 @@ class PipeWriter:
         else:
             self._batching = True
             asyncio.get_running_loop().call_soon(self._flush)
-            for piece in pieces:
-                transport.write(piece)
-        await self._protocol.drained()
+            if len(pieces[0]) > CHUNK:  # a large message: two syscalls cost less than its copy
+                for piece in pieces:
+                    transport.write(piece)
+            else:  # one write: the message and its newline apart wake the reader twice (2 syscalls)
+                transport.write(b"".join(pieces))
 
     async def drained(self) -> None:
         """Return once the output buffer is under its high-water mark (or the pipe is gone)."""
@@ -89,14 +98,14 @@ class PipeWriter:
 
 class _WriteProtocol(asyncio.Protocol):
     def __init__(self) -> None:
-        self._paused = False
+        self.paused = False
         self._waiters: list[asyncio.Future[None]] = []
 
     def pause_writing(self) -> None:
-        self._paused = True
+        self.paused = True
 
     def resume_writing(self) -> None:
-        self._paused = False
+        self.paused = False
         for waiter in self._waiters:
             if not waiter.done():
                 waiter.set_result(None)
@@ -106,7 +115,7 @@ class _WriteProtocol(asyncio.Protocol):
         self.resume_writing()
 
     async def drained(self) -> None:
-        if self._paused:
+        if self.paused:
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
             await waiter

@@ -7,6 +7,7 @@ write to) then points at stderr, and only the protocol writes to the saved descr
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import signal
@@ -15,10 +16,9 @@ import sys
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.abc
 
 from ..protocol.framing import DEFAULT_MAX_LINE, LineReader, Oversized
 from ..runtime._native import running_loop
@@ -26,7 +26,10 @@ from ..runtime.groups import single_error
 from ..runtime.stream import Outgoing
 from .pipes import CHUNK, HIGH_WATER, Outbox, ThreadWriter, gated, loop_reader, loop_writer, thread_read
 
-__all__ = ["LineStream", "serve_stdio", "spawn"]
+if TYPE_CHECKING:  # anyio.abc loads much of anyio: only for annotations here
+    import anyio.abc
+
+__all__ = ["LineStream", "run_stdio", "serve_stdio", "spawn"]
 
 DEFAULT_EOF_GRACE = 5.0
 
@@ -123,10 +126,47 @@ async def serve_stdio(
         stream = LineStream(
             gated(read_chunk, slow.drained), slow.write, max_line=max_line, eof_grace=eof_grace
         )
+    if fast:
+        await _serve_native(serve, stream)
+        return
     async with anyio.create_task_group() as tg:
         tg.start_soon(_cancel_on_sigterm, tg.cancel_scope)
         await serve(stream)
         tg.cancel_scope.cancel()
+
+
+def run_stdio(target: Any, **options: Any) -> None:
+    """`serve_stdio` in a new asyncio event loop: `asyncio.run`, since `anyio.run` loads anyio's
+    asyncio backend (~8 ms of a server's start) that nothing on the stdio path needs before then."""
+    asyncio.run(serve_stdio(target, **options))
+
+
+async def _serve_native(serve: Callable[[LineStream], Awaitable[None]], stream: LineStream) -> None:
+    """Serve until done, or until SIGTERM or SIGINT cancels the serving task (asyncio only)."""
+    loop, task = asyncio.get_running_loop(), asyncio.current_task()
+    assert task is not None
+    signalled: list[int] = []
+    installed: list[int] = []
+
+    def stop(signum: int) -> None:
+        if not signalled:
+            signalled.append(signum)
+            task.cancel()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, stop, sig)
+            installed.append(sig)
+        except (NotImplementedError, ValueError, RuntimeError):  # off the main thread / this platform
+            pass
+    try:
+        await serve(stream)
+    except asyncio.CancelledError:
+        if not signalled or task.uncancel() > 0:  # a cancellation of ours ends serving quietly
+            raise
+    finally:
+        for signum in installed:
+            loop.remove_signal_handler(signum)
 
 
 async def _cancel_on_sigterm(scope: anyio.CancelScope) -> None:
