@@ -21,7 +21,14 @@ import anyio
 from anyio.abc import TaskGroup
 
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, MCPError, to_wire_error
-from ..protocol.tasks import RELATED_TASK, Status, advance, task_fields, task_id_of, utility_task
+from ..protocol.tasks import (
+    Status,
+    advance,
+    final_outcome,
+    task_fields,
+    task_id_of,
+    utility_task,
+)
 
 __all__ = ["TaskHost"]
 
@@ -246,16 +253,7 @@ class TaskHost:
         await record.done.wait()
         if record.task_id not in self._tasks:
             raise MCPError(INVALID_PARAMS, f"Invalid params: task {record.task_id!r} has expired")
-        if record.status is Status.COMPLETED and record.result is not None:
-            meta = record.result.get("_meta")
-            tag = {RELATED_TASK: {"taskId": record.task_id}}
-            return {**record.result, "_meta": {**(meta if isinstance(meta, dict) else {}), **tag}}
-        if record.status is Status.FAILED and record.error is not None:
-            error = record.error
-            raise MCPError(
-                error.get("code", INTERNAL_ERROR), str(error.get("message", "")), error.get("data")
-            )
-        raise MCPError(INVALID_PARAMS, f"Invalid params: task {record.task_id!r} was cancelled")
+        return final_outcome(record.task_id, record.status, record.result, record.error)
 
     async def _list(self, params: JSON) -> JSON:
         cursor = params.get("cursor")

@@ -12,7 +12,7 @@ import enum
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from .errors import INVALID_PARAMS, LocalError, MCPError
+from .errors import INTERNAL_ERROR, INVALID_PARAMS, LocalError, MCPError
 from .extensions import declared, missing_extension
 
 __all__ = [
@@ -137,3 +137,17 @@ def detailed(task: JSON, *, result: JSON | None, error: JSON | None, input_reque
     elif status == Status.INPUT_REQUIRED.value:
         out["inputRequests"] = input_requests or {}
     return out
+
+
+def final_outcome(
+    task_id: str, status: Status, result: dict[str, Any] | None, error: dict[str, Any] | None
+) -> dict[str, Any]:
+    """What tasks/result answers for an ended task (2025-11-25): exactly the underlying result, tagged
+    with the task in `_meta` (related-task), or its error raised; a cancelled task is -32602."""
+    if status is Status.COMPLETED and result is not None:
+        meta = result.get("_meta")
+        tag = {RELATED_TASK: {"taskId": task_id}}
+        return {**result, "_meta": {**(meta if isinstance(meta, dict) else {}), **tag}}
+    if status is Status.FAILED and error is not None:
+        raise MCPError(error.get("code", INTERNAL_ERROR), str(error.get("message", "")), error.get("data"))
+    raise MCPError(INVALID_PARAMS, f"Invalid params: task {task_id!r} was cancelled")

@@ -31,12 +31,12 @@ from ..protocol.errors import (
     to_wire_error,
 )
 from ..protocol.tasks import (
-    RELATED_TASK,
     Status,
     advance,
     client_supports,
     created_result,
     detailed,
+    final_outcome,
     needs_extension,
     task_id_of,
     utility_task,
@@ -358,16 +358,7 @@ class TaskEngine:
             if found is None:
                 raise MCPError(INVALID_PARAMS, f"Invalid params: task {record.task_id!r} expired")
             record = found
-        if record.status is Status.COMPLETED and record.result is not None:
-            meta = record.result.get("_meta")
-            tag = {RELATED_TASK: {"taskId": record.task_id}}
-            return {**record.result, "_meta": {**(meta if isinstance(meta, dict) else {}), **tag}}
-        if record.status is Status.FAILED and record.error is not None:
-            error = record.error
-            raise MCPError(
-                error.get("code", INTERNAL_ERROR), str(error.get("message", "")), error.get("data")
-            )
-        raise MCPError(INVALID_PARAMS, f"Invalid params: task {record.task_id!r} was cancelled")
+        return final_outcome(record.task_id, record.status, record.result, record.error)
 
     async def listing(self, ctx: Context, params: JSON) -> JSON:
         """tasks/list (2025-11-25): the caller's own tasks, 100 a page."""
