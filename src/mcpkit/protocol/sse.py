@@ -47,7 +47,10 @@ def encode_event(
         if retry_ms < 0:
             raise ValueError("retry must be a non-negative number of milliseconds")
         head.append(f"retry: {retry_ms}\n")
-    lines = b"".join(b"data: " + line + b"\n" for line in _LINE_BREAK.split(data))
+    if b"\n" in data or b"\r" in data:
+        lines = b"".join(b"data: " + line + b"\n" for line in _LINE_BREAK.split(data))
+    else:  # one line, as every JSON-RPC message encoded here is
+        lines = b"data: " + data + b"\n"
     return "".join(head).encode() + lines + b"\n"
 
 

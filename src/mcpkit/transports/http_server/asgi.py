@@ -88,6 +88,9 @@ def endpoint_path(scope: Scope) -> str:
 
 
 async def respond(send: Send, status: int, body: bytes, headers: Headers) -> None:
+    """A whole response: its length declared, so the server need not chunk it (none for a 204)."""
+    if status != 204:
+        headers = [*headers, (b"content-length", b"%d" % len(body))]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})
 

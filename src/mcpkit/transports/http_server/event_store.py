@@ -121,7 +121,9 @@ class InMemoryEventStore:
         return len(self._order)
 
     async def store(self, session_id: str, stream_id: str, data: bytes) -> str:
-        session = self._sessions.setdefault(session_id, _SessionEvents())
+        session = self._sessions.get(session_id)
+        if session is None:  # not setdefault: that would build (and drop) a _SessionEvents per event
+            session = self._sessions[session_id] = _SessionEvents()
         seq = session.next_seq
         event_id = format_event_id(stream_id, seq)
         session.next_seq += 1

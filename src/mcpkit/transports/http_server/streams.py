@@ -48,13 +48,13 @@ async def write_sse(
     send = exchange.send
     try:
         headers = SSE_HEADERS + exchange.response_headers
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
         ready = await settled(receiver) if replay is None else []
         if ready:
             first += b"".join(encode_event(item.data, event_id=item.event_id) for item in ready)
-            if ready[-1].final:  # the whole stream: no need to watch for the client leaving
-                await send({"type": "http.response.body", "body": first, "more_body": False})
+            if ready[-1].final:  # the whole stream: one body of known length, no disconnect watcher
+                await respond(send, 200, first, headers)
                 return True
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
         async with until_disconnect(exchange.receive):
             replayed = set()
             for event_id, data in replay.events if replay else ():
