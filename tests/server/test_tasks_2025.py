@@ -128,11 +128,14 @@ async def test_input_inside_a_task_goes_to_the_client_over_the_session() -> None
         assert result["content"][0]["text"] == "ok=True"
 
 
+@requirement("tasks-utility-tool-error-failed")
 async def test_a_tool_error_is_the_tasks_result_and_earlier_versions_have_no_tasks() -> None:
     async with connect(build(), protocol_version=V) as client:
         task = (await client.request("tools/call", call("fails", {})))["task"]
         result = await client.request("tasks/result", {"taskId": task["taskId"]})
         assert result["isError"] is True and "bad batch" in result["content"][0]["text"]
+        # 2025-11-25 "Task Status": failed includes a tool call result with isError set to true
+        assert (await client.request("tasks/get", {"taskId": task["taskId"]}))["status"] == "failed"
     async with connect(build(), protocol_version="2025-06-18") as older:
         assert "tasks" not in older.server_capabilities
         assert "execution" not in (await older.list_tools())["tools"][0]

@@ -144,7 +144,7 @@ def final_outcome(
 ) -> dict[str, Any]:
     """What tasks/result answers for an ended task (2025-11-25): exactly the underlying result, tagged
     with the task in `_meta` (related-task), or its error raised; a cancelled task is -32602."""
-    if status is Status.COMPLETED and result is not None:
+    if status in (Status.COMPLETED, Status.FAILED) and result is not None:  # failed: a tool's isError
         meta = result.get("_meta")
         tag = {RELATED_TASK: {"taskId": task_id}}
         return {**result, "_meta": {**(meta if isinstance(meta, dict) else {}), **tag}}

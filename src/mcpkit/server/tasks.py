@@ -195,7 +195,13 @@ class TaskEngine:
         if fresh.cancel_requested or kind == "cancelled":
             fresh.status = advance(fresh.status, Status.CANCELLED)
         elif kind == "result":
-            fresh.status, fresh.result = advance(fresh.status, Status.COMPLETED), value  # isError too
+            # 2025-11-25: "failed ... includes cases where the tool call result has isError set to true";
+            # the extension keeps such a task completed, its result carrying isError
+            failed = value.get("isError") is True and has(fresh.version, Feature.TASKS)
+            fresh.status, fresh.result = (
+                advance(fresh.status, Status.FAILED if failed else Status.COMPLETED),
+                value,
+            )
         elif kind == "input":
             fresh.answers.update(value.answers)
             fresh.input_requests = dict(value.requests)
