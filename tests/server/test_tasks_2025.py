@@ -144,5 +144,16 @@ async def test_a_tool_error_is_the_tasks_result_and_earlier_versions_have_no_tas
         assert missing.value.code == -32601
 
 
+@requirement("tasks-utility-list-cursor")
+async def test_a_tasks_list_cursor_the_server_did_not_issue_is_32602() -> None:
+    async with connect(build(), protocol_version=V) as client:
+        assert (await client.request("tasks/list", {}))["tasks"] == []
+        for cursor in ("100", "0" * 100_000, "not-ours", 7):
+            with pytest.raises(RemoteError) as bad:
+                await client.request("tasks/list", {"cursor": cursor})
+            assert bad.value.code == -32602
+        assert (await client.request("tasks/list", {}))["tasks"] == []  # the session still serves
+
+
 def call(name: str, arguments: JSON) -> JSON:
     return {"name": name, "arguments": arguments, "task": {"ttl": 999_999_999}}

@@ -21,6 +21,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, MCPError, to_wire_error
+from ..protocol.pagination import page
 from ..protocol.tasks import (
     Status,
     advance,
@@ -256,16 +257,11 @@ class TaskHost:
         return final_outcome(record.task_id, record.status, record.result, record.error)
 
     async def _list(self, params: JSON) -> JSON:
-        cursor = params.get("cursor")
-        if cursor is not None and not (isinstance(cursor, str) and cursor.isdigit()):
-            raise MCPError(INVALID_PARAMS, "Invalid params: unknown cursor")  # tasks "Protocol Errors"
-        start = int(cursor) if cursor is not None else 0
         now = time.time()
         kept = sorted((r for r in self._tasks.values() if not r.expired(now)), key=lambda r: r.created_at)
-        page: JSON = {"tasks": [self._wire(r) for r in kept[start : start + self.page_size]]}
-        if start + self.page_size < len(kept):
-            page["nextCursor"] = str(start + self.page_size)
-        return page
+        start, stop, next_cursor = page(len(kept), params.get("cursor"), self.page_size)  # bad: -32602
+        listed: JSON = {"tasks": [self._wire(r) for r in kept[start:stop]]}
+        return listed | ({"nextCursor": next_cursor} if next_cursor else {})
 
     async def _cancel(self, params: JSON) -> JSON:
         """The task, cancelled before the answer goes (tasks "Task Cancellation"), its handler stopped;

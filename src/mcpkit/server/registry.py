@@ -12,11 +12,11 @@ import orjson
 
 from ..protocol.capabilities import Rule
 from ..protocol.http_request_headers import tool_headers
+from ..protocol.pagination import canonical, page
 from ..protocol.versions import is_modern
 from .caching import CacheHint
 from .completion import Completions
 from .extensions import Extension
-from .pagination import canonical, page
 from .prompts import Prompt
 from .resources import Resource, ResourceTemplate, not_found
 from .scopes import visible

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.pagination import page
 from ..protocol.skills import (
     DIRECTORY_MIME,
     MAX_RESOURCES,
@@ -24,7 +25,6 @@ from ..protocol.skills import (
 )
 from ..protocol.versions import is_modern
 from .extensions import Extension, string_param
-from .pagination import page
 from .registry import Registry
 
 if TYPE_CHECKING:

@@ -30,6 +30,7 @@ from ..protocol.errors import (
     error_object,
     to_wire_error,
 )
+from ..protocol.pagination import page
 from ..protocol.tasks import (
     Status,
     advance,
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = ["TaskCluster", "TaskContext", "TaskEngine", "task_support"]  # the last two: task_legs
 
 log = logging.getLogger("mcpkit")
+_LIST_PAGE = 100  # tasks a tasks/list page holds
 
 JSON = dict[str, Any]
 
@@ -370,16 +372,10 @@ class TaskEngine:
         """tasks/list (2025-11-25): the caller's own tasks, 100 a page."""
         if not has(ctx.negotiated.version, Feature.TASKS) or ctx.stateless:
             raise MCPError(METHOD_NOT_FOUND, "Method not found: tasks/list is a 2025-11-25 method")
-        cursor = params.get("cursor")
-        start = int(cursor) if isinstance(cursor, str) and cursor.isdigit() else 0
-        if cursor is not None and not (isinstance(cursor, str) and cursor.isdigit()):
-            raise MCPError(INVALID_PARAMS, "Invalid params: unknown cursor")
-        owner = owner_of(ctx)
-        tasks = await self.store.owned(owner)
-        page: JSON = {"tasks": [utility_task(fields_of(r)) for r in tasks[start : start + 100]]}
-        if start + 100 < len(tasks):
-            page["nextCursor"] = str(start + 100)
-        return page
+        tasks = await self.store.owned(owner_of(ctx))
+        start, stop, next_cursor = page(len(tasks), params.get("cursor"), _LIST_PAGE)
+        listed: JSON = {"tasks": [utility_task(fields_of(r)) for r in tasks[start:stop]]}
+        return listed | ({"nextCursor": next_cursor} if next_cursor else {})
 
 
 def owner_of(ctx: Context) -> str | None:

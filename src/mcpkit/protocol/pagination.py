@@ -1,4 +1,5 @@
-"""Opaque pagination cursors (server utilities "Pagination"): an invalid cursor is -32602.
+"""Opaque pagination cursors (server utilities "Pagination"; also tasks/list, both sides): an invalid
+cursor is -32602.
 
 A cursor is accepted only in the exact form this server issues, so each page has one spelling and
 a cache keyed by the decoded page cannot be grown by rewording the same cursor.
@@ -10,7 +11,7 @@ import base64
 import binascii
 from typing import Any, Final
 
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from .errors import INVALID_PARAMS, MCPError
 
 __all__ = ["canonical", "page"]
 
