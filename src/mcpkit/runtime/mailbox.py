@@ -64,6 +64,11 @@ class Mailbox(Generic[T]):
         self._wake_writers()
         return items
 
+    @property
+    def reader_waiting(self) -> bool:
+        """The reader waits on an empty mailbox (and no put has woken it yet)."""
+        return self._readable is not None
+
     def __len__(self) -> int:
         """The items waiting to be read."""
         return len(self._items)

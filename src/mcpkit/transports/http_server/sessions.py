@@ -110,7 +110,6 @@ class SessionStream:
         "feed",
         "init_id",
         "last_seen",
-        "parked",
         "pre_agreed",
         "principal",
         "received_from",
@@ -141,7 +140,6 @@ class SessionStream:
         self.pre_agreed: str | None = None  # a sessionless POST's version, served without initialize
         self._stream_ids = itertools.count(1)
         self.feed: Callable[[bytes | JSON, Origin | None], list[Event]] | None = None  # runtime.stream.Fed
-        self.parked = False  # the reader waits on an empty inbox
         self._local_ids = itertools.count(1)
 
     @contextmanager
@@ -183,10 +181,13 @@ class SessionStream:
 
     async def receive(self) -> bytes | JSON | Oversized | Processed:
         self.received_from = None  # an idle session keeps no request's headers alive
-        self.parked = True
         data, self.received_from = await self._inbox.get()
-        self.parked = False
         return data
+
+    @property
+    def parked(self) -> bool:
+        """The session's reader waits with nothing to read."""
+        return self._inbox.reader_waiting
 
     async def send(self, out: Outgoing) -> None:
         related, data = out.related, out.data
@@ -226,7 +227,7 @@ class SessionStream:
         (`runtime.stream.Fed`): no turn of the loop to wake the reader."""
         inbox, feed = self._inbox, self.feed
         item: bytes | JSON | Processed = data
-        if feed is not None and self.parked and not len(inbox) and not inbox.closed:
+        if feed is not None and inbox.reader_waiting:  # a closed inbox woke its reader
             rest = feed(data, origin)
             if not rest:
                 return
