@@ -142,7 +142,9 @@ async def test_a_json_answer_already_sent_is_written_without_watching_for_discon
     await route.offer(Item(None, b'{"jsonrpc":"2.0","id":7,"result":{}}', True))
     capture = Capture()
     exchange = Exchange({}, capture.receive, capture.send)
+    tasks = len(asyncio.all_tasks())
     await reply_json(session, receiver, 7, exchange)
+    assert len(asyncio.all_tasks()) == tasks  # no watcher task was started (and cancelled) for it
     assert capture.receives == 0
     assert capture.sent[0]["status"] == 200
     assert capture.sent[1]["body"] == b'{"jsonrpc":"2.0","id":7,"result":{}}'
@@ -156,7 +158,9 @@ async def test_an_sse_stream_already_complete_is_one_body_write() -> None:
     await route.offer(Item("p1:2", b'{"jsonrpc":"2.0","id":8,"result":{}}', True))
     capture = Capture()
     exchange = Exchange({}, capture.receive, capture.send)
+    tasks = len(asyncio.all_tasks())
     assert await write_sse(route, receiver, exchange)
+    assert len(asyncio.all_tasks()) == tasks  # no watcher task
     assert capture.receives == 0
     start, body = capture.sent
     assert start["status"] == 200 and body["more_body"] is False
