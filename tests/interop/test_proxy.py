@@ -18,6 +18,7 @@ from pydantic import FileUrl
 from test_server_everything import ARGUMENTS, SERVER, sample_value
 
 from mcpkit.client.client import connect_http
+from mcpkit.protocol.levels import LEVELS
 from mcpkit.proxy import open_proxy
 from mcpkit.transports.http_server import StreamableHTTPApp
 from peers import serving
@@ -190,35 +191,31 @@ async def test_resources_prompts_completion_and_logging_go_through_the_proxy() -
     assert {"simple-prompt", "args-prompt", "completable-prompt"} <= prompts
     assert "Lyon" in str(prompt.messages[0].content)
     assert "Engineering" in completed.completion.values
-    assert far.logs[0].level in (
-        "debug",
-        "info",
-        "notice",
-        "warning",
-        "error",
-        "critical",
-        "alert",
-        "emergency",
+    assert far.logs[0].level in LEVELS
+
+
+@asynccontextmanager
+async def sdk_2026_client(url: str, far: Far) -> AsyncIterator[Any]:
+    """The official SDK's 2026-07-28 client, its sampling, elicitation and roots answered by `far`."""
+    from mcp import Client as SdkClient
+
+    sdk = SdkClient(
+        url,
+        mode="2026-07-28",
+        sampling_callback=far.sampling,
+        elicitation_callback=far.elicitation,
+        list_roots_callback=far.list_roots,
     )
+    async with sdk as client:
+        yield client
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_a_2026_sdk_client_answers_the_old_servers_requests_in_input_required_rounds(
     anyio_backend: str,
 ) -> None:
-    from mcp import Client as SdkClient
-
     far = Far()
-    async with (
-        proxied() as url,
-        SdkClient(
-            url,
-            mode="2026-07-28",
-            sampling_callback=far.sampling,
-            elicitation_callback=far.elicitation,
-            list_roots_callback=far.list_roots,
-        ) as client,
-    ):
+    async with proxied() as url, sdk_2026_client(url, far) as client:
         assert client.protocol_version == "2026-07-28"
         sampled = await client.call_tool("trigger-sampling-request", {"prompt": "a haiku", "maxTokens": 21})
         elicited = await client.call_tool("trigger-elicitation-request", {})
@@ -233,19 +230,8 @@ async def test_a_2026_sdk_client_answers_the_old_servers_requests_in_input_requi
 async def test_a_2026_sdk_client_calls_every_tool_of_the_old_server_through_the_proxy(
     anyio_backend: str,
 ) -> None:
-    from mcp import Client as SdkClient
-
     far = Far()
-    async with (
-        proxied() as url,
-        SdkClient(
-            url,
-            mode="2026-07-28",
-            sampling_callback=far.sampling,
-            elicitation_callback=far.elicitation,
-            list_roots_callback=far.list_roots,
-        ) as client,
-    ):
+    async with proxied() as url, sdk_2026_client(url, far) as client:
         tools = (await client.list_tools()).tools
         failures: dict[str, Any] = {}
         for tool in tools:
