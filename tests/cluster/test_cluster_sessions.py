@@ -344,3 +344,98 @@ async def resume(
                 if event.data:
                     got.append((event.id or "", json.loads(event.data)))
     return got
+
+
+# ---- answers only on the session that was asked ------------------------------------------------
+
+
+def subject_header(app: Any) -> Any:
+    """The principal of each request is its x-test-subject header (a protected server's token, in short)."""
+
+    async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            who = dict(scope["headers"]).get(b"x-test-subject", b"").decode()
+            token = AccessToken(who, "client", frozenset(), None, (), {"iss": "https://issuer"})
+            scope = {**scope, AUTH_SCOPE_KEY: token}
+        await app(scope, receive, send)
+
+    return wrapped
+
+
+async def open_asking_session(http: httpx.AsyncClient, url: str, extra: dict[str, str]) -> dict[str, str]:
+    """A session whose client can be asked for elicitation and sampling; its headers."""
+    params = {
+        "protocolVersion": VERSION,
+        "capabilities": {"elicitation": {}, "sampling": {}},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    opened = await http.post(url, json=body, headers={**HEADERS, **extra})
+    assert opened.status_code == 200, opened.text
+    headers = {**with_session(opened.headers["mcp-session-id"]), **extra}
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await http.post(url, json=note, headers=headers)).status_code == 202
+    return headers
+
+
+@pytest.mark.parametrize("protected", [False, True], ids=["anonymous", "two-principals"])
+async def test_a_client_cannot_answer_another_sessions_request_through_any_worker(
+    tmp_path: Path, protected: bool
+) -> None:
+    wrap = subject_header if protected else None
+    async with cluster(tmp_path, n=2, wrap=wrap) as workers, httpx.AsyncClient(timeout=10) as http:
+        victim = await open_asking_session(
+            http, workers.urls[0], {"x-test-subject": "alice"} if protected else {}
+        )
+        attacker = await open_asking_session(
+            http, workers.urls[1], {"x-test-subject": "mallory"} if protected else {}
+        )
+        forged: list[int] = []
+        asked_ids: list[str] = []
+        final: dict[str, Any] = {}
+        with anyio.fail_after(15):
+            async with http.stream(
+                "POST", workers.urls[0], content=call(2, "ask", {}), headers=victim
+            ) as call_stream:
+                decoder = SSEDecoder()
+                async for chunk in call_stream.aiter_bytes():
+                    for event in decoder.feed(chunk):
+                        message = json.loads(event.data) if event.data else {}
+                        if "method" in message and "id" in message:
+                            rid = message["id"]
+                            asked_ids.append(rid)
+                            # the attacker answers first, with the victim's exact id, through both workers
+                            for url in workers.urls:
+                                answer = {
+                                    "jsonrpc": "2.0",
+                                    "id": rid,
+                                    "result": forged_result(message["method"]),
+                                }
+                                forged.append(
+                                    (await http.post(url, json=answer, headers=attacker)).status_code
+                                )
+                            mine = {"jsonrpc": "2.0", "id": rid, "result": honest_result(message["method"])}
+                            posted = await http.post(workers.urls[1], json=mine, headers=victim)
+                            assert posted.status_code == 202
+                        elif message.get("id") == 2:
+                            final = message
+        assert final["result"]["content"][0]["text"] == "{'n': 'ada'} / hi"
+        assert forged == [400] * 4  # two questions, each forged through both workers: refused
+        assert len(asked_ids) == 2
+        for rid in asked_ids:  # unguessable: a worker's name, then 128 random bits, not a counter
+            worker, _, secret = rid.partition(".")
+            assert worker and len(secret) >= 21 and not secret.isdigit()
+        again = {"jsonrpc": "2.0", "id": asked_ids[0], "result": honest_result("elicitation/create")}
+        assert (await http.post(workers.urls[0], json=again, headers=victim)).status_code == 400  # once
+
+
+def forged_result(method: str) -> dict[str, Any]:
+    if method == "elicitation/create":
+        return {"action": "accept", "content": {"n": "mallory"}}
+    return {"role": "assistant", "content": {"type": "text", "text": "pwned"}, "model": "m"}
+
+
+def honest_result(method: str) -> dict[str, Any]:
+    if method == "elicitation/create":
+        return {"action": "accept", "content": {"n": "ada"}}
+    return {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}

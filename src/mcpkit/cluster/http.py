@@ -10,6 +10,7 @@ notifications/cancelled goes to the worker serving that request.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import secrets
@@ -63,9 +64,13 @@ class ClusterSessions:
         self.state, self.worker = state, worker
         self._serve, self.answering, self.strict_version = serve, answering, strict_version
         self.heartbeat, self.dead_after = heartbeat, dead_after
-        self.request_ids: Iterator[RequestId] = (f"{worker}.{n}" for n in itertools.count(1))
+        # ids of our requests to clients name the worker to route the answer to, and are unguessable:
+        # an answer is only taken on the session that was asked (see `_answer`), this is the second line
+        self.request_ids: Iterator[RequestId] = (
+            f"{worker}.{secrets.token_urlsafe(16)}" for _ in itertools.count()
+        )
         self._stream_numbers = itertools.count(1)
-        self.awaiting: dict[RequestId, Replica] = {}  # our requests to clients, by id
+        self.awaiting: dict[tuple[str, RequestId], Replica] = {}  # our requests to clients: (session, id)
         self.serving: dict[tuple[str, str], Replica] = {}  # (session, request id as JSON) -> replica
         self.signals = Signals(
             state.redis,
@@ -219,10 +224,18 @@ class ClusterSessions:
                     replica.close()
         finally:
             self.serving.pop(key, None)
-            for rid in [rid for rid, held in self.awaiting.items() if held is replica]:
-                del self.awaiting[rid]
+            asked = [held for held, waiting in self.awaiting.items() if waiting is replica]
+            for held in asked:
+                del self.awaiting[held]
             with anyio.CancelScope(shield=True):
                 await self._settle(replica, request.id, stored)
+                if asked:
+                    await self._forget_asked(replica.session_id, [rid for _, rid in asked])
+
+    async def _forget_asked(self, session_id: str, rids: list[RequestId]) -> None:
+        """Requests of ours the client never answered: a late answer is then refused, not routed."""
+        with contextlib.suppress(RedisError):  # else they expire with the session's record
+            await self.state.forget_asked(session_id, rids)
 
     async def _settle(self, replica: Replica, rid: RequestId, stored: bool) -> None:
         """Take a served request off the session's in flight; a stored stream left without its response
@@ -282,12 +295,18 @@ class ClusterSessions:
             replica.close()
 
     async def _answer(self, session_id: str, exchange: Exchange) -> None:
-        """The client's response to a request of ours: to the worker whose replica waits for it."""
+        """The client's response to a request of ours: to the worker whose replica waits for it. Only
+        a request asked on this very session can be answered, once; any other id is refused (400), so
+        no client completes another session's elicitation, sampling or roots request."""
         decoded = exchange.decoded or {}
         rid = decoded.get("id")
-        owner = rid.split(".", 1)[0] if isinstance(rid, str) and "." in rid else None
-        if owner is not None:
-            await self._route(owner, {"k": "answer", "sid": session_id, "body": decoded})
+        with self._reachable():
+            owner = await self.state.take_asked(session_id, rid) if isinstance(rid, str | int) else None
+        if owner is None:
+            raise HTTPRefusal(
+                400, f"Bad Request: no request of this session awaits an answer with id {rid!r}"
+            )
+        await self._route(owner, {"k": "answer", "sid": session_id, "body": decoded})
 
     async def _route(self, worker: str, message: JSON) -> None:
         if worker == self.worker:
@@ -296,10 +315,11 @@ class ClusterSessions:
             await self.signals.send(self.inbox_of(worker), message)
 
     async def _on_inbox(self, message: JSON) -> None:
-        kind = message.get("k")
+        kind, session_id = message.get("k"), message.get("sid")
         body, rid = message.get("body"), message.get("id")
-        if kind == "answer" and isinstance(body, dict) and isinstance(body.get("id"), str | int):
-            replica = self.awaiting.pop(body["id"], None)
+        if kind == "answer" and isinstance(body, dict) and isinstance(session_id, str):
+            rid = body.get("id")
+            replica = self.awaiting.pop((session_id, rid), None) if isinstance(rid, str | int) else None
             if replica is not None:
                 await replica.push(body)
         elif kind == "cancel" and isinstance(rid, str | int):

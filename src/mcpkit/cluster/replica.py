@@ -78,7 +78,10 @@ class Replica(SessionStream):
     async def send(self, out: Outgoing) -> None:
         decoded = out.decoded
         if "method" in decoded and "id" in decoded:  # our request: its answer may land on any worker
-            self.cluster.awaiting[decoded["id"]] = self
+            assert self.session_id is not None
+            rid = decoded["id"]
+            self.cluster.awaiting[(self.session_id, rid)] = self
+            await self.cluster.state.ask(self.session_id, rid, self.cluster.worker)
         elif self.sets_level is not None and out.answers == self.sets_level[0] and "error" not in decoded:
             assert self.session_id is not None
             await self.cluster.state.set_level(self.session_id, self.sets_level[1])

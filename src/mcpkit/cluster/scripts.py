@@ -5,12 +5,13 @@ Keys of one session share the hash tag `{sid}`: `s` (the record, a hash), `e` (i
 (the agreed version; empty until the initialize response), `caps`, `info` (the client's, JSON), `p`
 (the principal it is bound to), `lvl`, `seq` (the last event's number), `first` (the oldest kept),
 `gend` (the last standalone event a GET delivered), `bytes` (the size of the kept events), `rq:<id>`
-(the worker serving a request) and `st:<stream>` (the id of the request whose stream is still open).
+(the worker serving a request), `st:<stream>` (the id of the request whose stream is still open) and
+`as:<id>` (a request of ours to this session's client: the worker awaiting its answer).
 """
 
 from __future__ import annotations
 
-__all__ = ["BEGIN", "CREATE", "END", "READ", "STORE"]
+__all__ = ["BEGIN", "CREATE", "END", "READ", "STORE", "TAKE_ASKED"]
 
 # KEYS: s, sessions; ARGV: now_ms, idle_ms, max_sessions, sid, principal
 CREATE = """
@@ -93,4 +94,11 @@ end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[4], ARGV[1])
 return owners
+"""
+
+# KEYS: s; ARGV: the `as:<id>` field -> the worker awaiting that answer (nil: none), the field removed
+TAKE_ASKED = """
+local worker = redis.call('HGET', KEYS[1], ARGV[1])
+if worker then redis.call('HDEL', KEYS[1], ARGV[1]) end
+return worker
 """

@@ -64,6 +64,7 @@ class SharedState:
         self._store = redis.register_script(scripts.STORE)
         self._read = redis.register_script(scripts.READ)
         self._end = redis.register_script(scripts.END)
+        self._take_asked = redis.register_script(scripts.TAKE_ASKED)
 
     def key(self, session_id: str, part: str) -> str:
         return f"{self.prefix}{{{session_id}}}:{part}"
@@ -175,6 +176,19 @@ class SharedState:
         raw = await self.redis.hget(self.key(session_id, "s"), _request_field(request_id))
         return _text(raw) if raw is not None else None
 
+    async def ask(self, session_id: str, request_id: Any, worker: str) -> None:
+        """A request of ours to the session's client, awaiting its answer on `worker`."""
+        await self.redis.hset(self.key(session_id, "s"), _asked_field(request_id), worker)
+
+    async def take_asked(self, session_id: str, request_id: Any) -> str | None:
+        """The worker awaiting the answer to our request `request_id` of this session, taken (an answer
+        counts once); None when this session has no such request."""
+        found = await self._take_asked(keys=[self.key(session_id, "s")], args=[_asked_field(request_id)])
+        return _text(found) if found is not None else None
+
+    async def forget_asked(self, session_id: str, request_ids: list[Any]) -> None:
+        await self.redis.hdel(self.key(session_id, "s"), *[_asked_field(rid) for rid in request_ids])
+
     async def standalone_end(self, session_id: str) -> int:
         raw = await self.redis.hget(self.key(session_id, "s"), "gend")
         return int(raw) if raw is not None else 0
@@ -216,6 +230,10 @@ class SharedState:
 
 def _request_field(request_id: Any) -> str:
     return "rq:" + orjson.dumps(request_id).decode()
+
+
+def _asked_field(request_id: Any) -> str:
+    return "as:" + orjson.dumps(request_id).decode()
 
 
 def _event(raw: bytes) -> Event:
