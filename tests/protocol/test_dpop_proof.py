@@ -10,6 +10,7 @@ from mcpkit.client.oauth.dpop import DPoP
 from mcpkit.protocol.dpop_proof import (
     ProofClaims,
     ReplayCache,
+    ReplayCheckUnavailable,
     access_token_hash,
     bound_thumbprint,
     check_claims,
@@ -131,17 +132,28 @@ def test_nonces_last_their_slot_and_the_next_and_cannot_be_made_without_the_secr
     assert not nonce_is_current(secret, "x" * 100, 10)
 
 
-def test_the_replay_cache_refuses_a_jti_twice_until_it_expires_and_keeps_its_bound() -> None:
+def test_the_replay_cache_refuses_a_jti_twice_until_its_proof_has_expired() -> None:
     cache = ReplayCache(max_entries=2)
     assert cache.add("k", "1", until=10, now=0)
     assert not cache.add("k", "1", until=10, now=5)
+    assert not cache.add("k", "1", until=10, now=10)  # at `until` its proof still passes
     assert cache.add("other-key", "1", until=10, now=5)
     assert cache.add("k", "1", until=30, now=11)  # expired, so accepted again (its iat is too old by then)
-    for n in range(100):
-        cache.add("k", str(n), until=50, now=12)
-    assert len(cache) == 2
     with pytest.raises(ValueError):
         ReplayCache(0)
+
+
+def test_a_full_replay_cache_refuses_rather_than_forget_a_live_entry() -> None:
+    cache = ReplayCache(max_entries=2)
+    assert cache.add("victim", "v", until=100, now=0)
+    assert cache.add("attacker", "a0", until=20, now=0)
+    with pytest.raises(ReplayCheckUnavailable) as full:
+        cache.add("attacker", "a1", until=20, now=1)
+    assert full.value.retry_after == 19  # when the entry that expires first goes
+    assert not cache.add("victim", "v", until=100, now=2)
+    assert cache.add("attacker", "a1", until=40, now=21)  # a0 expired, though stored after the victim's
+    assert not cache.add("victim", "v", until=100, now=50)
+    assert len(cache) == 1  # a1 went at 40, the victim's stays
 
 
 def test_one_dpop_header_at_most_and_of_bounded_length() -> None:

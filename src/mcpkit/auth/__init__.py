@@ -16,16 +16,19 @@ if TYPE_CHECKING:
     from .dpop import DPoPChecker
     from .introspection import IntrospectionVerifier
     from .jwt_verifier import JWTVerifier
+    from .replay import InMemoryReplayStore, ReplayStore
     from .verifier import TokenVerifier, VerifierUnavailable
 
 __all__ = [
     "SCOPE_KEY",
     "AccessToken",
     "DPoPChecker",
+    "InMemoryReplayStore",
     "IntrospectionVerifier",
     "InvalidToken",
     "JWTVerifier",
     "ProtectedResource",
+    "ReplayStore",
     "TokenVerifier",
     "VerifierUnavailable",
     "protect",
@@ -40,6 +43,8 @@ _HOMES = {
     "DPoPChecker": "mcpkit.auth.dpop",
     "IntrospectionVerifier": "mcpkit.auth.introspection",
     "JWTVerifier": "mcpkit.auth.jwt_verifier",
+    "InMemoryReplayStore": "mcpkit.auth.replay",
+    "ReplayStore": "mcpkit.auth.replay",
     "TokenVerifier": "mcpkit.auth.verifier",
     "VerifierUnavailable": "mcpkit.auth.verifier",
 }

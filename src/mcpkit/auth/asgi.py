@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from collections.abc import Sequence
 from typing import Any, Final
 
 import orjson
 
-from ..protocol.dpop_proof import bound_thumbprint, dpop_challenge
+from ..protocol.dpop_proof import ReplayCheckUnavailable, bound_thumbprint, dpop_challenge
 from ..protocol.resource_auth import (
     AccessToken,
     AuthRefusal,
@@ -92,9 +93,11 @@ class ProtectedResource:
                 return
             except VerifierUnavailable as exc:
                 log.warning("access token not verified: %s", exc)
-                body = {"error": "temporarily_unavailable", "error_description": "tokens cannot be checked"}
-                headers = [*JSON_HEADERS, (b"retry-after", b"5")]
-                await respond(send, 503, orjson.dumps(body), headers)
+                await _unavailable(send, "tokens cannot be checked", 5)
+                return
+            except ReplayCheckUnavailable as exc:
+                log.warning("DPoP proof not checked for replay: %s", exc)
+                await _unavailable(send, exc.description, exc.retry_after)
                 return
             scope = {**scope, SCOPE_KEY: access}  # a copy: the server's scope stays as it was
             try:
@@ -134,7 +137,7 @@ class ProtectedResource:
             raise AuthRefusal(401, "invalid_token", exc.description, scheme=challenged) from None
         bound_to = bound_thumbprint(access.claims)
         if proof is not None and self.dpop is not None:
-            self.dpop.accept(proof, bound_to)
+            await self.dpop.accept(proof, bound_to)
         elif bound_to is not None:  # RFC 9449 §7.2: a bound token presented as Bearer is refused
             reason = "a DPoP-bound token needs the DPoP scheme and a proof"
             raise AuthRefusal(401, "invalid_token", reason, scheme="DPoP" if self.dpop else "Bearer")
@@ -186,6 +189,13 @@ class ProtectedResource:
             await respond(send, 204, b"", [*cors, *allow])
         else:
             await respond(send, 405, b"", [(b"allow", _METADATA_METHODS.encode())])
+
+
+async def _unavailable(send: Send, description: str, retry_after: float) -> None:
+    """503: the request may be fine, but this server cannot check it now (RFC 9110 §15.6.4)."""
+    body = {"error": "temporarily_unavailable", "error_description": description}
+    wait = str(max(1, math.ceil(retry_after))).encode("ascii")
+    await respond(send, 503, orjson.dumps(body), [*JSON_HEADERS, (b"retry-after", wait)])
 
 
 def protect(

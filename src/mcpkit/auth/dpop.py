@@ -1,5 +1,5 @@
 """DPoP proofs (RFC 9449) checked for a protected MCP server: the signature with PyJWT, the rest by the
-pure rules of protocol/dpop_proof.py, replays by a bounded cache, nonces without stored state."""
+pure rules of protocol/dpop_proof.py, replays by a ReplayStore, nonces without stored state."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from ..protocol.dpop_proof import (
     DEFAULT_ALGORITHMS,
     KEY_TYPES,
     ProofClaims,
-    ReplayCache,
     check_claims,
     check_header,
     make_nonce,
@@ -27,6 +26,7 @@ from ..protocol.dpop_proof import (
     thumbprint,
 )
 from ..protocol.resource_auth import AuthRefusal
+from .replay import InMemoryReplayStore, ReplayStore
 
 __all__ = ["DPoPChecker", "DPoPOption", "Proof", "dpop_checker"]
 
@@ -48,12 +48,14 @@ class DPoPChecker:
     required: only DPoP-bound tokens are accepted (a Bearer token is refused); otherwise both, but a token
     bound to a key (`cnf.jkt`) always needs a proof by that key. algorithms: the proof signatures accepted
     (asymmetric only), also announced in the challenge's `algs`. A proof's `iat` may be `max_age` seconds
-    old and `leeway` seconds ahead. The `jti`s of accepted proofs are kept until they are too old to
-    pass, at most `max_replay_entries` (the oldest forgotten first). Proofs longer than `max_proof_length`
-    characters are refused unread. use_nonce: proofs must carry a nonce this server handed out in a
-    `DPoP-Nonce` header (§9); a nonce lives `nonce_lifetime` to twice that many seconds, and is a MAC
-    of its time slot under `nonce_secret` (random per process unless given: give the same one to every
-    worker behind one URL).
+    old and `leeway` seconds ahead. replays: where the `jti`s of accepted proofs are kept until they are
+    too old to pass; by default in this process, at most `max_replay_entries` of them. Several workers
+    behind one URL share one store (`RedisBackplane.replay_store()`), else a proof one of them accepted
+    passes again at another. A full or unreachable store is a 503 (ReplayCheckUnavailable), never a
+    forgotten entry. Proofs longer than `max_proof_length` characters are refused unread. use_nonce:
+    proofs must carry a nonce this server handed out in a `DPoP-Nonce` header (§9); a nonce lives
+    `nonce_lifetime` to twice that many seconds, and is a MAC of its time slot under `nonce_secret`
+    (random per process unless given: give the same one to every worker behind one URL).
     """
 
     def __init__(
@@ -63,13 +65,16 @@ class DPoPChecker:
         algorithms: Sequence[str] = DEFAULT_ALGORITHMS,
         max_age: float = 60.0,
         leeway: float = 5.0,
-        max_replay_entries: int = 100_000,
+        replays: ReplayStore | None = None,
+        max_replay_entries: int | None = None,
         max_proof_length: int = 8192,
         use_nonce: bool = False,
         nonce_lifetime: float = 300.0,
         nonce_secret: bytes | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        if replays is not None and max_replay_entries is not None:
+            raise ValueError("max_replay_entries bounds the default store: give it to the store you pass")
         refused = [a for a in algorithms if a not in KEY_TYPES]
         if refused or not algorithms:
             raise ValueError(f"only asymmetric signature algorithms can be accepted, not {refused}")
@@ -80,7 +85,9 @@ class DPoPChecker:
         self.max_age, self.leeway = max_age, leeway
         self.max_proof_length = max_proof_length
         self.use_nonce, self.nonce_lifetime = use_nonce, nonce_lifetime
-        self.replays = ReplayCache(max_replay_entries)
+        if replays is None:
+            replays = InMemoryReplayStore(100_000 if max_replay_entries is None else max_replay_entries)
+        self.replays = replays
         self._secret = nonce_secret or secrets.token_bytes(32)
         self._clock = clock
 
@@ -110,13 +117,14 @@ class DPoPChecker:
             raise _refuse("a fresh DPoP nonce is required", "use_dpop_nonce")
         return Proof(thumbprint(jwk), jti, iat + self.max_age + self.leeway)
 
-    def accept(self, proof: Proof, bound_to: str | None) -> None:
-        """Accept `proof` for a token bound to `bound_to` (its cnf.jkt) once, or say why not."""
+    async def accept(self, proof: Proof, bound_to: str | None) -> None:
+        """Accept `proof` for a token bound to `bound_to` (its cnf.jkt) once, or say why not (AuthRefusal;
+        ReplayCheckUnavailable when the replay store cannot tell)."""
         if bound_to is None:
             raise _refuse("the token is not DPoP-bound", "invalid_token")
         if not hmac.compare_digest(proof.jkt, bound_to):
             raise _refuse("the proof's key is not the key the token is bound to", "invalid_token")
-        if not self.replays.add(proof.jkt, proof.jti, proof.until, self._clock()):
+        if not await self.replays.first_use(proof.jkt, proof.jti, proof.until, self._clock()):
             raise _refuse("the proof was used before")
 
     def _verified(self, proof: str) -> tuple[dict[str, Any], Any]:

@@ -6,5 +6,6 @@ Needs the `redis` extra (`pip install "mcpkit[redis]"`).
 from __future__ import annotations
 
 from .backplane import RedisBackplane
+from .replay_store import RedisReplayStore
 
-__all__ = ["RedisBackplane"]
+__all__ = ["RedisBackplane", "RedisReplayStore"]

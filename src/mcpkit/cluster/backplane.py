@@ -20,6 +20,7 @@ from ..transports.http_server.delivery import Answering
 from ..transports.http_server.sessions import SessionStream
 from .http import ClusterSessions
 from .relay import ClusterRelay
+from .replay_store import RedisReplayStore
 from .state import SharedState
 from .task_store import RedisTaskStore
 
@@ -79,6 +80,10 @@ class RedisBackplane:
                 health_check_interval=30,
             )
         return self._redis
+
+    def replay_store(self, max_entries: int = 100_000) -> RedisReplayStore:
+        """DPoP replay checks in the same Redis, for every worker's `DPoPChecker(replays=...)`."""
+        return RedisReplayStore(self.client(), self.prefix, max_entries)
 
     def sessions(
         self,

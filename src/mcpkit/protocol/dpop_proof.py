@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import heapq
 import hmac
 import json
 import re
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -28,6 +28,7 @@ __all__ = [
     "KEY_TYPES",
     "ProofClaims",
     "ReplayCache",
+    "ReplayCheckUnavailable",
     "access_token_hash",
     "bound_thumbprint",
     "check_claims",
@@ -211,37 +212,51 @@ def dpop_challenge(
     return "DPoP " + ", ".join(f'{name}="{_UNSAFE.sub("?", value)}"' for name, value in params)
 
 
-class ReplayCache:
-    """The `jti`s of accepted proofs, each kept until its proof would be too old anyway (§11.1).
+class ReplayCheckUnavailable(Exception):
+    """Whether a proof was used before cannot be told now: the replay store is full or out of reach.
 
-    At most `max_entries`; when full the oldest goes first. Only proofs that passed every check (a valid
-    signature by the token's own key) are stored, so only the token's holder can push entries out.
+    Not the proof's fault, so not `invalid_dpop_proof` (a client would only retry with a new proof at
+    once): the server answers 503 with Retry-After, `retry_after` seconds (RFC 9110 §15.6.4).
+    """
+
+    def __init__(self, description: str, retry_after: float) -> None:
+        super().__init__(description)
+        self.description = description
+        self.retry_after = retry_after
+
+
+class ReplayCache:
+    """The `jti`s of accepted proofs, each kept while its proof could still pass (§11.1), by key.
+
+    At most `max_entries`. An entry leaves only when its proof has expired, never to make room: a full
+    cache refuses the next proof (ReplayCheckUnavailable), since forgetting a live entry would let its
+    proof be replayed, and whoever fills the cache could choose whose proofs to forget.
     """
 
     def __init__(self, max_entries: int) -> None:
         if max_entries < 1:
             raise ValueError("max_entries must be at least 1")
         self.max_entries = max_entries
-        self._seen: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._seen: set[tuple[str, str]] = set()
+        self._expiry: list[tuple[float, str, str]] = []  # a heap: the entry that expires first on top
 
     def __len__(self) -> int:
         return len(self._seen)
 
     def add(self, key: str, jti: str, until: float, now: float) -> bool:
-        """Remember (`key`, `jti`) until `until`; False when it was seen already (a replay)."""
+        """Remember (`key`, `jti`) until `until`; False when it is remembered already (a replay)."""
         self._expire(now)
         entry = (key, jti)
         if entry in self._seen:
             return False
-        self._seen[entry] = until
-        while len(self._seen) > self.max_entries:
-            self._seen.popitem(last=False)
+        if len(self._seen) >= self.max_entries:
+            raise ReplayCheckUnavailable("the DPoP replay cache is full", self._expiry[0][0] - now)
+        self._seen.add(entry)
+        heapq.heappush(self._expiry, (until, key, jti))
         return True
 
     def _expire(self, now: float) -> None:
-        # Entries are stored in arrival order and live about as long as each other: the oldest go first.
-        while self._seen:
-            entry, until = next(iter(self._seen.items()))
-            if until > now:
-                break
-            del self._seen[entry]
+        # A proof passes while now <= until (its iat is in the window until then), so its entry lives as long.
+        while self._expiry and self._expiry[0][0] < now:
+            _, key, jti = heapq.heappop(self._expiry)
+            self._seen.discard((key, jti))
