@@ -26,6 +26,7 @@ from ..protocol.errors import INTERNAL_ERROR
 from ..protocol.http_rules import SESSION_NOT_FOUND, HTTPRefusal, asks_for_notifications, request_version
 from ..protocol.jsonrpc import Notification, Request, RequestId
 from ..protocol.utilities import read_cancel
+from ..runtime.groups import single_error
 from ..runtime.stream import Restored
 from ..server.tasks import TaskEngine
 from ..transports.http_server.asgi import respond
@@ -134,11 +135,19 @@ class ClusterSessions:
         try:
             yield
         except RedisError as exc:
-            if not self._store_down:
-                log.warning("the session store (Redis) is unreachable: %s", exc)
-            self._store_down = True
+            self.store_lost(exc)
             message = "Service Unavailable: the session store (Redis) is unreachable"
             raise HTTPRefusal(503, message, INTERNAL_ERROR, retry_after="1") from None
+
+    def store_lost(self, exc: RedisError) -> None:
+        """Redis failed a step: logged once per outage, which lasts until `store_ok`."""
+        if not self._store_down:
+            log.warning("the session store (Redis) is unreachable: %s", exc)
+        self._store_down = True
+
+    def store_ok(self) -> None:
+        """A whole exchange went through Redis (one step succeeding is not enough: an outage can fail
+        writes and not reads)."""
         if self._store_down:
             log.warning("the session store (Redis) is reachable again")
             self._store_down = False
@@ -175,6 +184,7 @@ class ClusterSessions:
         else:
             await self._answer(session_id, exchange)
         await respond(exchange.send, 202, b"", [])
+        self.store_ok()
 
     async def _restore(
         self, session_id: str, exchange: Exchange, request: Request | None = None, stream_id: str = ""
@@ -214,14 +224,18 @@ class ClusterSessions:
         self.serving[key] = replica
         stored = not self.answering.json_response or asks_for_notifications(request.method, request.params)
         try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._run, replica)
-                try:
-                    await deliver(replica, exchange, self.answering)
-                    if replica.routes:
-                        await replica.closed_routes.wait()
-                finally:
-                    replica.close()
+            # a Redis failure before the response started (its priming event not stored) is a 503
+            with self._reachable(), single_error():
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._run, replica)
+                    try:
+                        await deliver(replica, exchange, self.answering)
+                        if replica.routes:
+                            await replica.closed_routes.wait()
+                    finally:
+                        replica.close()
+            if not replica.store_failed:
+                self.store_ok()
         finally:
             self.serving.pop(key, None)
             asked = [held for held, waiting in self.awaiting.items() if waiting is replica]
@@ -245,7 +259,9 @@ class ClusterSessions:
         if stored and replica.answered:
             return
         reason = "store_failed" if replica.store_failed else "worker_lost"
-        settle = (replica.session_id, rid, replica.planned, None if not stored else reason)
+        # a stream none of whose events was stored was refused (503) or never opened: nothing to resume
+        resumable = stored and (replica.primed or not replica.store_failed)
+        settle = (replica.session_id, rid, replica.planned, reason if resumable else None)
         try:
             await self._settle_one(*settle)
         except RedisError:

@@ -29,6 +29,7 @@ class Replica(SessionStream):
         "cluster",
         "declared",
         "planned",
+        "primed",
         "request_ids",
         "restored",
         "sets_level",
@@ -48,6 +49,7 @@ class Replica(SessionStream):
         self.closed_routes = anyio.Event()
         self.answered = False  # its request's stream has its last event in the log
         self.store_failed = False  # Redis failed it: its response is gone with the connection it ended
+        self.primed = False  # an event of its request's stream is stored: the client may resume it
 
     def new_stream_id(self) -> str:
         return self.planned  # a replica serves one request, whose stream the cluster named already
@@ -62,11 +64,12 @@ class Replica(SessionStream):
             return None
         try:
             seq = await self.cluster.state.store(self.session_id, stream_id, data, final=final)
-        except RedisError:
+        except RedisError as exc:
             # not stored, so not sent: the connection ends, and the client's resumption finds the rest
-            self.store_failed = True
-            self.close()
+            self._lost(exc)
             raise
+        if stream_id == self.planned and seq > 0:
+            self.primed = True
         if final and stream_id == self.planned and seq != 0:
             self.answered = True
         return format_event_id(stream_id, seq) if seq > 0 else None
@@ -75,7 +78,21 @@ class Replica(SessionStream):
         super().close()
         self.closed_routes.set()
 
+    def _lost(self, exc: RedisError) -> None:
+        self.store_failed = True
+        self.close()
+        self.cluster.store_lost(exc)
+
     async def send(self, out: Outgoing) -> None:
+        """What a handler sends; with Redis lost, dropped as on a closed stream (the request is settled
+        with a stored error once Redis is back), never an exception in the handler's task."""
+        try:
+            await self._send(out)
+        except RedisError as exc:
+            self._lost(exc)
+            raise anyio.ClosedResourceError from None
+
+    async def _send(self, out: Outgoing) -> None:
         decoded = out.decoded
         if "method" in decoded and "id" in decoded:  # our request: its answer may land on any worker
             assert self.session_id is not None

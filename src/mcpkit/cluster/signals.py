@@ -50,19 +50,19 @@ class Signals:
         self._on_inbox, self._on_bus = on_inbox, on_bus
         self._waiting: dict[str, set[Wake]] = {}
         self._pubsub: PubSub | None = None
+        self._down = False  # the pub/sub connection is lost (since its last warning)
 
     async def run(self) -> None:
         """Read until cancelled; reconnects (and re-subscribes) after Redis goes away."""
-        down = False
         while True:
             try:
                 await self._read()
             except anyio.get_cancelled_exc_class():
                 raise
             except Exception as exc:  # redis.ConnectionError and kin: retried
-                if not down:
+                if not self._down:  # once per outage
                     log.warning("cluster signals lost Redis (%s); retrying", exc)
-                down = True
+                self._down = True
                 self._wake_all()  # waiters poll instead
                 await anyio.sleep(0.5)
 
@@ -71,6 +71,9 @@ class Signals:
         self._pubsub = pubsub
         try:
             await pubsub.subscribe(self.inbox, self.bus, *self._waiting)
+            if self._down:
+                log.warning("cluster signals reached Redis again")
+                self._down = False
             while True:
                 message = await pubsub.get_message(timeout=1.0)
                 if message is not None:
