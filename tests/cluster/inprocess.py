@@ -27,6 +27,8 @@ class Seen:
     def __init__(self) -> None:
         self.cancelled: list[str] = []
         self.started = anyio.Event()
+        self.holding = 0  # `hold` calls running now, on every worker
+        self.most_held = 0
 
 
 def make_server(seen: Seen, name: str) -> Server:
@@ -39,6 +41,16 @@ def make_server(seen: Seen, name: str) -> Server:
     @server.tool()
     def whoami() -> str:
         return name
+
+    @server.tool()
+    async def hold(seconds: float) -> str:
+        seen.holding += 1
+        seen.most_held = max(seen.most_held, seen.holding)
+        try:
+            await anyio.sleep(seconds)
+        finally:
+            seen.holding -= 1
+        return "held"
 
     @server.tool()
     async def ask(ctx: Context) -> str:

@@ -19,6 +19,7 @@ from ..server.tasks import TaskEngine
 from ..transports.http_server.delivery import Answering
 from ..transports.http_server.sessions import SessionStream
 from .http import ClusterSessions
+from .pool import WaitingPool
 from .relay import ClusterRelay
 from .replay_store import RedisReplayStore
 from .state import SharedState
@@ -39,8 +40,11 @@ class RedisBackplane:
     across the cluster. `max_events` / `max_bytes`: events kept per session for resumption (the
     oldest go first; a resumption from a dropped event is 400, as in one process). `heartbeat` /
     `dead_after`: how often a worker says it is alive, and after how long without that a stream whose
-    request it served is finished with an error. `worker`: a name for this process (letters and
-    digits; a random suffix keeps each start distinct).
+    request it served is finished with an error. `max_in_flight`: requests of one session handled at
+    once across the cluster (one more is answered -32010, as in one process). `max_connections`: this
+    worker's Redis connections; a command waits up to `pool_timeout` seconds for one, then the request
+    is refused as busy (-32010, HTTP 429 with Retry-After), not as an outage. `worker`: a name for this
+    process (letters and digits; a random suffix keeps each start distinct).
     """
 
     def __init__(
@@ -57,28 +61,37 @@ class RedisBackplane:
         heartbeat: float = 2.0,
         dead_after: float = 6.0,
         socket_timeout: float = 2.0,
+        max_in_flight: int = 100,
+        max_connections: int = 100,
+        pool_timeout: float = 1.0,
     ) -> None:
         if redis is None and url is None:
             raise ValueError("RedisBackplane needs a url or a redis client")
-        if min(idle_timeout, max_sessions, max_events, max_bytes, heartbeat, dead_after) <= 0:
+        limits = (idle_timeout, max_sessions, max_events, max_bytes, heartbeat, dead_after, max_in_flight)
+        if min(*limits, max_connections, pool_timeout) <= 0:
             raise ValueError("RedisBackplane limits and periods must be positive")
         self.url, self._redis, self.prefix = url, redis, prefix
         self.worker = re.sub(r"[^A-Za-z0-9]", "", worker) + secrets.token_hex(3)
         self.idle_timeout, self.max_sessions, self.max_events = idle_timeout, max_sessions, max_events
         self.max_bytes = max_bytes
         self.heartbeat, self.dead_after, self.socket_timeout = heartbeat, dead_after, socket_timeout
+        self.max_in_flight = max_in_flight
+        self.max_connections, self.pool_timeout = max_connections, pool_timeout
 
     def client(self) -> Redis:
         if self._redis is None:
             from redis.asyncio import Redis
 
             assert self.url is not None
-            self._redis = Redis.from_url(
+            pool = WaitingPool.from_url(
                 self.url,
+                max_connections=self.max_connections,
+                timeout=self.pool_timeout,
                 socket_timeout=self.socket_timeout,
                 socket_connect_timeout=self.socket_timeout,
                 health_check_interval=30,
             )
+            self._redis = Redis.from_pool(pool)
         return self._redis
 
     def replay_store(self, max_entries: int = 100_000) -> RedisReplayStore:
@@ -100,6 +113,7 @@ class RedisBackplane:
             max_sessions=self.max_sessions,
             max_events=self.max_events,
             max_bytes=self.max_bytes,
+            max_in_flight=self.max_in_flight,
         )
         peers = getattr(target, "peers", None)
         offer = peers.offer if isinstance(peers, Peers) else None

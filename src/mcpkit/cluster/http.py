@@ -22,21 +22,22 @@ import anyio
 import orjson
 from redis.exceptions import RedisError
 
-from ..protocol.errors import INTERNAL_ERROR
+from ..protocol.errors import INTERNAL_ERROR, SERVER_BUSY
 from ..protocol.http_rules import SESSION_NOT_FOUND, HTTPRefusal, asks_for_notifications, request_version
-from ..protocol.jsonrpc import Notification, Request, RequestId
+from ..protocol.jsonrpc import Notification, Request, RequestId, encode, error_response
 from ..protocol.utilities import read_cancel
 from ..runtime.groups import single_error
 from ..runtime.stream import Restored
 from ..server.tasks import TaskEngine
-from ..transports.http_server.asgi import respond
+from ..transports.http_server.asgi import JSON_HEADERS, respond
 from ..transports.http_server.delivery import Answering, deliver
 from ..transports.http_server.exchange import Exchange
 from ..transports.http_server.sessions import SessionStream
+from .pool import PoolExhausted
 from .relay import ClusterRelay
 from .replica import Replica
 from .signals import Signals
-from .state import DuplicateRequest, SharedState
+from .state import DuplicateRequest, SessionBusy, SharedState
 from .tails import Tails, lost_answer
 
 __all__ = ["ClusterSessions"]
@@ -134,6 +135,9 @@ class ClusterSessions:
         """503 with Retry-After while Redis cannot be reached (logged once per outage, not per request)."""
         try:
             yield
+        except PoolExhausted as exc:
+            message = f"Server busy: {exc}; retry shortly"
+            raise HTTPRefusal(429, message, SERVER_BUSY, retry_after="1") from None
         except RedisError as exc:
             self.store_lost(exc)
             message = "Service Unavailable: the session store (Redis) is unreachable"
@@ -141,6 +145,8 @@ class ClusterSessions:
 
     def store_lost(self, exc: RedisError) -> None:
         """Redis failed a step: logged once per outage, which lasts until `store_ok`."""
+        if isinstance(exc, PoolExhausted):  # this worker is busy, Redis is fine
+            return
         if not self._store_down:
             log.warning("the session store (Redis) is unreachable: %s", exc)
         self._store_down = True
@@ -202,6 +208,9 @@ class ClusterSessions:
         except DuplicateRequest:
             rid = request.id if request is not None else None
             raise HTTPRefusal(400, f"Bad Request: request id {rid!r} is already in flight") from None
+        except SessionBusy:
+            assert request is not None
+            raise _Busy(request.id, self.state.max_in_flight) from None
         if restored is None:
             raise HTTPRefusal(404, "Session not found", SESSION_NOT_FOUND)
         header = exchange.headers.get("mcp-protocol-version")
@@ -210,7 +219,11 @@ class ClusterSessions:
 
     async def _request(self, session_id: str, exchange: Exchange, request: Request) -> None:
         stream_id = self.next_stream()
-        restored = await self._restore(session_id, exchange, request, stream_id)
+        try:
+            restored = await self._restore(session_id, exchange, request, stream_id)
+        except _Busy as busy:  # answered as one process answers it: the request's error, as JSON
+            await respond(exchange.send, 200, busy.response(), JSON_HEADERS)
+            return
         replica = Replica(session_id, self, restored, stream_id)
         if request.method == "logging/setLevel" and isinstance(request.params.get("level"), str):
             replica.sets_level = (request.id, request.params["level"])
@@ -388,3 +401,15 @@ class ClusterSessions:
         else:
             self._on_change(message)
             await self.tails.on_change(message)
+
+
+class _Busy(Exception):
+    """A request refused because `cap` requests of its session are in flight across the cluster."""
+
+    def __init__(self, rid: RequestId, cap: int) -> None:
+        super().__init__(rid)
+        self.rid, self.cap = rid, cap
+
+    def response(self) -> bytes:
+        why = f"Server busy: {self.cap} requests of this session are already in flight; retry when one ends"
+        return encode(error_response(self.rid, SERVER_BUSY, why, {"maxInFlight": self.cap}))

@@ -5,13 +5,14 @@ Keys of one session share the hash tag `{sid}`: `s` (the record, a hash), `e` (i
 (the agreed version; empty until the initialize response), `caps`, `info` (the client's, JSON), `p`
 (the principal it is bound to), `lvl`, `seq` (the last event's number), `first` (the oldest kept),
 `gend` (the last standalone event a GET delivered), `bytes` (the size of the kept events), `rq:<id>`
-(the worker serving a request), `st:<stream>` (the id of the request whose stream is still open) and
-`as:<id>` (a request of ours to this session's client: the worker awaiting its answer).
+(the worker serving a request), `inf` (how many requests are in flight), `st:<stream>` (the id of the
+request whose stream is still open) and `as:<id>` (a request of ours to this session's client: the
+worker awaiting its answer).
 """
 
 from __future__ import annotations
 
-__all__ = ["BEGIN", "CREATE", "END", "READ", "STORE", "TAKE_ASKED"]
+__all__ = ["BEGIN", "CREATE", "END", "FINISH", "READ", "STORE", "TAKE_ASKED"]
 
 # KEYS: s, sessions; ARGV: now_ms, idle_ms, max_sessions, sid, principal
 CREATE = """
@@ -24,13 +25,17 @@ return 1
 """
 
 # KEYS: s, e, u, sessions; ARGV: now_ms, idle_ms, sid, principal, request field ('' for none),
-# worker, stream ('' for none), request id (JSON)
-# -> nil (no such session, or not its principal's), 'dup', or {v, caps, info, lvl}
+# worker, stream ('' for none), request id (JSON), max_in_flight
+# -> nil (no such session, or not its principal's), 'dup', 'busy' (max_in_flight requests of the
+# session in flight), or {v, caps, info, lvl}
 BEGIN = """
-local rec = redis.call('HMGET', KEYS[1], 'v', 'caps', 'info', 'p', 'lvl')
+local rec = redis.call('HMGET', KEYS[1], 'v', 'caps', 'info', 'p', 'lvl', 'inf')
 if not rec[1] or rec[1] == '' or rec[4] ~= ARGV[4] then return nil end
 if ARGV[5] ~= '' then
-  if redis.call('HSETNX', KEYS[1], ARGV[5], ARGV[6]) == 0 then return 'dup' end
+  if redis.call('HEXISTS', KEYS[1], ARGV[5]) == 1 then return 'dup' end
+  if tonumber(rec[6] or '0') >= tonumber(ARGV[9]) then return 'busy' end
+  redis.call('HSET', KEYS[1], ARGV[5], ARGV[6])
+  redis.call('HINCRBY', KEYS[1], 'inf', 1)
   if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'st:' .. ARGV[7], ARGV[8]) end
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -48,7 +53,8 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if ARGV[3] == 'f' then
   local rid = redis.call('HGET', KEYS[1], 'st:' .. ARGV[1])
   if not rid then return -1 end
-  redis.call('HDEL', KEYS[1], 'st:' .. ARGV[1], 'rq:' .. rid)
+  redis.call('HDEL', KEYS[1], 'st:' .. ARGV[1])
+  if redis.call('HDEL', KEYS[1], 'rq:' .. rid) == 1 then redis.call('HINCRBY', KEYS[1], 'inf', -1) end
 end
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
 local entry = seq .. '\\n' .. ARGV[1] .. '\\n' .. ARGV[3] .. '\\n' .. ARGV[2]
@@ -101,4 +107,11 @@ TAKE_ASKED = """
 local worker = redis.call('HGET', KEYS[1], ARGV[1])
 if worker then redis.call('HDEL', KEYS[1], ARGV[1]) end
 return worker
+"""
+
+# KEYS: s; ARGV: request field, stream field -> a request answered without a stored stream is no
+# longer in flight
+FINISH = """
+redis.call('HDEL', KEYS[1], ARGV[2])
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 1 then redis.call('HINCRBY', KEYS[1], 'inf', -1) end
 """

@@ -20,13 +20,17 @@ from . import scripts
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-__all__ = ["DuplicateRequest", "Event", "SharedState"]
+__all__ = ["DuplicateRequest", "Event", "SessionBusy", "SharedState"]
 
 Arg = bytes | str | int | float
 
 
 class DuplicateRequest(Exception):
     """A request id already in flight in the session, on some worker."""
+
+
+class SessionBusy(Exception):
+    """`max_in_flight` requests of the session are in flight, across the cluster."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +57,10 @@ class SharedState:
         max_sessions: int,
         max_events: int,
         max_bytes: int = 4 * 1024 * 1024,
+        max_in_flight: int = 100,
     ) -> None:
         self.redis = redis
+        self.max_in_flight = max_in_flight
         self.prefix = prefix
         self.idle_ms = int(idle_timeout * 1000)
         self.max_sessions = max_sessions
@@ -65,6 +71,7 @@ class SharedState:
         self._read = redis.register_script(scripts.READ)
         self._end = redis.register_script(scripts.END)
         self._take_asked = redis.register_script(scripts.TAKE_ASKED)
+        self._finish = redis.register_script(scripts.FINISH)
 
     def key(self, session_id: str, part: str) -> str:
         return f"{self.prefix}{{{session_id}}}:{part}"
@@ -99,16 +106,19 @@ class SharedState:
     ) -> Restored | None:
         """The session's agreement, its idle time restarted; None when there is no such session (or it
         is another principal's). With `request_id`: that request is in flight on `worker` (raises
-        DuplicateRequest if it already is), and `stream_id` is its open stream."""
+        DuplicateRequest if it already is, SessionBusy past `max_in_flight`), and `stream_id` is its
+        open stream."""
         field = _request_field(request_id) if request_id is not None else ""
         keys = [*self._keys(session_id), self.prefix + "sessions"]
         args: list[Arg] = [_now_ms(), self.idle_ms, session_id, principal or "", field, worker]
-        args += [stream_id or "", orjson.dumps(request_id)]
+        args += [stream_id or "", orjson.dumps(request_id), self.max_in_flight]
         found = await self._begin(keys=keys, args=args)
         if found is None:
             return None
         if found == b"dup":
             raise DuplicateRequest(request_id)
+        if found == b"busy":
+            raise SessionBusy(request_id)
         version, caps, info, level = found
         return Restored(version.decode(), orjson.loads(caps), orjson.loads(info), level.decode() or None)
 
@@ -132,12 +142,13 @@ class SharedState:
     async def begin_initialize(self, session_id: str, worker: str, request_id: Any, stream_id: str) -> None:
         """The initialize request of a session just created is in flight on `worker`."""
         rid = orjson.dumps(request_id)
-        fields = {_request_field(request_id): worker, "st:" + stream_id: rid}
+        fields = {_request_field(request_id): worker, "st:" + stream_id: rid, "inf": 1}
         await self.redis.hset(self.key(session_id, "s"), mapping=fields)  # type: ignore[arg-type]
 
     async def finish(self, session_id: str, request_id: Any, stream_id: str) -> None:
         """A request answered without a stored stream is no longer in flight."""
-        await self.redis.hdel(self.key(session_id, "s"), _request_field(request_id), "st:" + stream_id)
+        keys = [self.key(session_id, "s")]
+        await self._finish(keys=keys, args=[_request_field(request_id), "st:" + stream_id])
 
     async def read(self, session_id: str, after: int) -> tuple[int, list[Event]] | None:
         """(seq of the oldest event kept, the events after `after`); None when the session is gone."""

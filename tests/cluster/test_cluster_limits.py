@@ -1,0 +1,112 @@
+"""Limits a cluster worker applies across the cluster: a session's requests in flight (`max_in_flight`,
+counted in Redis, so it holds whichever workers the requests land on) and the worker's Redis connections
+(`max_connections`: running out is busy, -32010 / 429, never the 503 of an outage)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from cluster.inprocess import cluster
+
+pytestmark = pytest.mark.anyio
+VERSION = "2025-11-25"
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+def call(rid: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+
+
+async def open_session(http: httpx.AsyncClient, url: str) -> dict[str, str]:
+    params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    opened = await http.post(
+        url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}, headers=HEADERS
+    )
+    assert opened.status_code == 200, opened.text
+    headers = {**HEADERS, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": VERSION}
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await http.post(url, json=note, headers=headers)).status_code == 202
+    return headers
+
+
+def outcome(response: httpx.Response) -> str:
+    """'ok', 'busy' (-32010 naming the cap) or what else came back."""
+    if response.status_code != 200:
+        return f"HTTP {response.status_code}"
+    text = response.text
+    if response.headers["content-type"].startswith("text/event-stream"):
+        text = text.split("data: ", 1)[-1]
+    if '"held"' in text:
+        return "ok"
+    if '"code":-32010' in text and '"maxInFlight":20' in text:
+        return "busy"
+    return text
+
+
+async def test_concurrent_calls_in_one_session_are_capped_across_workers_and_never_an_outage(
+    tmp_path: Path,
+) -> None:
+    # 60 calls at a cap of 20 (the default cap is 100; 250 calls at it behave the same, and cost more)
+    async with cluster(tmp_path, n=2, max_in_flight=20) as workers:
+        limits = httpx.Limits(max_connections=100)
+        async with httpx.AsyncClient(timeout=60, limits=limits) as http:
+            headers = await open_session(http, workers.urls[0])
+            outcomes: list[str] = []
+
+            async def one(i: int) -> None:
+                url = workers.urls[i % 2]  # both workers: the cap is the session's, not a worker's
+                outcomes.append(
+                    outcome(await http.post(url, json=call(10 + i, "hold", {"seconds": 3}), headers=headers))
+                )
+
+            with anyio.fail_after(120):
+                async with anyio.create_task_group() as tg:
+                    for i in range(60):
+                        tg.start_soon(one, i)
+            assert set(outcomes) == {"ok", "busy"}, set(outcomes)
+            assert workers.seen.most_held <= 20
+            assert outcomes.count("ok") >= 20
+            # every request left the count: a full cap's worth runs again at once
+            outcomes.clear()
+            with anyio.fail_after(120):
+                async with anyio.create_task_group() as tg:
+                    for i in range(100, 120):
+                        tg.start_soon(one, i)
+            assert outcomes == ["ok"] * 20
+
+
+async def test_a_worker_out_of_redis_connections_answers_busy_with_429_not_an_outage(tmp_path: Path) -> None:
+    async with cluster(tmp_path, n=1, max_connections=4, pool_timeout=0.3) as workers:
+        async with httpx.AsyncClient(timeout=30) as http:
+            headers = await open_session(http, workers.urls[0])
+            responses: list[httpx.Response] = []
+
+            async def one(i: int) -> None:
+                responses.append(
+                    await http.post(
+                        workers.urls[0], json=call(10 + i, "hold", {"seconds": 0}), headers=headers
+                    )
+                )
+
+            # Redis holds every write for a second: the worker's connections stay in use meanwhile
+            workers.redis.command("CLIENT", "PAUSE", "1000", "WRITE")
+            with anyio.fail_after(60):
+                async with anyio.create_task_group() as tg:
+                    for i in range(12):
+                        tg.start_soon(one, i)
+        statuses = sorted({r.status_code for r in responses})
+        assert statuses == [200, 429], statuses
+        for refused in (r for r in responses if r.status_code == 429):
+            assert refused.headers["retry-after"] == "1"
+            error = refused.json()["error"]
+            assert error["code"] == -32010 and error["message"].startswith("Server busy")
