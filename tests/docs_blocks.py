@@ -4,7 +4,8 @@ A fenced block is read with what stands around it:
 - a `<!-- docs-test: prelude ... -->` comment just before a ```python block is run first, unseen by the reader
   (what a reader has at hand there: a running server's URL, a signing key);
 - `<!-- docs-test: env KEY=VALUE ... -->` before a file block sets the environment the file runs with;
-- a ```text title="Output" block just after a python block is what that block prints, exactly.
+- `<!-- docs-test: run -->` before a ```sh block runs its commands beside the page's files, not just checks;
+- a ```text title="Output" block just after a python block (or a run shell block) is what it prints, exactly.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class Block:
     title: str = ""
     prelude: str = ""
     env: dict[str, str] = field(default_factory=dict)
+    run: bool = False  # a shell block whose commands are run
     output: str | None = None  # what the next ```text title="Output" block says it prints
 
     @property
@@ -76,7 +78,14 @@ def blocks(page: Path) -> list[Block]:
             block.prelude = directive[1].strip("\n") + "\n"
         elif directive and directive[0] == "env":
             block.env = dict(pair.split("=", 1) for pair in directive[1].split())
-        if block.lang == "text" and block.title == "Output" and found and found[-1].lang == "python":
+        elif directive and directive[0] == "run":
+            block.run = True
+        if (
+            block.lang == "text"
+            and block.title == "Output"
+            and found
+            and (found[-1].lang == "python" or found[-1].run)
+        ):
             found[-1].output = body
         found.append(block)
         i = end + 1

@@ -8,7 +8,9 @@
   beside the page's files; it must not raise (and must print its Output block when one follows).
 - ```sh / ```bash: every `mcpkit` command is parsed by the command's own parser, every file it or `python`
   names exists (in the checkout or among the page's files), every extra a `pip install` names is in
-  pyproject.toml, every `scripts/` command exists; a program outside the known few fails.
+  pyproject.toml, every `scripts/` command exists; a program outside the known few fails. A block marked
+  `<!-- docs-test: run -->` is also run, command by command, beside the page's files (the venv's `python` and
+  `mcpkit` first on PATH): each must exit 0, and together print its Output block when one follows.
 - ```json, ```toml, ```yaml: parsed; ```haproxy: `haproxy -c` where haproxy is installed (CI installs it).
 - ```text: diagrams and printed output, nothing to run.
 Besides: every dotted `mcpkit.` name the pages give in backticks can be imported.
@@ -171,6 +173,27 @@ def test_a_shell_block_names_real_commands_files_and_options(block: Block) -> No
     files = {name for page in PAGES for name in named_files(page)}
     for command in commands(block.code):
         check_command(command, files, block.where)
+
+
+@pytest.mark.parametrize("block", [b for b in ALL if b.run], ids=block_id)
+def test_a_run_shell_block_runs(block: Block, app_dir: Path) -> None:
+    write_files(block.page, app_dir)
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    printed = ""
+    for command in commands(block.code):
+        done = subprocess.run(
+            command,
+            cwd=app_dir,
+            env={**ENV, "PATH": path},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, f"{block.where}: {command}\n{done.stdout}{done.stderr}"
+        printed += done.stdout
+    if block.output is not None:
+        assert printed == block.output, block.where
 
 
 @pytest.mark.parametrize("block", [b for b in ALL if b.lang in {"json", "toml", "yaml"}], ids=block_id)
