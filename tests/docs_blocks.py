@@ -5,6 +5,7 @@ A fenced block is read with what stands around it:
   (what a reader has at hand there: a running server's URL, a signing key);
 - `<!-- docs-test: env KEY=VALUE ... -->` before a file block sets the environment the file runs with;
 - `<!-- docs-test: run -->` before a ```sh block runs its commands beside the page's files, not just checks;
+  `<!-- docs-test: run URL=FILE -->` runs them in the checkout, the server at URL replaced by FILE over stdio;
 - a ```text title="Output" block just after a python block (or a run shell block) is what it prints, exactly.
 """
 
@@ -32,6 +33,9 @@ class Block:
     prelude: str = ""
     env: dict[str, str] = field(default_factory=dict)
     run: bool = False  # a shell block whose commands are run
+    servers: dict[str, str] = field(
+        default_factory=dict
+    )  # run: URL -> the checkout's server file standing in
     output: str | None = None  # what the next ```text title="Output" block says it prints
 
     @property
@@ -80,6 +84,7 @@ def blocks(page: Path) -> list[Block]:
             block.env = dict(pair.split("=", 1) for pair in directive[1].split())
         elif directive and directive[0] == "run":
             block.run = True
+            block.servers = dict(pair.split("=", 1) for pair in directive[1].split())
         if (
             block.lang == "text"
             and block.title == "Output"

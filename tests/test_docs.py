@@ -10,7 +10,9 @@
   names exists (in the checkout or among the page's files), every extra a `pip install` names is in
   pyproject.toml, every `scripts/` command exists; a program outside the known few fails. A block marked
   `<!-- docs-test: run -->` is also run, command by command, beside the page's files (the venv's `python` and
-  `mcpkit` first on PATH): each must exit 0, and together print its Output block when one follows.
+  `mcpkit` first on PATH): each must exit 0, and together print its Output block when one follows. With
+  `run URL=FILE` the commands run in the checkout, FILE started over stdio wherever they name URL (the tour
+  of the commerce server, without a port).
 - ```json, ```toml, ```yaml: parsed; ```haproxy: `haproxy -c` where haproxy is installed (CI installs it).
 - ```text: diagrams and printed output, nothing to run.
 Besides: every dotted `mcpkit.` name the pages give in backticks can be imported.
@@ -179,12 +181,15 @@ def test_a_shell_block_names_real_commands_files_and_options(block: Block) -> No
 def test_a_run_shell_block_runs(block: Block, app_dir: Path) -> None:
     write_files(block.page, app_dir)
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    # the commerce example's database goes to the temporary directory, not the checkout
+    env = {**ENV, "PATH": path, "COMMERCE_DB": str(app_dir / "commerce.db")}
     printed = ""
     for command in commands(block.code):
+        command = [f"python {ROOT / block.servers[arg]}" if arg in block.servers else arg for arg in command]
         done = subprocess.run(
             command,
-            cwd=app_dir,
-            env={**ENV, "PATH": path},
+            cwd=ROOT if block.servers else app_dir,
+            env=env,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
