@@ -20,6 +20,7 @@ Besides: every dotted `mcpkit.` name the pages give in backticks can be imported
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import os
@@ -222,6 +223,44 @@ def test_a_haproxy_block_is_a_valid_configuration(block: Block, tmp_path: Path) 
     config.write_text(block.code, encoding="utf-8")
     done = subprocess.run([haproxy, "-c", "-f", str(config)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, f"{block.where}\n{done.stdout}{done.stderr}"
+
+
+def exported() -> dict[str, set[str]]:
+    """Each name some mcpkit module lists in `__all__` -> the dotted paths of the modules listing it."""
+    homes: dict[str, set[str]] = {}
+    for path in (ROOT / "src" / "mcpkit").rglob("*.py"):
+        module = ".".join(path.relative_to(ROOT / "src").with_suffix("").parts).removesuffix(".__init__")
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                for name in ast.literal_eval(node.value):  # type: ignore[attr-defined]
+                    homes.setdefault(name, set()).add(module)
+    return homes
+
+
+# Backquoted words that are someone else's names: asyncio's Task, the DPoP HTTP authentication scheme.
+NOT_MCPKIT = {"Task", "DPoP", "__version__"}
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if "reference" not in p.parts], ids=page_id)
+def test_every_mcpkit_name_on_a_page_comes_with_its_import_path(page: Path) -> None:
+    """A page naming `Server` or `TaskEngine` says where it is imported from: a dotted path (the name's, or
+    its module's beside it) or an import line."""
+    text = page.read_text(encoding="utf-8")
+    homes = exported()
+    used = set(re.findall(r"`([A-Za-z_]\w*)(?=[`(.\[])", text)) & set(homes) - NOT_MCPKIT
+    imported = {
+        n for line in re.findall(r"from mcpkit[\w.]* import ([^\n]+)", text) for n in re.findall(r"\w+", line)
+    }
+
+    def placed(name: str) -> bool:
+        dotted = any(
+            f"{module}.{name}" in text or f"`{module}`" in text for module in homes[name] - {"mcpkit"}
+        )
+        return name in imported or f"mcpkit.{name}" in text or dotted
+
+    missing = sorted(name for name in used if not placed(name))
+    assert not missing, f"{page_id(page)} names {', '.join(missing)} without an import path"
 
 
 DOTTED = re.compile(r"`(mcpkit(?:\.\w+)+)")
