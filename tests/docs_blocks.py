@@ -50,7 +50,7 @@ class Block:
 
 
 def pages() -> list[Path]:
-    return sorted((ROOT / "docs").rglob("*.md"))
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def _directive(before: list[str]) -> tuple[str, str] | None:

@@ -1,4 +1,5 @@
-"""Every code block of the documentation (README.md and docs/**/*.md) is checked here, by its language:
+"""Every code block of the documentation (README.md and docs/**/*.md) is checked here, by its language
+(mkdocs build --strict, in .ci/run, checks the site's links, anchors and API names):
 
 - ```python whose first line names a file (`# notes.py`): saved with the page's other files in a temporary
   directory and run as a script (`python notes.py`, stdin closed) from another directory, as a reader who
@@ -261,6 +262,14 @@ def test_every_mcpkit_name_on_a_page_comes_with_its_import_path(page: Path) -> N
 
     missing = sorted(name for name in used if not placed(name))
     assert not missing, f"{page_id(page)} names {', '.join(missing)} without an import path"
+
+
+def test_the_readme_links_to_files_that_exist() -> None:
+    """The README is the front page on a forge, outside the site: its relative links are checked here."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(((?!https?:)[^)#]+)(?:#[^)]*)?\)", text)
+    assert targets
+    assert [t for t in targets if not (ROOT / t).exists()] == []
 
 
 DOTTED = re.compile(r"`(mcpkit(?:\.\w+)+)")
