@@ -1,4 +1,4 @@
-"""Streamable HTTP sessions served by any worker of a cluster (the app's `SharedSessions`).
+"""Streamable HTTP sessions served by any worker of a cluster (the app's cluster `SessionHost`).
 
 Every POST naming a session is served on the worker it lands on, by a `Replica` restored from the
 shared record. Its events are stored in Redis before they are written, so a client whose stream

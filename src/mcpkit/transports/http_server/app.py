@@ -40,16 +40,16 @@ from ...protocol.jsonrpc import (
     decode,
 )
 from ...protocol.resource_auth import AuthRefusal
-from .asgi import AUTH_SCOPE_KEY, Receive, Scope, Send, endpoint_path, handle, read_body, respond
+from .asgi import AUTH_SCOPE_KEY, Receive, Scope, Send, endpoint_path, handle, read_body
 from .clients import ClientCounts, SessionKey
-from .delivery import Answering, deliver, serve_alone
+from .delivery import Answering, serve_alone
 from .event_store import EventStore, InMemoryEventStore
 from .exchange import Exchange
+from .local_sessions import LocalSessions
 from .registry import SessionRegistry
 from .sessions import SessionStream
-from .shared import Backplane, SharedSessions
+from .shared import Backplane, SessionHost
 from .stateless import HeaderMirror, answer_stateless, header_mirror_of, scopes_of
-from .streams import resume, stream_standalone
 
 __all__ = ["StreamableHTTPApp", "serve_http"]
 
@@ -109,15 +109,18 @@ class StreamableHTTPApp:
         self._answering = Answering(json_response, retry_ms)
         self.strict_version = strict_version  # MCP-Protocol-Version must be the session's, not just known
         self.event_store: EventStore = event_store if event_store is not None else InMemoryEventStore()
-        self._shared = _shared(backplane, serve, target, self._answering, strict_version)
+        shared = _shared(backplane, serve, target, self._answering, strict_version)
         self._registry = SessionRegistry(
             serve,
             self.event_store,
             max_sessions=max_sessions,
             idle_timeout=session_idle_timeout,
             max_sessions_per_client=max_sessions_per_client,
-            background=self._shared.run if self._shared is not None else None,
+            background=shared.run if shared is not None else None,
             hold=getattr(getattr(target, "lifespan", None), "running", None),  # a Server's lifespan
+        )
+        self._host: SessionHost = shared or LocalSessions(
+            self._registry, self.event_store, self._answering, strict_version=strict_version
         )
         self._sessionless_clients = ClientCounts("requests in flight", max_stateless_in_flight_per_client)
         self.sessions = self._registry.sessions  # this process's sessions
@@ -140,8 +143,7 @@ class StreamableHTTPApp:
     async def aclose(self) -> None:
         """End every session, and the task group hosted without lifespan (if one was started)."""
         await self._registry.aclose()
-        if self._shared is not None:
-            await self._shared.aclose()
+        await self._host.aclose()
 
     # ---- HTTP --------------------------------------------------------------------------------
 
@@ -162,13 +164,9 @@ class StreamableHTTPApp:
         refuse_repeats(repeated)  # a POST is checked once its era is known
         if method == "GET" and not self.sessionless:
             await self._get(exchange)
-        elif method == "DELETE" and self._shared is not None:
-            await self._registry.hosted()
-            await self._shared.delete(exchange)
         elif method == "DELETE" and not self.sessionless:
-            session, _ = self._registry.find(headers, "DELETE", self.strict_version, exchange.principal)
-            self._registry.end(session.session_id or "")
-            await respond(send, 204, b"", [])
+            await self._registry.hosted()
+            await self._host.delete(exchange)
         else:
             allow = "POST" if self.sessionless else "GET, POST, DELETE"
             raise HTTPRefusal(405, "Method Not Allowed", allow=allow)
@@ -188,24 +186,12 @@ class StreamableHTTPApp:
             return
         refuse_repeats(exchange.repeated)
         exchange.version = request_version(headers.get("mcp-protocol-version"), None)
-        if self._shared is not None and kind in (PostKind.IN_SESSION, PostKind.NEW_SESSION):
-            await self._registry.hosted()
-            shared = self._shared
-            await (shared.post(exchange) if kind is PostKind.IN_SESSION else shared.new(exchange))
-            return
-        if kind is PostKind.IN_SESSION:
-            session, exchange.version = self._registry.find(
-                headers, _what(message), self.strict_version, exchange.principal
-            )
-            await deliver(session, exchange, self._answering)
-            return
         if kind is PostKind.SESSIONLESS:
             with self._sessionless_clients.held(exchange.client, _rid(message)):
                 await serve_alone(self._registry.run, exchange, self._answering)
-        else:
-            session = await self._registry.new(exchange.client, exchange.principal)
-            exchange.response_headers.append((b"mcp-session-id", (session.session_id or "").encode()))
-            await deliver(session, exchange, self._answering)
+            return
+        await self._registry.hosted()
+        await (self._host.post(exchange) if kind is PostKind.IN_SESSION else self._host.new(exchange))
 
     def _check_scopes(self, granted: frozenset[str], request: Request) -> None:
         """AuthRefusal 403 insufficient_scope for a request naming an item its token may not use; the
@@ -235,19 +221,8 @@ class StreamableHTTPApp:
     async def _get(self, exchange: Exchange) -> None:
         if not accepts(exchange.headers, "text/event-stream"):
             raise HTTPRefusal(406, "Not Acceptable: Accept must include text/event-stream")
-        if self._shared is not None:
-            await self._registry.hosted()
-            await self._shared.get(exchange)
-            return
-        session, version = self._registry.find(
-            exchange.headers, "GET", self.strict_version, exchange.principal
-        )
-        last_event_id = exchange.headers.get("last-event-id")
-        with session.busy():
-            if last_event_id is not None:
-                await resume(session, self.event_store, last_event_id, exchange)
-            else:
-                await stream_standalone(session, self._answering.retry_for(version), exchange)
+        await self._registry.hosted()
+        await self._host.get(exchange)
 
 
 def _shared(
@@ -256,7 +231,7 @@ def _shared(
     target: Any,
     answering: Answering,
     strict_version: bool,
-) -> SharedSessions | None:
+) -> SessionHost | None:
     if backplane is None:
         return None
     return backplane.sessions(serve, target, answering, strict_version=strict_version)

@@ -1,8 +1,8 @@
-"""The seam where a Streamable HTTP server hands its sessions to a store shared by several processes.
+"""The seam behind a Streamable HTTP app: the `SessionHost` that serves the handshake-era requests that
+create or name a session, and the GET and DELETE on one.
 
-A `Backplane` (mcpkit.cluster.RedisBackplane) gives the app a `SharedSessions`: it serves the
-handshake-era requests that create or name a session, and the GET and DELETE on one, so that any
-worker can serve any request of any session. Without one, sessions live in this process (`registry`).
+Two hosts: `LocalSessions` (sessions in this process) and, given a `Backplane`
+(mcpkit.cluster.RedisBackplane), the cluster's, in which any worker serves any request of any session.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from .delivery import Answering
 from .exchange import Exchange
 from .sessions import SessionStream
 
-__all__ = ["Backplane", "SharedSessions"]
+__all__ = ["Backplane", "SessionHost"]
 
 
-class SharedSessions(Protocol):
+class SessionHost(Protocol):
     async def new(self, exchange: Exchange) -> None:
         """Serve an initialize POST: a new session, visible to every worker before its id is sent."""
         ...
@@ -26,7 +26,9 @@ class SharedSessions(Protocol):
         """Serve a POST naming a session (request, notification or response)."""
         ...
 
-    async def get(self, exchange: Exchange) -> None: ...
+    async def get(self, exchange: Exchange) -> None:
+        """A GET on a session: its standalone stream, or the resumption Last-Event-ID names."""
+        ...
 
     async def delete(self, exchange: Exchange) -> None: ...
 
@@ -45,4 +47,4 @@ class Backplane(Protocol):
         answering: Answering,
         *,
         strict_version: bool,
-    ) -> SharedSessions: ...
+    ) -> SessionHost: ...
