@@ -4,13 +4,14 @@ Keys of one session share the hash tag `{sid}`: `s` (the record, a hash), `e` (i
 "seq NL stream NL flag NL data", oldest first), `u` (the URIs it subscribed to). Record fields: `v`
 (the agreed version; empty until the initialize response), `caps`, `info` (the client's, JSON), `p`
 (the principal it is bound to), `lvl`, `seq` (the last event's number), `first` (the oldest kept),
-`gend` (the last standalone event a GET delivered), `bytes` (the size of the kept events), `rq:<id>`
+`gend` (the last event a standalone GET took for delivery), `gown` (the token of the standalone GET that
+holds the session's stream), `bytes` (the size of the kept events), `rq:<id>`
 (the worker serving a request) and `st:<stream>` (the id of the request whose stream is still open).
 """
 
 from __future__ import annotations
 
-__all__ = ["BEGIN", "CREATE", "END", "READ", "STORE"]
+__all__ = ["BEGIN", "CLAIM", "CREATE", "END", "READ", "STORE", "TOUCH"]
 
 # KEYS: s, sessions; ARGV: now_ms, idle_ms, max_sessions, sid, principal
 CREATE = """
@@ -22,22 +23,42 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 """
 
+# The session's idle time restarts (KEYS: s, e, u, sessions; ARGV: now_ms, idle_ms, sid, ...).
+_KEEP = """
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[3], ARGV[2])
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
+redis.call('ZADD', KEYS[4], ARGV[1] + ARGV[2], ARGV[3])
+"""
+
 # KEYS: s, e, u, sessions; ARGV: now_ms, idle_ms, sid, principal, request field ('' for none),
 # worker, stream ('' for none), request id (JSON)
 # -> nil (no such session, or not its principal's), 'dup', or {v, caps, info, lvl}
-BEGIN = """
+BEGIN = (
+    """
 local rec = redis.call('HMGET', KEYS[1], 'v', 'caps', 'info', 'p', 'lvl')
 if not rec[1] or rec[1] == '' or rec[4] ~= ARGV[4] then return nil end
 if ARGV[5] ~= '' then
   if redis.call('HSETNX', KEYS[1], ARGV[5], ARGV[6]) == 0 then return 'dup' end
   if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'st:' .. ARGV[7], ARGV[8]) end
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('PEXPIRE', KEYS[3], ARGV[2])
-if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
-redis.call('ZADD', KEYS[4], ARGV[1] + ARGV[2], ARGV[3])
+"""
+    + _KEEP
+    + """
 return {rec[1], rec[2] or '{}', rec[3] or '{}', rec[5] or ''}
 """
+)
+
+# KEYS: s, e, u, sessions; ARGV: now_ms, idle_ms, sid -> 1, or 0 when there is no such session
+TOUCH = (
+    """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+"""
+    + _KEEP
+    + """
+return 1
+"""
+)
 
 # KEYS: s, e, channel; ARGV: stream, data, flag ('f' final, 'm' message), ttl_ms, max_events, max_bytes
 # -> the event's seq; 0 when the session is gone; -1 when the stream was already finished.
@@ -68,16 +89,31 @@ redis.call('PUBLISH', KEYS[3], ARGV[1])
 return seq
 """
 
-# KEYS: s, e; ARGV: after (a seq) -> nil (no such session) or {seq, first, events after `after`...}
+# KEYS: s, e; ARGV: after (a seq), token ('' for none)
+# -> nil (no such session), 'over' (another standalone GET holds the stream), or {seq, first, events after
+# `after`...}. With a token, what is returned is taken for delivery: a later GET starts after it.
 READ = """
-local at = redis.call('HMGET', KEYS[1], 'seq', 'first')
+local at = redis.call('HMGET', KEYS[1], 'seq', 'first', 'gown')
 if not at[1] then return nil end
+if ARGV[2] ~= '' then
+  if at[3] ~= ARGV[2] then return 'over' end
+  redis.call('HSET', KEYS[1], 'gend', at[1])
+end
 local start = tonumber(ARGV[1]) - tonumber(at[2]) + 1
 if start < 0 then start = 0 end
 local events = redis.call('LRANGE', KEYS[2], start, -1)
 table.insert(events, 1, at[2])
 table.insert(events, 1, at[1])
 return events
+"""
+
+# KEYS: s; ARGV: token -> nil (no such session) or the last event a standalone GET took; from now on
+# the GET with `token` holds the session's standalone stream (an older one's READ gets 'over').
+CLAIM = """
+local gend = redis.call('HGET', KEYS[1], 'gend')
+if not gend then return nil end
+redis.call('HSET', KEYS[1], 'gown', ARGV[1])
+return tonumber(gend)
 """
 
 # KEYS: s, e, u, sessions; ARGV: sid, subscription key prefix -> the workers serving its requests

@@ -20,13 +20,17 @@ from . import scripts
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-__all__ = ["DuplicateRequest", "Event", "SharedState"]
+__all__ = ["DuplicateRequest", "Event", "SharedState", "TakenOver"]
 
 Arg = bytes | str | int | float
 
 
 class DuplicateRequest(Exception):
     """A request id already in flight in the session, on some worker."""
+
+
+class TakenOver(Exception):
+    """A newer standalone GET holds the session's stream."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +68,8 @@ class SharedState:
         self._store = redis.register_script(scripts.STORE)
         self._read = redis.register_script(scripts.READ)
         self._end = redis.register_script(scripts.END)
+        self._claim = redis.register_script(scripts.CLAIM)
+        self._touch = redis.register_script(scripts.TOUCH)
 
     def key(self, session_id: str, part: str) -> str:
         return f"{self.prefix}{{{session_id}}}:{part}"
@@ -111,6 +117,11 @@ class SharedState:
         version, caps, info, level = found
         return Restored(version.decode(), orjson.loads(caps), orjson.loads(info), level.decode() or None)
 
+    async def touch(self, session_id: str) -> bool:
+        """The session's idle time restarted (a GET open on it is activity); False when it is gone."""
+        keys = [*self._keys(session_id), self.prefix + "sessions"]
+        return bool(await self._touch(keys=keys, args=[_now_ms(), self.idle_ms, session_id]))
+
     async def set_level(self, session_id: str, level: str) -> None:
         await self.redis.hset(self.key(session_id, "s"), "lvl", level)
 
@@ -138,18 +149,33 @@ class SharedState:
         """A request answered without a stored stream is no longer in flight."""
         await self.redis.hdel(self.key(session_id, "s"), _request_field(request_id), "st:" + stream_id)
 
-    async def read(self, session_id: str, after: int) -> tuple[int, list[Event]] | None:
-        """(seq of the oldest event kept, the events after `after`); None when the session is gone."""
+    async def read(self, session_id: str, after: int, token: str = "") -> tuple[int, list[Event]] | None:
+        """(seq of the oldest event kept, the events after `after`); None when the session is gone. With
+        the `token` of a `claim`: raises TakenOver once a newer GET claimed the stream, and what is
+        returned counts as delivered."""
         keys = [self.key(session_id, "s"), self.key(session_id, "e")]
-        found = await self._read(keys=keys, args=[after])
+        found = await self._read(keys=keys, args=[after, token])
         if found is None:
             return None
+        if found == b"over":
+            raise TakenOver(session_id)
         first = int(found[1])
         events = [_event(raw) for raw in found[2:]]
         return first, [e for e in events if e.seq > after]
 
+    async def claim(self, session_id: str, token: str) -> int | None:
+        """The standalone GET with `token` holds the session's stream from now on; the last event the
+        GETs before it took (None when there is no such session)."""
+        found = await self._claim(keys=[self.key(session_id, "s")], args=[token])
+        return int(found) if found is not None else None
+
     async def replay_after(self, session_id: str, last_event_id: str) -> Replay:
         """The events after `last_event_id` on its stream; the rules of InMemoryEventStore."""
+        stream_id, events = await self.resume(session_id, last_event_id)
+        return Replay(stream_id, tuple((e.event_id, e.data) for e in events))
+
+    async def resume(self, session_id: str, last_event_id: str) -> tuple[str, list[Event]]:
+        """The stream `last_event_id` names and its events after that id (`replay_after`'s rules)."""
         parsed = parse_event_id(last_event_id)
         last = await self.redis.hget(self.key(session_id, "s"), "seq")
         if parsed is None or last is None or not 1 <= parsed[1] <= int(last):
@@ -163,8 +189,7 @@ class SharedState:
             raise EventsExpired(f"events after Last-Event-ID {last_event_id!r} are no longer retained")
         if events and events[0].seq == seq and events[0].stream_id != stream_id:
             raise UnknownEventId(f"Last-Event-ID {last_event_id!r} names another stream than it was sent on")
-        later = tuple((e.event_id, e.data) for e in events if e.seq > seq and e.stream_id == stream_id)
-        return Replay(stream_id, later)
+        return stream_id, [e for e in events if e.seq > seq and e.stream_id == stream_id]
 
     async def stream_request(self, session_id: str, stream_id: str) -> Any:
         """The id of the request whose stream `stream_id` is still open (None: finished)."""
@@ -174,15 +199,6 @@ class SharedState:
     async def request_owner(self, session_id: str, request_id: Any) -> str | None:
         raw = await self.redis.hget(self.key(session_id, "s"), _request_field(request_id))
         return _text(raw) if raw is not None else None
-
-    async def standalone_end(self, session_id: str) -> int:
-        raw = await self.redis.hget(self.key(session_id, "s"), "gend")
-        return int(raw) if raw is not None else 0
-
-    async def set_standalone_end(self, session_id: str, seq: int) -> None:
-        key = self.key(session_id, "s")
-        if await self.redis.exists(key):
-            await self.redis.hset(key, "gend", seq)
 
     async def end(self, session_id: str) -> list[str]:
         """Forget the session everywhere; the workers serving its requests."""
