@@ -32,8 +32,8 @@ class ClusterRelay:
         self.task_group: TaskGroup | None = None  # where `changed` publishes from; set while serving
         self._token: EventLoopToken | None = None
 
-    async def subscribe(self, session_id: str, uri: str) -> None:
-        await self.cluster.state.subscribe(session_id, uri)
+    async def subscribe(self, session_id: str, uri: str, limit: int | None) -> bool:
+        return await self.cluster.state.subscribe(session_id, uri, limit)
 
     async def unsubscribe(self, session_id: str, uri: str) -> None:
         await self.cluster.state.unsubscribe(session_id, uri)

@@ -4,14 +4,15 @@ Keys of one session share the hash tag `{sid}`: `s` (the record, a hash), `e` (i
 "seq NL stream NL flag NL data", oldest first), `u` (the URIs it subscribed to). Record fields: `v`
 (the agreed version; empty until the initialize response), `caps`, `info` (the client's, JSON), `p`
 (the principal it is bound to), `lvl`, `seq` (the last event's number), `first` (the oldest kept),
-`gend` (the last event a standalone GET took for delivery), `gown` (the token of the standalone GET that
-holds the session's stream), `bytes` (the size of the kept events), `rq:<id>`
-(the worker serving a request) and `st:<stream>` (the id of the request whose stream is still open).
+`gend` (the last event a standalone GET took for delivery), `gown` (the token of the standalone GET
+that holds the session's stream), `ur` (see `_INDEX`), `bytes` (the size of the kept events),
+`rq:<id>` (the worker serving a request) and `st:<stream>` (the id of the request whose stream is still
+open).
 """
 
 from __future__ import annotations
 
-__all__ = ["BEGIN", "CLAIM", "CREATE", "END", "READ", "STORE", "TOUCH"]
+__all__ = ["BEGIN", "CLAIM", "CREATE", "END", "READ", "STORE", "SUBSCRIBE", "SUBSCRIBERS", "TOUCH"]
 
 # KEYS: s, sessions; ARGV: now_ms, idle_ms, max_sessions, sid, principal
 CREATE = """
@@ -23,16 +24,41 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 """
 
-# The session's idle time restarts (KEYS: s, e, u, sessions; ARGV: now_ms, idle_ms, sid, ...).
-_KEEP = """
+# `sub:<uri>` (a sorted set) lists the sessions subscribed to the URI, each scored by a time its session
+# cannot outlive: past it, the entry is dropped; the set expires with its last live entry. The
+# record's `ur` is when the session's entries were last scored (each at `ur` + 1.5 idle_ms, at least):
+# they are scored again once `ur` is half an idle time old, so a live session is never dropped.
+_INDEX = """
+local function index(key, sid, score, now)
+  redis.call('ZADD', key, score, sid)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if top[2] then redis.call('PEXPIREAT', key, math.ceil(tonumber(top[2]))) end
+end
+"""
+
+# The session's idle time restarts (KEYS: s, e, u, sessions; ARGV: now_ms, idle_ms, sid, ...,
+# subscription key prefix as the last).
+_KEEP = (
+    _INDEX
+    + """
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
 if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
 redis.call('ZADD', KEYS[4], ARGV[1] + ARGV[2], ARGV[3])
+local ur = redis.call('HGET', KEYS[1], 'ur')
+if ur and tonumber(ARGV[1]) - tonumber(ur) >= tonumber(ARGV[2]) / 2 then
+  local score = tonumber(ARGV[1]) + math.floor(tonumber(ARGV[2]) * 3 / 2)
+  for _, uri in ipairs(redis.call('SMEMBERS', KEYS[3])) do
+    index(ARGV[#ARGV] .. uri, ARGV[3], score, ARGV[1])
+  end
+  redis.call('HSET', KEYS[1], 'ur', ARGV[1])
+end
 """
+)
 
 # KEYS: s, e, u, sessions; ARGV: now_ms, idle_ms, sid, principal, request field ('' for none),
-# worker, stream ('' for none), request id (JSON)
+# worker, stream ('' for none), request id (JSON), subscription key prefix
 # -> nil (no such session, or not its principal's), 'dup', or {v, caps, info, lvl}
 BEGIN = (
     """
@@ -49,7 +75,8 @@ return {rec[1], rec[2] or '{}', rec[3] or '{}', rec[5] or ''}
 """
 )
 
-# KEYS: s, e, u, sessions; ARGV: now_ms, idle_ms, sid -> 1, or 0 when there is no such session
+# KEYS: s, e, u, sessions; ARGV: now_ms, idle_ms, sid, subscription key prefix -> 1, or 0 when there is
+# no such session
 TOUCH = (
     """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -124,9 +151,34 @@ for _, f in ipairs(fields) do
   if string.sub(f, 1, 3) == 'rq:' then table.insert(owners, redis.call('HGET', KEYS[1], f)) end
 end
 for _, uri in ipairs(redis.call('SMEMBERS', KEYS[3])) do
-  redis.call('SREM', ARGV[2] .. uri, ARGV[1])
+  redis.call('ZREM', ARGV[2] .. uri, ARGV[1])
 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[4], ARGV[1])
 return owners
+"""
+
+# KEYS: s, u, sub:<uri>; ARGV: now_ms, idle_ms, sid, uri, limit ('' for none)
+# -> 0 when the session already has `limit` other subscriptions, else 1
+SUBSCRIBE = (
+    _INDEX
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 1 end
+local limit = tonumber(ARGV[5])
+if limit and redis.call('SISMEMBER', KEYS[2], ARGV[4]) == 0 and redis.call('SCARD', KEYS[2]) >= limit then
+  return 0
+end
+redis.call('SADD', KEYS[2], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('HSETNX', KEYS[1], 'ur', ARGV[1])
+local ur = tonumber(redis.call('HGET', KEYS[1], 'ur'))
+index(KEYS[3], ARGV[3], ur + math.floor(tonumber(ARGV[2]) * 3 / 2), ARGV[1])
+return 1
+"""
+)
+
+# KEYS: sub:<uri>; ARGV: now_ms -> the sessions subscribed to the URI that may still live
+SUBSCRIBERS = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+return redis.call('ZRANGE', KEYS[1], 0, -1)
 """

@@ -70,6 +70,8 @@ class SharedState:
         self._end = redis.register_script(scripts.END)
         self._claim = redis.register_script(scripts.CLAIM)
         self._touch = redis.register_script(scripts.TOUCH)
+        self._subscribe = redis.register_script(scripts.SUBSCRIBE)
+        self._subscribers = redis.register_script(scripts.SUBSCRIBERS)
 
     def key(self, session_id: str, part: str) -> str:
         return f"{self.prefix}{{{session_id}}}:{part}"
@@ -108,7 +110,7 @@ class SharedState:
         field = _request_field(request_id) if request_id is not None else ""
         keys = [*self._keys(session_id), self.prefix + "sessions"]
         args: list[Arg] = [_now_ms(), self.idle_ms, session_id, principal or "", field, worker]
-        args += [stream_id or "", orjson.dumps(request_id)]
+        args += [stream_id or "", orjson.dumps(request_id), self.prefix + "sub:"]
         found = await self._begin(keys=keys, args=args)
         if found is None:
             return None
@@ -120,7 +122,8 @@ class SharedState:
     async def touch(self, session_id: str) -> bool:
         """The session's idle time restarted (a GET open on it is activity); False when it is gone."""
         keys = [*self._keys(session_id), self.prefix + "sessions"]
-        return bool(await self._touch(keys=keys, args=[_now_ms(), self.idle_ms, session_id]))
+        args: list[Arg] = [_now_ms(), self.idle_ms, session_id, self.prefix + "sub:"]
+        return bool(await self._touch(keys=keys, args=args))
 
     async def set_level(self, session_id: str, level: str) -> None:
         await self.redis.hset(self.key(session_id, "s"), "lvl", level)
@@ -206,24 +209,25 @@ class SharedState:
         owners = await self._end(keys=keys, args=[session_id, self.prefix + "sub:"])
         return [o.decode() for o in owners]
 
-    async def subscribe(self, session_id: str, uri: str) -> None:
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.sadd(self.key(session_id, "u"), uri)
-            pipe.pexpire(self.key(session_id, "u"), self.idle_ms)
-            pipe.sadd(self.prefix + "sub:" + uri, session_id)
-            await pipe.execute()
+    async def subscribe(self, session_id: str, uri: str, limit: int | None) -> bool:
+        """The session hears updates of `uri`; False when it already has `limit` other subscriptions."""
+        keys = [self.key(session_id, "s"), self.key(session_id, "u"), self.prefix + "sub:" + uri]
+        args: list[Arg] = [_now_ms(), self.idle_ms, session_id, uri, "" if limit is None else limit]
+        return bool(await self._subscribe(keys=keys, args=args))
 
     async def unsubscribe(self, session_id: str, uri: str) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.srem(self.key(session_id, "u"), uri)
-            pipe.srem(self.prefix + "sub:" + uri, session_id)
+            pipe.zrem(self.prefix + "sub:" + uri, session_id)
             await pipe.execute()
 
     async def subscribers(self, uri: str) -> list[str]:
-        return [_text(sid) for sid in await self.redis.smembers(self.prefix + "sub:" + uri)]
+        """The sessions subscribed to `uri` (one that ended may still be listed for half an idle time)."""
+        found = await self._subscribers(keys=[self.prefix + "sub:" + uri], args=[_now_ms()])
+        return [_text(sid) for sid in found]
 
     async def drop_subscriber(self, uri: str, session_id: str) -> None:
-        await self.redis.srem(self.prefix + "sub:" + uri, session_id)
+        await self.redis.zrem(self.prefix + "sub:" + uri, session_id)
 
     async def level(self, session_id: str) -> str | None:
         raw = await self.redis.hget(self.key(session_id, "s"), "lvl")
