@@ -201,3 +201,24 @@ async def test_a_get_stream_polls_while_its_worker_cannot_subscribe_and_still_ge
                 assert announced(await stream.until(lambda m: len(announced(m)) == 2)) == [0, 1]
             finally:
                 workers.redis.command("ACL", "SETUSER", "default", "+subscribe")
+
+
+def list_changed(messages: list[dict[str, Any]]) -> bool:
+    return any(m.get("method") == "notifications/tools/list_changed" for m in messages)
+
+
+async def test_a_list_changed_sent_while_a_session_has_no_get_open_arrives_on_its_next_one(
+    tmp_path: Path,
+) -> None:
+    async with cluster(tmp_path) as workers, httpx.AsyncClient(timeout=10) as http:
+        quiet, watching = await subscribed_session(http, workers), await initialize(http, workers.urls[0])
+        async with get_stream(http, workers.urls[1], watching) as heard:
+            workers.servers[2].add_tool(lambda: "x", name="added")
+            await heard.until(list_changed)  # published to the cluster by now
+        async with get_stream(http, workers.urls[0], quiet) as stream:
+            await workers.servers[1].notify_resource_updated("mem://note")  # a marker after it
+            got = await stream.until(updated)
+        assert [m["method"] for m in got] == ["notifications/tools/list_changed", UPDATED]
+        async with get_stream(http, workers.urls[1], quiet) as again:  # heard once, not again
+            await workers.servers[0].notify_resource_updated("mem://note")
+            assert [m["method"] for m in await again.until(updated)] == [UPDATED]

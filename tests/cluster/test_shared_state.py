@@ -151,3 +151,16 @@ async def test_a_dead_session_leaves_the_subscription_index_and_a_live_one_stays
         assert await state.subscribers("mem://a") == ["live"]
         assert await redis.zcard("t:sub:mem://a") == 1
         await redis.aclose()
+
+
+async def test_a_list_changed_is_heard_once_by_each_session_created_before_it(state: SharedState) -> None:
+    await opened(state, "old")
+    for _ in range(3):
+        await state.changed("notifications/tools/list_changed")
+    await opened(state, "new")
+    assert await state.catch_up("old") == 1 and await state.catch_up("old") == 0
+    assert await state.catch_up("new") == 0
+    found = await state.read("old", 0)
+    assert found is not None
+    assert [e.data for e in found[1]] == [b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}']
+    assert await state.catch_up("gone") == 0

@@ -5,21 +5,35 @@ Keys of one session share the hash tag `{sid}`: `s` (the record, a hash), `e` (i
 (the agreed version; empty until the initialize response), `caps`, `info` (the client's, JSON), `p`
 (the principal it is bound to), `lvl`, `seq` (the last event's number), `first` (the oldest kept),
 `gend` (the last event a standalone GET took for delivery), `gown` (the token of the standalone GET
-that holds the session's stream), `ur` (see `_INDEX`), `bytes` (the size of the kept events),
-`rq:<id>` (the worker serving a request) and `st:<stream>` (the id of the request whose stream is still
-open).
+that holds the session's stream), `ur` (see `_INDEX`), `g:<method>` (see CATCH_UP), `bytes` (the size
+of the kept events), `rq:<id>` (the worker serving a request) and `st:<stream>` (the id of the request
+whose stream is still open).
 """
 
 from __future__ import annotations
 
-__all__ = ["BEGIN", "CLAIM", "CREATE", "END", "READ", "STORE", "SUBSCRIBE", "SUBSCRIBERS", "TOUCH"]
+__all__ = [
+    "BEGIN",
+    "CATCH_UP",
+    "CLAIM",
+    "CREATE",
+    "END",
+    "READ",
+    "STORE",
+    "SUBSCRIBE",
+    "SUBSCRIBERS",
+    "TOUCH",
+]
 
-# KEYS: s, sessions; ARGV: now_ms, idle_ms, max_sessions, sid, principal
+# KEYS: s, sessions, chg; ARGV: now_ms, idle_ms, max_sessions, sid, principal
+# (a new session has heard every list_changed sent before it: CATCH_UP)
 CREATE = """
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return 0 end
 redis.call('ZADD', KEYS[2], ARGV[1] + ARGV[2], ARGV[4])
 redis.call('HSET', KEYS[1], 'v', '', 'p', ARGV[5], 'seq', 0, 'first', 1, 'gend', 0)
+local counts = redis.call('HGETALL', KEYS[3])
+for i = 1, #counts, 2 do redis.call('HSET', KEYS[1], 'g:' .. counts[i], counts[i + 1]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 """
@@ -87,34 +101,65 @@ return 1
 """
 )
 
+# Appends one event to the log (KEYS: s, e, channel): the oldest go first past either cap (the newest is
+# always kept), and the channel hears which stream it is on.
+_APPEND = """
+local function append(stream, data, flag, ttl, max_events, max_bytes)
+  local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+  local entry = seq .. '\\n' .. stream .. '\\n' .. flag .. '\\n' .. data
+  local n = redis.call('RPUSH', KEYS[2], entry)
+  local size = redis.call('HINCRBY', KEYS[1], 'bytes', #entry)
+  local dropped = 0
+  while n > 1 and (n > tonumber(max_events) or size > tonumber(max_bytes)) do
+    size = size - #redis.call('LPOP', KEYS[2])
+    n = n - 1
+    dropped = dropped + 1
+  end
+  if dropped > 0 then
+    redis.call('HINCRBY', KEYS[1], 'first', dropped)
+    redis.call('HSET', KEYS[1], 'bytes', size)
+  end
+  redis.call('PEXPIRE', KEYS[2], ttl)
+  redis.call('PUBLISH', KEYS[3], stream)
+  return seq
+end
+"""
+
 # KEYS: s, e, channel; ARGV: stream, data, flag ('f' final, 'm' message), ttl_ms, max_events, max_bytes
 # -> the event's seq; 0 when the session is gone; -1 when the stream was already finished.
-# The oldest events go first past either cap (the newest is always kept).
-STORE = """
+STORE = (
+    _APPEND
+    + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if ARGV[3] == 'f' then
   local rid = redis.call('HGET', KEYS[1], 'st:' .. ARGV[1])
   if not rid then return -1 end
   redis.call('HDEL', KEYS[1], 'st:' .. ARGV[1], 'rq:' .. rid)
 end
-local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-local entry = seq .. '\\n' .. ARGV[1] .. '\\n' .. ARGV[3] .. '\\n' .. ARGV[2]
-local n = redis.call('RPUSH', KEYS[2], entry)
-local size = redis.call('HINCRBY', KEYS[1], 'bytes', #entry)
-local dropped = 0
-while n > 1 and (n > tonumber(ARGV[5]) or size > tonumber(ARGV[6])) do
-  size = size - #redis.call('LPOP', KEYS[2])
-  n = n - 1
-  dropped = dropped + 1
-end
-if dropped > 0 then
-  redis.call('HINCRBY', KEYS[1], 'first', dropped)
-  redis.call('HSET', KEYS[1], 'bytes', size)
-end
-redis.call('PEXPIRE', KEYS[2], ARGV[4])
-redis.call('PUBLISH', KEYS[3], ARGV[1])
-return seq
+return append(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 """
+)
+
+# `chg` counts each list_changed method's notifications, for the whole cluster; a session's `g:<method>`
+# is the count it has heard. KEYS: s, e, channel, chg; ARGV: ttl_ms, max_events, max_bytes
+# -> the notifications stored on the session's standalone stream (one per method it has not heard yet).
+CATCH_UP = (
+    _APPEND
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local counts = redis.call('HGETALL', KEYS[4])
+local stored = 0
+for i = 1, #counts, 2 do
+  local method, count = counts[i], tonumber(counts[i + 1])
+  if (tonumber(redis.call('HGET', KEYS[1], 'g:' .. method)) or 0) < count then
+    redis.call('HSET', KEYS[1], 'g:' .. method, count)
+    append('get', '{"jsonrpc":"2.0","method":"' .. method .. '"}', 'm', ARGV[1], ARGV[2], ARGV[3])
+    stored = stored + 1
+  end
+end
+return stored
+"""
+)
 
 # KEYS: s, e; ARGV: after (a seq), token ('' for none)
 # -> nil (no such session), 'over' (another standalone GET holds the stream), or {seq, first, events after

@@ -71,6 +71,7 @@ class SharedState:
         self._claim = redis.register_script(scripts.CLAIM)
         self._touch = redis.register_script(scripts.TOUCH)
         self._subscribe = redis.register_script(scripts.SUBSCRIBE)
+        self._catch_up = redis.register_script(scripts.CATCH_UP)
         self._subscribers = redis.register_script(scripts.SUBSCRIBERS)
 
     def key(self, session_id: str, part: str) -> str:
@@ -85,7 +86,7 @@ class SharedState:
 
     async def create(self, session_id: str, principal: str | None) -> bool:
         """Reserve a new session (not served until `agreed`); False at `max_sessions` in the cluster."""
-        keys = [self.key(session_id, "s"), self.prefix + "sessions"]
+        keys = [self.key(session_id, "s"), self.prefix + "sessions", self.prefix + "chg"]
         args: list[Arg] = [_now_ms(), self.idle_ms, self.max_sessions, session_id, principal or ""]
         return bool(await self._create(keys=keys, args=args))
 
@@ -141,6 +142,17 @@ class SharedState:
             self.max_bytes,
         ]
         return int(await self._store(keys=keys, args=args))
+
+    async def changed(self, method: str) -> None:
+        """One more `method` (a list_changed) for every session: see `catch_up`."""
+        await self.redis.hincrby(self.prefix + "chg", method, 1)
+
+    async def catch_up(self, session_id: str) -> int:
+        """Store on the session's standalone stream each list_changed it has not heard since it was
+        created (once per method, however many there were); how many."""
+        keys = [self.key(session_id, "s"), self.key(session_id, "e"), self.channel(session_id)]
+        keys.append(self.prefix + "chg")
+        return int(await self._catch_up(keys=keys, args=[self.idle_ms, self.max_events, self.max_bytes]))
 
     async def begin_initialize(self, session_id: str, worker: str, request_id: Any, stream_id: str) -> None:
         """The initialize request of a session just created is in flight on `worker`."""

@@ -104,6 +104,7 @@ class Tails:
             previous.end()
         held = self.held[session_id] = Held(secrets.token_hex(8))
         held.after = await self.cluster.state.claim(session_id, held.token)
+        await self.cluster.state.catch_up(session_id)
         await self.cluster.signals.send(self.cluster.signals.bus, _takeover(session_id, held))
         return held
 
@@ -201,19 +202,18 @@ class Tails:
             self.end(session_id)
 
     async def on_change(self, message: JSON) -> None:
-        """A change published on the bus: stored for the standalone streams held here."""
-        state = self.cluster.state
+        """A change published on the bus: stored for the standalone streams held here (a list_changed
+        for the others waits in Redis for their next GET)."""
+        state, kind = self.cluster.state, message.get("k")
         for session_id in list(self.held):
-            note = await self._note(session_id, message)
+            if kind == "changed":
+                await state.catch_up(session_id)
+                continue
+            note = await self._note(session_id, message) if kind == "log" else None
             if note is not None:
                 await state.store(session_id, STANDALONE, orjson.dumps(note))
 
     async def _note(self, session_id: str, message: JSON) -> JSON | None:
-        kind = message.get("k")
-        if kind == "changed":
-            return {"jsonrpc": "2.0", "method": message.get("m")}
-        if kind != "log":
-            return None
         threshold = await self.cluster.state.level(session_id)
         level, data, logger = str(message.get("level")), message.get("data"), message.get("logger")
         params = log_params(level, data, logger if isinstance(logger, str) else None, threshold)
