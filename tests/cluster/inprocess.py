@@ -31,8 +31,8 @@ class Seen:
         self.most_held = 0
 
 
-def make_server(seen: Seen, name: str) -> Server:
-    server = Server("cluster", state_key=STATE_KEY)
+def make_server(seen: Seen, name: str, **options: Any) -> Server:
+    server = Server("cluster", state_key=STATE_KEY, **options)
 
     @server.tool()
     def add(a: int, b: int) -> int:
@@ -91,6 +91,10 @@ def make_server(seen: Seen, name: str) -> Server:
     def note() -> str:
         return "hello"
 
+    @server.resource("mem://any/{name}")
+    def any_note(name: str) -> str:
+        return name
+
     return server
 
 
@@ -110,13 +114,20 @@ class Workers:
 
 @asynccontextmanager
 async def cluster(
-    tmp_path: Path, n: int = 3, *, appendonly: bool = False, wrap: Any = None, **backplane: Any
+    tmp_path: Path,
+    n: int = 3,
+    *,
+    appendonly: bool = False,
+    wrap: Any = None,
+    server_options: dict[str, Any] | None = None,
+    **backplane: Any,
 ) -> AsyncIterator[Workers]:
-    """`n` workers on one Redis; `wrap(app)` wraps each worker's app (an auth layer, say)."""
+    """`n` workers on one Redis; `wrap(app)` wraps each worker's app (an auth layer, say);
+    `server_options`: each worker's Server's options."""
     with redis_server(tmp_path, appendonly=appendonly) as redis:
         seen = Seen()
         async with AsyncExitStack() as stack:
-            servers = [make_server(seen, f"w{i}") for i in range(n)]
+            servers = [make_server(seen, f"w{i}", **(server_options or {})) for i in range(n)]
             urls = []
             for i, server in enumerate(servers):
                 plane = RedisBackplane(redis.url, worker=f"w{i}", heartbeat=0.2, dead_after=1.0, **backplane)

@@ -95,7 +95,7 @@ async def test_the_oldest_events_go_past_either_cap_and_a_replay_from_them_is_ex
 
 async def test_an_ended_session_stores_nothing_and_forgets_its_subscriptions(state: SharedState) -> None:
     await opened(state)
-    await state.subscribe("s1", "mem://a")
+    assert await state.subscribe("s1", "mem://a", None)
     assert await state.subscribers("mem://a") == ["s1"]
     await state.end("s1")
     assert await state.subscribers("mem://a") == []
@@ -113,3 +113,54 @@ async def test_an_idle_session_expires(tmp_path: Path) -> None:
         assert await state.begin("s1", None) is None
         assert await redis.dbsize() <= 1  # the sessions index, trimmed at the next create
         await redis.aclose()
+
+
+async def test_a_session_subscribes_to_at_most_its_limit_and_resubscribing_is_not_another(
+    state: SharedState,
+) -> None:
+    await opened(state)
+    assert await state.subscribe("s1", "mem://a", 2) and await state.subscribe("s1", "mem://b", 2)
+    assert not await state.subscribe("s1", "mem://c", 2)
+    assert await state.subscribe("s1", "mem://a", 2)  # already there
+    await state.unsubscribe("s1", "mem://a")
+    assert await state.subscribe("s1", "mem://c", 2)
+    assert sorted([await state.subscribers(u) for u in ("mem://a", "mem://b", "mem://c")]) == [
+        [],
+        ["s1"],
+        ["s1"],
+    ]
+
+
+async def test_a_dead_session_leaves_the_subscription_index_and_a_live_one_stays(tmp_path: Path) -> None:
+    with redis_server(tmp_path) as process:
+        redis = Redis.from_url(process.url)
+        state = SharedState(redis, prefix="t:", idle_timeout=0.4, max_sessions=3, max_events=5)
+        await opened(state, "live")
+        await opened(state, "dead")
+        assert await state.subscribe("live", "mem://a", None) and await state.subscribe(
+            "dead", "mem://a", None
+        )
+        assert await state.subscribe("dead", "mem://b", None)
+        with anyio.fail_after(10):  # "dead" idles out; "live" is used (a GET's touch, a POST's begin)
+            while await state.subscribers("mem://a") != ["live"] or await redis.exists("t:sub:mem://b"):
+                assert await state.touch("live") and await state.begin("live", None) is not None
+                await anyio.sleep(0.05)
+        for _ in range(30):  # many idle times later "live" is still listed
+            assert await state.touch("live")
+            await anyio.sleep(0.05)
+        assert await state.subscribers("mem://a") == ["live"]
+        assert await redis.zcard("t:sub:mem://a") == 1
+        await redis.aclose()
+
+
+async def test_a_list_changed_is_heard_once_by_each_session_created_before_it(state: SharedState) -> None:
+    await opened(state, "old")
+    for _ in range(3):
+        await state.changed("notifications/tools/list_changed")
+    await opened(state, "new")
+    assert await state.catch_up("old") == 1 and await state.catch_up("old") == 0
+    assert await state.catch_up("new") == 0
+    found = await state.read("old", 0)
+    assert found is not None
+    assert [e.data for e in found[1]] == [b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}']
+    assert await state.catch_up("gone") == 0

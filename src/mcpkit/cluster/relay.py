@@ -1,6 +1,7 @@
 """The Server's peers across a cluster (`server.peers.share(relay)`): resource subscriptions live in
-Redis, resources/updated is stored on each subscribed session's standalone stream, and list_changed
-and logs go over the bus to every worker, which hands them to the streams it holds."""
+Redis, resources/updated is stored on each subscribed session's standalone stream; list_changed is counted in
+Redis (every session hears it on its GET stream, now or on its next one), and it and logs go over the bus
+to every worker, which hands them to the streams it holds."""
 
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ class ClusterRelay:
         self.task_group: TaskGroup | None = None  # where `changed` publishes from; set while serving
         self._token: EventLoopToken | None = None
 
-    async def subscribe(self, session_id: str, uri: str) -> None:
-        await self.cluster.state.subscribe(session_id, uri)
+    async def subscribe(self, session_id: str, uri: str, limit: int | None) -> bool:
+        return await self.cluster.state.subscribe(session_id, uri, limit)
 
     async def unsubscribe(self, session_id: str, uri: str) -> None:
         await self.cluster.state.unsubscribe(session_id, uri)
@@ -44,11 +45,18 @@ class ClusterRelay:
         if group is None or token is None:
             log.warning("%s not sent: the cluster is not running", method)
             return
-        message = {"k": "changed", "m": method}
         if in_async_context():
-            group.start_soon(self._publish, message)
+            group.start_soon(self._changed, method)
         else:  # a sync tool's worker thread: the loop starts it
-            anyio.from_thread.run_sync(group.start_soon, self._publish, message, token=token)
+            anyio.from_thread.run_sync(group.start_soon, self._changed, method, token=token)
+
+    async def _changed(self, method: str) -> None:
+        """Counted in Redis first: a session with no GET open hears it on its next one."""
+        try:
+            await self.cluster.state.changed(method)
+        except Exception as exc:
+            log.warning("cluster: %s not recorded (%s)", method, exc)
+        await self._publish({"k": "changed", "m": method})
 
     async def resource_updated(self, uri: str) -> None:
         state = self.cluster.state

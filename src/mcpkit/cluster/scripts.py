@@ -4,31 +4,82 @@ Keys of one session share the hash tag `{sid}`: `s` (the record, a hash), `e` (i
 "seq NL stream NL flag NL data", oldest first), `u` (the URIs it subscribed to). Record fields: `v`
 (the agreed version; empty until the initialize response), `caps`, `info` (the client's, JSON), `p`
 (the principal it is bound to), `lvl`, `seq` (the last event's number), `first` (the oldest kept),
-`gend` (the last standalone event a GET delivered), `bytes` (the size of the kept events), `rq:<id>`
-(the worker serving a request), `inf` (how many requests are in flight), `st:<stream>` (the id of the
-request whose stream is still open) and `as:<id>` (a request of ours to this session's client: the
-worker awaiting its answer).
+`gend` (the last event a standalone GET took for delivery), `gown` (the token of the standalone GET
+that holds the session's stream), `ur` (see `_INDEX`), `g:<method>` (see CATCH_UP), `bytes` (the size
+of the kept events), `rq:<id>` (the worker serving a request), `inf` (how many requests are in flight),
+`st:<stream>` (the id of the request whose stream is still open) and `as:<id>` (a request of ours to this
+session's client: the worker awaiting its answer).
 """
 
 from __future__ import annotations
 
-__all__ = ["BEGIN", "CREATE", "END", "FINISH", "READ", "STORE", "TAKE_ASKED"]
+__all__ = [
+    "BEGIN",
+    "CATCH_UP",
+    "CLAIM",
+    "CREATE",
+    "END",
+    "FINISH",
+    "READ",
+    "STORE",
+    "SUBSCRIBE",
+    "SUBSCRIBERS",
+    "TAKE_ASKED",
+    "TOUCH",
+]
 
-# KEYS: s, sessions; ARGV: now_ms, idle_ms, max_sessions, sid, principal
+# KEYS: s, sessions, chg; ARGV: now_ms, idle_ms, max_sessions, sid, principal
+# (a new session has heard every list_changed sent before it: CATCH_UP)
 CREATE = """
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return 0 end
 redis.call('ZADD', KEYS[2], ARGV[1] + ARGV[2], ARGV[4])
 redis.call('HSET', KEYS[1], 'v', '', 'p', ARGV[5], 'seq', 0, 'first', 1, 'gend', 0)
+local counts = redis.call('HGETALL', KEYS[3])
+for i = 1, #counts, 2 do redis.call('HSET', KEYS[1], 'g:' .. counts[i], counts[i + 1]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 """
 
+# `sub:<uri>` (a sorted set) lists the sessions subscribed to the URI, each scored by a time its session
+# cannot outlive: past it, the entry is dropped; the set expires with its last live entry. The
+# record's `ur` is when the session's entries were last scored (each at `ur` + 1.5 idle_ms, at least):
+# they are scored again once `ur` is half an idle time old, so a live session is never dropped.
+_INDEX = """
+local function index(key, sid, score, now)
+  redis.call('ZADD', key, score, sid)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+  local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if top[2] then redis.call('PEXPIREAT', key, math.ceil(tonumber(top[2]))) end
+end
+"""
+
+# The session's idle time restarts (KEYS: s, e, u, sessions; ARGV: now_ms, idle_ms, sid, ...,
+# subscription key prefix as the last).
+_KEEP = (
+    _INDEX
+    + """
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[3], ARGV[2])
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
+redis.call('ZADD', KEYS[4], ARGV[1] + ARGV[2], ARGV[3])
+local ur = redis.call('HGET', KEYS[1], 'ur')
+if ur and tonumber(ARGV[1]) - tonumber(ur) >= tonumber(ARGV[2]) / 2 then
+  local score = tonumber(ARGV[1]) + math.floor(tonumber(ARGV[2]) * 3 / 2)
+  for _, uri in ipairs(redis.call('SMEMBERS', KEYS[3])) do
+    index(ARGV[#ARGV] .. uri, ARGV[3], score, ARGV[1])
+  end
+  redis.call('HSET', KEYS[1], 'ur', ARGV[1])
+end
+"""
+)
+
 # KEYS: s, e, u, sessions; ARGV: now_ms, idle_ms, sid, principal, request field ('' for none),
-# worker, stream ('' for none), request id (JSON), max_in_flight
+# worker, stream ('' for none), request id (JSON), max_in_flight, subscription key prefix
 # -> nil (no such session, or not its principal's), 'dup', 'busy' (max_in_flight requests of the
 # session in flight), or {v, caps, info, lvl}
-BEGIN = """
+BEGIN = (
+    """
 local rec = redis.call('HMGET', KEYS[1], 'v', 'caps', 'info', 'p', 'lvl', 'inf')
 if not rec[1] or rec[1] == '' or rec[4] ~= ARGV[4] then return nil end
 if ARGV[5] ~= '' then
@@ -38,17 +89,54 @@ if ARGV[5] ~= '' then
   redis.call('HINCRBY', KEYS[1], 'inf', 1)
   if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'st:' .. ARGV[7], ARGV[8]) end
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('PEXPIRE', KEYS[3], ARGV[2])
-if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
-redis.call('ZADD', KEYS[4], ARGV[1] + ARGV[2], ARGV[3])
+"""
+    + _KEEP
+    + """
 return {rec[1], rec[2] or '{}', rec[3] or '{}', rec[5] or ''}
+"""
+)
+
+# KEYS: s, e, u, sessions; ARGV: now_ms, idle_ms, sid, subscription key prefix -> 1, or 0 when there is
+# no such session
+TOUCH = (
+    """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+"""
+    + _KEEP
+    + """
+return 1
+"""
+)
+
+# Appends one event to the log (KEYS: s, e, channel): the oldest go first past either cap (the newest is
+# always kept), and the channel hears which stream it is on.
+_APPEND = """
+local function append(stream, data, flag, ttl, max_events, max_bytes)
+  local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+  local entry = seq .. '\\n' .. stream .. '\\n' .. flag .. '\\n' .. data
+  local n = redis.call('RPUSH', KEYS[2], entry)
+  local size = redis.call('HINCRBY', KEYS[1], 'bytes', #entry)
+  local dropped = 0
+  while n > 1 and (n > tonumber(max_events) or size > tonumber(max_bytes)) do
+    size = size - #redis.call('LPOP', KEYS[2])
+    n = n - 1
+    dropped = dropped + 1
+  end
+  if dropped > 0 then
+    redis.call('HINCRBY', KEYS[1], 'first', dropped)
+    redis.call('HSET', KEYS[1], 'bytes', size)
+  end
+  redis.call('PEXPIRE', KEYS[2], ttl)
+  redis.call('PUBLISH', KEYS[3], stream)
+  return seq
+end
 """
 
 # KEYS: s, e, channel; ARGV: stream, data, flag ('f' final, 'm' message), ttl_ms, max_events, max_bytes
 # -> the event's seq; 0 when the session is gone; -1 when the stream was already finished.
-# The oldest events go first past either cap (the newest is always kept).
-STORE = """
+STORE = (
+    _APPEND
+    + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if ARGV[3] == 'f' then
   local rid = redis.call('HGET', KEYS[1], 'st:' .. ARGV[1])
@@ -56,35 +144,56 @@ if ARGV[3] == 'f' then
   redis.call('HDEL', KEYS[1], 'st:' .. ARGV[1])
   if redis.call('HDEL', KEYS[1], 'rq:' .. rid) == 1 then redis.call('HINCRBY', KEYS[1], 'inf', -1) end
 end
-local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-local entry = seq .. '\\n' .. ARGV[1] .. '\\n' .. ARGV[3] .. '\\n' .. ARGV[2]
-local n = redis.call('RPUSH', KEYS[2], entry)
-local size = redis.call('HINCRBY', KEYS[1], 'bytes', #entry)
-local dropped = 0
-while n > 1 and (n > tonumber(ARGV[5]) or size > tonumber(ARGV[6])) do
-  size = size - #redis.call('LPOP', KEYS[2])
-  n = n - 1
-  dropped = dropped + 1
-end
-if dropped > 0 then
-  redis.call('HINCRBY', KEYS[1], 'first', dropped)
-  redis.call('HSET', KEYS[1], 'bytes', size)
-end
-redis.call('PEXPIRE', KEYS[2], ARGV[4])
-redis.call('PUBLISH', KEYS[3], ARGV[1])
-return seq
+return append(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 """
+)
 
-# KEYS: s, e; ARGV: after (a seq) -> nil (no such session) or {seq, first, events after `after`...}
+# `chg` counts each list_changed method's notifications, for the whole cluster; a session's `g:<method>`
+# is the count it has heard. KEYS: s, e, channel, chg; ARGV: ttl_ms, max_events, max_bytes
+# -> the notifications stored on the session's standalone stream (one per method it has not heard yet).
+CATCH_UP = (
+    _APPEND
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local counts = redis.call('HGETALL', KEYS[4])
+local stored = 0
+for i = 1, #counts, 2 do
+  local method, count = counts[i], tonumber(counts[i + 1])
+  if (tonumber(redis.call('HGET', KEYS[1], 'g:' .. method)) or 0) < count then
+    redis.call('HSET', KEYS[1], 'g:' .. method, count)
+    append('get', '{"jsonrpc":"2.0","method":"' .. method .. '"}', 'm', ARGV[1], ARGV[2], ARGV[3])
+    stored = stored + 1
+  end
+end
+return stored
+"""
+)
+
+# KEYS: s, e; ARGV: after (a seq), token ('' for none)
+# -> nil (no such session), 'over' (another standalone GET holds the stream), or {seq, first, events after
+# `after`...}. With a token, what is returned is taken for delivery: a later GET starts after it.
 READ = """
-local at = redis.call('HMGET', KEYS[1], 'seq', 'first')
+local at = redis.call('HMGET', KEYS[1], 'seq', 'first', 'gown')
 if not at[1] then return nil end
+if ARGV[2] ~= '' then
+  if at[3] ~= ARGV[2] then return 'over' end
+  redis.call('HSET', KEYS[1], 'gend', at[1])
+end
 local start = tonumber(ARGV[1]) - tonumber(at[2]) + 1
 if start < 0 then start = 0 end
 local events = redis.call('LRANGE', KEYS[2], start, -1)
 table.insert(events, 1, at[2])
 table.insert(events, 1, at[1])
 return events
+"""
+
+# KEYS: s; ARGV: token -> nil (no such session) or the last event a standalone GET took; from now on
+# the GET with `token` holds the session's standalone stream (an older one's READ gets 'over').
+CLAIM = """
+local gend = redis.call('HGET', KEYS[1], 'gend')
+if not gend then return nil end
+redis.call('HSET', KEYS[1], 'gown', ARGV[1])
+return tonumber(gend)
 """
 
 # KEYS: s, e, u, sessions; ARGV: sid, subscription key prefix -> the workers serving its requests
@@ -95,7 +204,7 @@ for _, f in ipairs(fields) do
   if string.sub(f, 1, 3) == 'rq:' then table.insert(owners, redis.call('HGET', KEYS[1], f)) end
 end
 for _, uri in ipairs(redis.call('SMEMBERS', KEYS[3])) do
-  redis.call('SREM', ARGV[2] .. uri, ARGV[1])
+  redis.call('ZREM', ARGV[2] .. uri, ARGV[1])
 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[4], ARGV[1])
@@ -114,4 +223,29 @@ return worker
 FINISH = """
 redis.call('HDEL', KEYS[1], ARGV[2])
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 1 then redis.call('HINCRBY', KEYS[1], 'inf', -1) end
+"""
+
+# KEYS: s, u, sub:<uri>; ARGV: now_ms, idle_ms, sid, uri, limit ('' for none)
+# -> 0 when the session already has `limit` other subscriptions, else 1
+SUBSCRIBE = (
+    _INDEX
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 1 end
+local limit = tonumber(ARGV[5])
+if limit and redis.call('SISMEMBER', KEYS[2], ARGV[4]) == 0 and redis.call('SCARD', KEYS[2]) >= limit then
+  return 0
+end
+redis.call('SADD', KEYS[2], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('HSETNX', KEYS[1], 'ur', ARGV[1])
+local ur = tonumber(redis.call('HGET', KEYS[1], 'ur'))
+index(KEYS[3], ARGV[3], ur + math.floor(tonumber(ARGV[2]) * 3 / 2), ARGV[1])
+return 1
+"""
+)
+
+# KEYS: sub:<uri>; ARGV: now_ms -> the sessions subscribed to the URI that may still live
+SUBSCRIBERS = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+return redis.call('ZRANGE', KEYS[1], 0, -1)
 """

@@ -1,7 +1,8 @@
 """Messages between the workers of a cluster, over Redis pub/sub: wake-ups when a session stores an
 event, each worker's inbox (messages routed to the worker serving a request) and the bus (change
-notifications and session ends for every worker). Pub/sub is at most once: every reader of a wake-up
-also polls, so a message lost while Redis was away only delays what it announced.
+notifications and session ends for every worker). Pub/sub is at most once, so a waiter is woken once
+more when its channel's subscription is confirmed (what was published before that is read then), and
+polls only while its channel has no confirmed subscription (the connection was lost, or not yet back).
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ class Wake:
     def set(self) -> None:
         self._event.set()
 
-    async def wait(self, timeout: float) -> None:
-        """Until set (or `timeout`); then ready to be set again."""
+    async def wait(self, timeout: float | None) -> bool:
+        """Until set (True) or `timeout` (False; None: no limit); then ready to be set again."""
         with anyio.move_on_after(timeout):
             await self._event.wait()
-        self._event = anyio.Event()
+        woken, self._event = self._event.is_set(), anyio.Event()
+        return woken
 
 
 class Signals:
@@ -49,6 +51,7 @@ class Signals:
         self.inbox, self.bus = inbox, bus
         self._on_inbox, self._on_bus = on_inbox, on_bus
         self._waiting: dict[str, set[Wake]] = {}
+        self._confirmed: set[str] = set()  # channels Redis confirmed on the live connection
         self._pubsub: PubSub | None = None
         self._down = False  # the pub/sub connection is lost (since its last warning)
 
@@ -67,7 +70,7 @@ class Signals:
                 await anyio.sleep(0.5)
 
     async def _read(self) -> None:
-        pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+        pubsub = self.redis.pubsub()
         self._pubsub = pubsub
         try:
             await pubsub.subscribe(self.inbox, self.bus, *self._waiting)
@@ -76,10 +79,19 @@ class Signals:
                 self._down = False
             while True:
                 message = await pubsub.get_message(timeout=1.0)
-                if message is not None:
-                    await self._dispatch(message["channel"].decode(), message["data"])
+                if message is None:
+                    continue
+                channel = message["channel"].decode()
+                if message["type"] == "message":
+                    await self._dispatch(channel, message["data"])
+                elif message["type"] == "subscribe" and channel in self._waiting:
+                    self._confirmed.add(channel)
+                    self._wake(channel)  # to read what was published before the subscription took
+                elif message["type"] == "unsubscribe":
+                    self._confirmed.discard(channel)
         finally:
             self._pubsub = None
+            self._confirmed.clear()
             await pubsub.aclose()
 
     async def _dispatch(self, channel: str, data: bytes) -> None:
@@ -90,13 +102,19 @@ class Signals:
             except Exception:
                 log.exception("cluster message on %s failed", channel)
             return
+        self._wake(channel)
+
+    def _wake(self, channel: str) -> None:
         for event in self._waiting.get(channel, ()):
             event.set()
 
     def _wake_all(self) -> None:
-        for events in self._waiting.values():
-            for event in events:
-                event.set()
+        for channel in self._waiting:
+            self._wake(channel)
+
+    def confirmed(self, channel: str) -> bool:
+        """A message published on `channel` now reaches its waiters (else they must poll)."""
+        return channel in self._confirmed
 
     async def watch(self, channel: str, event: Wake) -> None:
         """Set `event` whenever something is published on `channel`, until `unwatch`."""
@@ -115,6 +133,7 @@ class Signals:
         waiting.discard(event)
         if not waiting:
             del self._waiting[channel]
+            self._confirmed.discard(channel)
             if self._pubsub is not None:
                 try:
                     await self._pubsub.unsubscribe(channel)

@@ -20,7 +20,7 @@ from . import scripts
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-__all__ = ["DuplicateRequest", "Event", "SessionBusy", "SharedState"]
+__all__ = ["DuplicateRequest", "Event", "SessionBusy", "SharedState", "TakenOver"]
 
 Arg = bytes | str | int | float
 
@@ -31,6 +31,10 @@ class DuplicateRequest(Exception):
 
 class SessionBusy(Exception):
     """`max_in_flight` requests of the session are in flight, across the cluster."""
+
+
+class TakenOver(Exception):
+    """A newer standalone GET holds the session's stream."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +76,11 @@ class SharedState:
         self._end = redis.register_script(scripts.END)
         self._take_asked = redis.register_script(scripts.TAKE_ASKED)
         self._finish = redis.register_script(scripts.FINISH)
+        self._claim = redis.register_script(scripts.CLAIM)
+        self._touch = redis.register_script(scripts.TOUCH)
+        self._subscribe = redis.register_script(scripts.SUBSCRIBE)
+        self._catch_up = redis.register_script(scripts.CATCH_UP)
+        self._subscribers = redis.register_script(scripts.SUBSCRIBERS)
 
     def key(self, session_id: str, part: str) -> str:
         return f"{self.prefix}{{{session_id}}}:{part}"
@@ -85,7 +94,7 @@ class SharedState:
 
     async def create(self, session_id: str, principal: str | None) -> bool:
         """Reserve a new session (not served until `agreed`); False at `max_sessions` in the cluster."""
-        keys = [self.key(session_id, "s"), self.prefix + "sessions"]
+        keys = [self.key(session_id, "s"), self.prefix + "sessions", self.prefix + "chg"]
         args: list[Arg] = [_now_ms(), self.idle_ms, self.max_sessions, session_id, principal or ""]
         return bool(await self._create(keys=keys, args=args))
 
@@ -111,7 +120,7 @@ class SharedState:
         field = _request_field(request_id) if request_id is not None else ""
         keys = [*self._keys(session_id), self.prefix + "sessions"]
         args: list[Arg] = [_now_ms(), self.idle_ms, session_id, principal or "", field, worker]
-        args += [stream_id or "", orjson.dumps(request_id), self.max_in_flight]
+        args += [stream_id or "", orjson.dumps(request_id), self.max_in_flight, self.prefix + "sub:"]
         found = await self._begin(keys=keys, args=args)
         if found is None:
             return None
@@ -121,6 +130,12 @@ class SharedState:
             raise SessionBusy(request_id)
         version, caps, info, level = found
         return Restored(version.decode(), orjson.loads(caps), orjson.loads(info), level.decode() or None)
+
+    async def touch(self, session_id: str) -> bool:
+        """The session's idle time restarted (a GET open on it is activity); False when it is gone."""
+        keys = [*self._keys(session_id), self.prefix + "sessions"]
+        args: list[Arg] = [_now_ms(), self.idle_ms, session_id, self.prefix + "sub:"]
+        return bool(await self._touch(keys=keys, args=args))
 
     async def set_level(self, session_id: str, level: str) -> None:
         await self.redis.hset(self.key(session_id, "s"), "lvl", level)
@@ -139,6 +154,17 @@ class SharedState:
         ]
         return int(await self._store(keys=keys, args=args))
 
+    async def changed(self, method: str) -> None:
+        """One more `method` (a list_changed) for every session: see `catch_up`."""
+        await self.redis.hincrby(self.prefix + "chg", method, 1)
+
+    async def catch_up(self, session_id: str) -> int:
+        """Store on the session's standalone stream each list_changed it has not heard since it was
+        created (once per method, however many there were); how many."""
+        keys = [self.key(session_id, "s"), self.key(session_id, "e"), self.channel(session_id)]
+        keys.append(self.prefix + "chg")
+        return int(await self._catch_up(keys=keys, args=[self.idle_ms, self.max_events, self.max_bytes]))
+
     async def begin_initialize(self, session_id: str, worker: str, request_id: Any, stream_id: str) -> None:
         """The initialize request of a session just created is in flight on `worker`."""
         rid = orjson.dumps(request_id)
@@ -150,18 +176,33 @@ class SharedState:
         keys = [self.key(session_id, "s")]
         await self._finish(keys=keys, args=[_request_field(request_id), "st:" + stream_id])
 
-    async def read(self, session_id: str, after: int) -> tuple[int, list[Event]] | None:
-        """(seq of the oldest event kept, the events after `after`); None when the session is gone."""
+    async def read(self, session_id: str, after: int, token: str = "") -> tuple[int, list[Event]] | None:
+        """(seq of the oldest event kept, the events after `after`); None when the session is gone. With
+        the `token` of a `claim`: raises TakenOver once a newer GET claimed the stream, and what is
+        returned counts as delivered."""
         keys = [self.key(session_id, "s"), self.key(session_id, "e")]
-        found = await self._read(keys=keys, args=[after])
+        found = await self._read(keys=keys, args=[after, token])
         if found is None:
             return None
+        if found == b"over":
+            raise TakenOver(session_id)
         first = int(found[1])
         events = [_event(raw) for raw in found[2:]]
         return first, [e for e in events if e.seq > after]
 
+    async def claim(self, session_id: str, token: str) -> int | None:
+        """The standalone GET with `token` holds the session's stream from now on; the last event the
+        GETs before it took (None when there is no such session)."""
+        found = await self._claim(keys=[self.key(session_id, "s")], args=[token])
+        return int(found) if found is not None else None
+
     async def replay_after(self, session_id: str, last_event_id: str) -> Replay:
         """The events after `last_event_id` on its stream; the rules of InMemoryEventStore."""
+        stream_id, events = await self.resume(session_id, last_event_id)
+        return Replay(stream_id, tuple((e.event_id, e.data) for e in events))
+
+    async def resume(self, session_id: str, last_event_id: str) -> tuple[str, list[Event]]:
+        """The stream `last_event_id` names and its events after that id (`replay_after`'s rules)."""
         parsed = parse_event_id(last_event_id)
         last = await self.redis.hget(self.key(session_id, "s"), "seq")
         if parsed is None or last is None or not 1 <= parsed[1] <= int(last):
@@ -175,8 +216,7 @@ class SharedState:
             raise EventsExpired(f"events after Last-Event-ID {last_event_id!r} are no longer retained")
         if events and events[0].seq == seq and events[0].stream_id != stream_id:
             raise UnknownEventId(f"Last-Event-ID {last_event_id!r} names another stream than it was sent on")
-        later = tuple((e.event_id, e.data) for e in events if e.seq > seq and e.stream_id == stream_id)
-        return Replay(stream_id, later)
+        return stream_id, [e for e in events if e.seq > seq and e.stream_id == stream_id]
 
     async def stream_request(self, session_id: str, stream_id: str) -> Any:
         """The id of the request whose stream `stream_id` is still open (None: finished)."""
@@ -200,39 +240,31 @@ class SharedState:
     async def forget_asked(self, session_id: str, request_ids: list[Any]) -> None:
         await self.redis.hdel(self.key(session_id, "s"), *[_asked_field(rid) for rid in request_ids])
 
-    async def standalone_end(self, session_id: str) -> int:
-        raw = await self.redis.hget(self.key(session_id, "s"), "gend")
-        return int(raw) if raw is not None else 0
-
-    async def set_standalone_end(self, session_id: str, seq: int) -> None:
-        key = self.key(session_id, "s")
-        if await self.redis.exists(key):
-            await self.redis.hset(key, "gend", seq)
-
     async def end(self, session_id: str) -> list[str]:
         """Forget the session everywhere; the workers serving its requests."""
         keys = [*self._keys(session_id), self.prefix + "sessions"]
         owners = await self._end(keys=keys, args=[session_id, self.prefix + "sub:"])
         return [o.decode() for o in owners]
 
-    async def subscribe(self, session_id: str, uri: str) -> None:
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.sadd(self.key(session_id, "u"), uri)
-            pipe.pexpire(self.key(session_id, "u"), self.idle_ms)
-            pipe.sadd(self.prefix + "sub:" + uri, session_id)
-            await pipe.execute()
+    async def subscribe(self, session_id: str, uri: str, limit: int | None) -> bool:
+        """The session hears updates of `uri`; False when it already has `limit` other subscriptions."""
+        keys = [self.key(session_id, "s"), self.key(session_id, "u"), self.prefix + "sub:" + uri]
+        args: list[Arg] = [_now_ms(), self.idle_ms, session_id, uri, "" if limit is None else limit]
+        return bool(await self._subscribe(keys=keys, args=args))
 
     async def unsubscribe(self, session_id: str, uri: str) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.srem(self.key(session_id, "u"), uri)
-            pipe.srem(self.prefix + "sub:" + uri, session_id)
+            pipe.zrem(self.prefix + "sub:" + uri, session_id)
             await pipe.execute()
 
     async def subscribers(self, uri: str) -> list[str]:
-        return [_text(sid) for sid in await self.redis.smembers(self.prefix + "sub:" + uri)]
+        """The sessions subscribed to `uri` (one that ended may still be listed for half an idle time)."""
+        found = await self._subscribers(keys=[self.prefix + "sub:" + uri], args=[_now_ms()])
+        return [_text(sid) for sid in found]
 
     async def drop_subscriber(self, uri: str, session_id: str) -> None:
-        await self.redis.srem(self.prefix + "sub:" + uri, session_id)
+        await self.redis.zrem(self.prefix + "sub:" + uri, session_id)
 
     async def level(self, session_id: str) -> str | None:
         raw = await self.redis.hget(self.key(session_id, "s"), "lvl")

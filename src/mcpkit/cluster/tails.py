@@ -1,13 +1,14 @@
 """GET streams on a cluster worker: a resumption (Last-Event-ID) replays the session's shared log and
-then tails it until its stream's response; the standalone stream tails the log's "get" stream for as
-long as the client holds it. A newer standalone GET anywhere takes the stream over (the older one
-ends), so a message never goes out on two streams and a half-open connection never blocks a new one.
+then tails it until its stream's response (at once when that is already stored); the standalone stream
+tails the log's "get" stream for as long as the client holds it. A newer standalone GET anywhere takes
+the stream over (the older one ends): the claim is in Redis, and what a GET read for delivery is never
+read by the next one, so a message goes out on one stream only and a half-open connection never
+blocks a new one.
 """
 
 from __future__ import annotations
 
 import secrets
-from contextlib import suppress
 from dataclasses import dataclass, field
 from time import monotonic
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from ..transports.http_server.event_store import UnknownEventId
 from ..transports.http_server.exchange import Exchange
 from ..transports.http_server.sessions import STANDALONE
 from .signals import Wake
+from .state import Event, TakenOver
 
 if TYPE_CHECKING:
     from .http import ClusterSessions
@@ -42,6 +44,7 @@ class Held:
     token: str
     wake: Wake = field(default_factory=Wake)
     over: bool = False
+    after: int | None = None  # the last event the GETs before it took (None: the session is gone)
 
     def end(self) -> None:
         self.over = True
@@ -51,7 +54,9 @@ class Held:
 class Tails:
     def __init__(self, cluster: ClusterSessions, poll: float = 1.0) -> None:
         self.cluster = cluster
-        self.poll = poll  # wake-ups are at most once; a tail also reads this often
+        self.poll = poll  # how often a tail reads while its wake-ups cannot reach it
+        # an open standalone GET keeps its session alive, as in one process
+        self.keep = max(0.01, cluster.state.idle_ms / 4000)
         self.held: dict[str, Held] = {}
 
     async def serve(self, session_id: str, exchange: Exchange) -> None:
@@ -62,26 +67,28 @@ class Tails:
         parsed = parse_event_id(last)
         if parsed is None:
             raise HTTPRefusal(400, f"Bad Request: malformed Last-Event-ID {last!r}")
+        state = self.cluster.state
+        # asked before the replay is read: a stream finished now has its final event in that replay
+        open_ = parsed[0] == STANDALONE or await state.stream_request(session_id, parsed[0]) is not None
         try:
-            replay = await self.cluster.state.replay_after(session_id, last)
+            stream_id, events = await state.resume(session_id, last)
         except UnknownEventId as exc:
             raise HTTPRefusal(400, f"Bad Request: {exc}") from None
-        first = b"".join(encode_event(data, event_id=eid) for eid, data in replay.events if data)
-        after = parse_event_id(replay.events[-1][0])[1] if replay.events else parsed[1]  # type: ignore[index]
-        held = self._claim(session_id) if replay.stream_id == STANDALONE else None
-        if held is not None:
-            await self.cluster.signals.send(self.cluster.signals.bus, _takeover(session_id, held))
-        await self._tail(session_id, replay.stream_id, after, exchange, first, held)
+        first = b"".join(encode_event(e.data, event_id=e.event_id) for e in events if e.data)
+        if not open_ or any(e.final for e in events):
+            await _write_all(exchange, first)
+            return
+        after = events[-1].seq if events else parsed[1]
+        held = await self._claim(session_id) if stream_id == STANDALONE else None
+        await self._tail(session_id, stream_id, after, exchange, first, held)
 
     async def _standalone(self, session_id: str, exchange: Exchange) -> None:
         state = self.cluster.state
-        held = self._claim(session_id)
-        await self.cluster.signals.send(self.cluster.signals.bus, _takeover(session_id, held))
-        after = await state.standalone_end(session_id)
-        found = await state.read(session_id, after)
+        held = await self._claim(session_id)
+        found = await state.read(session_id, held.after, held.token) if held.after is not None else None
         events = [e for e in found[1] if e.stream_id == STANDALONE and e.data] if found else []
         first = b"".join(encode_event(e.data, event_id=e.event_id) for e in events[-_BACKLOG:])
-        after = found[1][-1].seq if found and found[1] else after
+        after = found[1][-1].seq if found and found[1] else held.after or 0
         retry = self.cluster.answering.retry_for(exchange.version)
         if retry is not None:
             seq = await state.store(session_id, STANDALONE, b"")
@@ -89,11 +96,16 @@ class Tails:
                 first += encode_event(b"", event_id=format_event_id(STANDALONE, seq), retry_ms=retry)
         await self._tail(session_id, STANDALONE, after, exchange, first, held)
 
-    def _claim(self, session_id: str) -> Held:
+    async def _claim(self, session_id: str) -> Held:
+        """This GET holds the session's standalone stream: the one before it, here or on another
+        worker, ends, and nothing it took is delivered again."""
         previous = self.held.get(session_id)
         if previous is not None:
             previous.end()
         held = self.held[session_id] = Held(secrets.token_hex(8))
+        held.after = await self.cluster.state.claim(session_id, held.token)
+        await self.cluster.state.catch_up(session_id)
+        await self.cluster.signals.send(self.cluster.signals.bus, _takeover(session_id, held))
         return held
 
     async def _tail(
@@ -103,6 +115,7 @@ class Tails:
         event, the session's end, a takeover or the client's disconnect."""
         signals, channel = self.cluster.signals, self.cluster.state.channel(session_id)
         wake = held.wake if held is not None else Wake()
+        token = held.token if held is not None else ""
         await signals.watch(channel, wake)
         send, cursor, ended = exchange.send, after, False
         try:
@@ -110,35 +123,59 @@ class Tails:
             async with until_disconnect(exchange.receive):
                 if first:
                     await send({"type": "http.response.body", "body": first, "more_body": True})
-                checked = monotonic()
+                checked, stale = monotonic(), True
                 while not ended and not (held is not None and held.over):
-                    try:
-                        found = await self.cluster.state.read(session_id, cursor)
-                    except RedisError:
-                        break  # the client resumes from what it has, once Redis is back
-                    if found is None:
-                        break  # the session ended
-                    for event in found[1]:
-                        cursor = event.seq
-                        if event.stream_id == stream_id and event.data:
-                            body = encode_event(event.data, event_id=event.event_id)
-                            await send({"type": "http.response.body", "body": body, "more_body": True})
-                        if event.stream_id == stream_id and event.final:
-                            ended = True
-                            break
-                    if not ended:
-                        await wake.wait(self.poll)
-                    if held is None and not ended and monotonic() - checked > self.cluster.dead_after:
+                    if stale:
+                        try:
+                            found = await self.cluster.state.read(session_id, cursor, token)
+                        except (RedisError, TakenOver):
+                            break  # Redis away: the client resumes from what it has, once Redis is back
+                        if found is None:
+                            break  # the session ended
+                        cursor, ended = await self._write(exchange, stream_id, found[1], cursor)
+                    if ended:
+                        break
+                    stale = await wake.wait(self._patience(channel, held))
+                    stale = stale or not signals.confirmed(channel)
+                    if monotonic() - checked > (self.keep if held else self.cluster.dead_after):
                         checked = monotonic()
-                        await self._finish_if_lost(session_id, stream_id)
+                        if not await self._check(session_id, stream_id, held):
+                            break
         finally:
             await signals.unwatch(channel, wake)
-            if held is not None:
-                if self.held.get(session_id) is held:
-                    del self.held[session_id]
-                with suppress(RedisError):
-                    await self.cluster.state.set_standalone_end(session_id, cursor)
+            if held is not None and self.held.get(session_id) is held:
+                del self.held[session_id]
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _write(
+        self, exchange: Exchange, stream_id: str, events: list[Event], cursor: int
+    ) -> tuple[int, bool]:
+        """The events of `stream_id` sent; (the last event looked at, whether it was the final one)."""
+        for event in events:
+            cursor = event.seq
+            if event.stream_id == stream_id and event.data:
+                body = encode_event(event.data, event_id=event.event_id)
+                await exchange.send({"type": "http.response.body", "body": body, "more_body": True})
+            if event.stream_id == stream_id and event.final:
+                return cursor, True
+        return cursor, False
+
+    def _patience(self, channel: str, held: Held | None) -> float | None:
+        """How long a tail waits for a wake-up: for ever while they reach it (a resumption checks on its
+        request's worker, a standalone GET keeps its session), else it polls."""
+        if not self.cluster.signals.confirmed(channel):
+            return self.poll
+        return self.keep if held is not None else self.cluster.dead_after
+
+    async def _check(self, session_id: str, stream_id: str, held: Held | None) -> bool:
+        """False when the session is gone."""
+        try:
+            if held is not None:
+                return await self.cluster.state.touch(session_id)
+            await self._finish_if_lost(session_id, stream_id)
+        except RedisError:
+            pass  # the next read ends the tail if Redis is still away
+        return True
 
     async def _finish_if_lost(self, session_id: str, stream_id: str) -> None:
         """A stream whose request's worker died gets an error response, stored once, by whichever worker
@@ -165,23 +202,28 @@ class Tails:
             self.end(session_id)
 
     async def on_change(self, message: JSON) -> None:
-        """A change published on the bus: stored for the standalone streams held here."""
-        state = self.cluster.state
+        """A change published on the bus: stored for the standalone streams held here (a list_changed
+        for the others waits in Redis for their next GET)."""
+        state, kind = self.cluster.state, message.get("k")
         for session_id in list(self.held):
-            note = await self._note(session_id, message)
+            if kind == "changed":
+                await state.catch_up(session_id)
+                continue
+            note = await self._note(session_id, message) if kind == "log" else None
             if note is not None:
                 await state.store(session_id, STANDALONE, orjson.dumps(note))
 
     async def _note(self, session_id: str, message: JSON) -> JSON | None:
-        kind = message.get("k")
-        if kind == "changed":
-            return {"jsonrpc": "2.0", "method": message.get("m")}
-        if kind != "log":
-            return None
         threshold = await self.cluster.state.level(session_id)
         level, data, logger = str(message.get("level")), message.get("data"), message.get("logger")
         params = log_params(level, data, logger if isinstance(logger, str) else None, threshold)
         return {"jsonrpc": "2.0", "method": "notifications/message", "params": params} if params else None
+
+
+async def _write_all(exchange: Exchange, body: bytes) -> None:
+    """A whole SSE response: a resumed stream that had already ended."""
+    await exchange.send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+    await exchange.send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def _takeover(session_id: str, held: Held) -> JSON:

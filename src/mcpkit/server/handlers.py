@@ -110,6 +110,7 @@ async def discover(registry: Registry, _peers: Peers, ctx: Context, params: JSON
 
 async def subscribe(registry: Registry, peers: Peers, ctx: Context, params: JSON) -> JSON:
     uri = uri_of(params, "resources/subscribe")
+    peers.check_uri(uri)
     if not registry.knows(uri):
         raise not_found(uri)
     await peers.subscribe(ctx.session, uri)

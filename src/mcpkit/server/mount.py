@@ -108,8 +108,8 @@ class Mount:
     async def log(self, level: str, data: Any, logger: str | None) -> None:
         await self.peers.log(level, data, logger)
 
-    async def subscribe(self, session_id: str, uri: str) -> None:
-        return None  # the child's clients are the parent's: they subscribe there
+    async def subscribe(self, session_id: str, uri: str, limit: int | None) -> bool:
+        return True  # the child's clients are the parent's: they subscribe there
 
     async def unsubscribe(self, session_id: str, uri: str) -> None:
         return None

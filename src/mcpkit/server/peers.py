@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..protocol.errors import INVALID_PARAMS, MCPError
+
 if TYPE_CHECKING:
     from ..runtime.session import Session
     from .subscriptions import Listener
@@ -24,7 +26,9 @@ JSON = dict[str, Any]
 class Relay(Protocol):
     """Peers beyond this process: a session is named by its id, since several processes serve it."""
 
-    async def subscribe(self, session_id: str, uri: str) -> None: ...
+    async def subscribe(self, session_id: str, uri: str, limit: int | None) -> bool:
+        """Record the subscription; False when the session already has `limit` others."""
+        ...
 
     async def unsubscribe(self, session_id: str, uri: str) -> None: ...
 
@@ -36,9 +40,14 @@ class Relay(Protocol):
 
 
 class Peers:
-    """The sessions one server process serves, and what each of them asked to hear."""
+    """The sessions one server process serves, and what each of them asked to hear.
 
-    def __init__(self) -> None:
+    `max_subscriptions`: resources one session may subscribe to; `max_uri_length`: the longest URI it
+    may subscribe to (characters). Past either, resources/subscribe is refused with -32602. None: no cap.
+    """
+
+    def __init__(self, *, max_subscriptions: int | None = 100, max_uri_length: int | None = 2048) -> None:
+        self.max_subscriptions, self.max_uri_length = max_subscriptions, max_uri_length
         self._subscribed: dict[Session, set[str]] = {}
         self.listeners: set[Listener] = set()
         self.relay: Relay | None = None
@@ -69,13 +78,27 @@ class Peers:
         finally:
             self.listeners.discard(listener)
 
+    def check_uri(self, uri: str) -> None:
+        """Refuse (-32602) a URI too long to subscribe to."""
+        if self.max_uri_length is not None and len(uri) > self.max_uri_length:
+            message = f"Invalid params: a subscribed uri has at most {self.max_uri_length} characters"
+            raise MCPError(INVALID_PARAMS, message)
+
     async def subscribe(self, session: Session, uri: str) -> None:
-        """resources/subscribe: `session` hears notifications/resources/updated for `uri`."""
-        shared = self._shared_id(session)
+        """resources/subscribe: `session` hears notifications/resources/updated for `uri`; refused
+        (-32602) past `max_uri_length` or `max_subscriptions`."""
+        self.check_uri(uri)
+        limit, shared = self.max_subscriptions, self._shared_id(session)
         if shared is not None:
-            await shared[0].subscribe(shared[1], uri)
+            accepted = await shared[0].subscribe(shared[1], uri, limit)
         else:
-            self._subscribed[session].add(uri)
+            uris = self._subscribed[session]
+            accepted = uri in uris or limit is None or len(uris) < limit
+            if accepted:
+                uris.add(uri)
+        if not accepted:
+            message = f"Invalid params: a session subscribes to at most {limit} resources"
+            raise MCPError(INVALID_PARAMS, message)
 
     async def unsubscribe(self, session: Session, uri: str) -> None:
         shared = self._shared_id(session)
