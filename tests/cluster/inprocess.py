@@ -27,6 +27,7 @@ class Seen:
     def __init__(self) -> None:
         self.cancelled: list[str] = []
         self.started = anyio.Event()
+        self.resumed: list[str] = []  # the tags of `confirm` tasks whose remainder ran, once per run
 
 
 def make_server(seen: Seen, name: str) -> Server:
@@ -74,6 +75,13 @@ def make_server(seen: Seen, name: str) -> Server:
     @server.tool()
     def principal(ctx: Context) -> str:
         return (ctx.auth.subject if ctx.auth is not None else None) or "nobody"
+
+    @server.tool(task=True)
+    async def confirm(ctx: Context, tag: str) -> str:
+        """A task that asks, then (in the leg after the answer) notes that its remainder ran."""
+        answer = await ctx.elicit("sure?", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
+        seen.resumed.append(tag)
+        return f"{tag}: {answer.action}"
 
     @server.resource("mem://note")
     def note() -> str:

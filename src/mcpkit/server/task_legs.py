@@ -25,6 +25,7 @@ class Leg:
     """One run of a task's tool; `record` is set once the call is a task."""
 
     record: TaskRecord | None = None
+    number: int = 0  # the task's leg this run is (TaskRecord.leg)
     created: anyio.Event = field(default_factory=lambda: anyio.Event())  # the record is in the store
     escalated: anyio.Event = field(default_factory=lambda: anyio.Event())  # ctx.as_task() was called
     done: anyio.Event = field(default_factory=lambda: anyio.Event())  # (anyio.Event loads modules: lazily)

@@ -15,12 +15,13 @@ from typing import Any, Protocol
 import anyio
 
 from ..protocol.errors import LocalError
-from ..protocol.tasks import RELATED_TASK, Status, advance
+from ..protocol.tasks import RELATED_TASK, Status
 from ..protocol.utilities import progress_params
 from .asking import SessionAsker
 from .context import Context
+from .task_changes import moved
 from .task_legs import Leg, TaskContext
-from .task_store import TaskRecord, TaskStore
+from .task_store import Change, TaskRecord
 
 __all__ = ["UtilityAsker", "UtilityContext"]
 
@@ -28,9 +29,7 @@ JSON = dict[str, Any]
 
 
 class Engine(Protocol):
-    store: TaskStore
-
-    async def changed(self, record: TaskRecord, ctx: Context) -> None: ...
+    async def change(self, task_id: str, ctx: Context, change: Change) -> tuple[TaskRecord | None, bool]: ...
 
 
 def related(task_id: str, params: JSON) -> JSON:
@@ -81,11 +80,7 @@ class UtilityAsker:
 
     async def move(self, to: Status) -> None:
         """The task to `to`, unless it has ended meanwhile (a cancelled task stays cancelled)."""
-        record = await self.engine.store.get(self.task_id)
-        if record is None or record.status.terminal or record.status is to:
-            return
-        record.status = advance(record.status, to)
-        await self.engine.changed(record, self.ctx)
+        await self.engine.change(self.task_id, self.ctx, moved(to))
 
 
 class UtilityContext(TaskContext):
