@@ -83,6 +83,14 @@ def make_server(seen: Seen, name: str) -> Server:
         seen.resumed.append(tag)
         return f"{tag}: {answer.action}"
 
+    @server.tool(task=True)
+    async def survey(ctx: Context) -> str:
+        """A 2025-11-25 task that reports progress around asking (long after tools/call was answered)."""
+        await ctx.report_progress(1, 2)
+        answer = await ctx.elicit("sure?", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
+        await ctx.report_progress(2, 2, "answered")
+        return f"survey: {answer.action} on {name}"
+
     @server.resource("mem://note")
     def note() -> str:
         return "hello"

@@ -22,6 +22,7 @@ from .http import ClusterSessions
 from .relay import ClusterRelay
 from .state import SharedState
 from .task_store import RedisTaskStore
+from .tasks import ClusterTasks
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -122,6 +123,6 @@ class RedisBackplane:
             peers.share(cluster.relay)
         engine = getattr(target, "tasks", None)
         if isinstance(engine, TaskEngine) and isinstance(engine.store, InMemoryTaskStore):
-            engine.share(RedisTaskStore(state.redis, self.prefix), cluster)  # tasks in the same Redis
+            engine.share(RedisTaskStore(state.redis, self.prefix), ClusterTasks(cluster))  # the same Redis
             cluster.tasks = engine
         return cluster

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -13,6 +13,9 @@ from ..runtime._native import Detached
 from .asking import Asker
 from .context import Context
 from .round_trip import RoundTrip
+
+if TYPE_CHECKING:
+    from ..runtime.session import Session
 from .task_store import TaskRecord
 
 __all__ = ["Leg", "TaskContext", "answer_of", "either", "fields_of", "task_support"]
@@ -39,10 +42,10 @@ class TaskContext(Context):
 
     __slots__ = ("leg",)
 
-    def __init__(self, base: Context, leg: Leg, asker: Asker) -> None:
+    def __init__(self, base: Context, leg: Leg, asker: Asker, session: Session | None = None) -> None:
         super().__init__(
             base.registry,
-            base.session,
+            session if session is not None else base.session,
             base.request_id,
             base.negotiated,
             asker,

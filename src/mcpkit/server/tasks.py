@@ -17,6 +17,8 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -49,10 +51,11 @@ from .round_trip import InputRequired, RoundTrip
 from .task_changes import answered, cancelled, lost, running, settled
 from .task_legs import Leg, TaskContext, answer_of, either, fields_of, task_support
 from .task_notices import task_note, tell
-from .task_session import UtilityAsker, UtilityContext
+from .task_session import UtilityContext
 from .task_store import Change, InMemoryTaskStore, TaskRecord, TaskStore
 
 if TYPE_CHECKING:
+    from ..runtime.session import Session
     from .tools import Tool
 
 __all__ = ["TaskCluster", "TaskContext", "TaskEngine", "task_support"]  # the last two: task_legs
@@ -73,6 +76,10 @@ class TaskCluster(Protocol):
 
     async def cancel_elsewhere(self, task_id: str) -> None:
         """Have whichever worker runs the task's leg cancel it."""
+        ...
+
+    def outliving(self, session: Session) -> AbstractAsyncContextManager[Session]:
+        """A session to the same client as `session` (a request's) that lasts until the block ends."""
         ...
 
 
@@ -333,10 +340,21 @@ class TaskEngine:
         leg.escalated.set()
         if not isinstance(ctx.asker, SessionAsker):  # every handshake-era request has one
             raise MCPError(INTERNAL_ERROR, "Internal error: a 2025-11-25 task needs the session")
-        task_ctx = UtilityContext(ctx, leg, UtilityAsker(ctx.asker, record.task_id, self, ctx))
-        leg.runner = spawn_detached(lambda: self._run(leg, tool, arguments, task_ctx, mask_errors))
+        timeout = ctx.asker.timeout
+        leg.runner = spawn_detached(
+            lambda: self._run_utility(leg, tool, arguments, ctx, timeout, mask_errors)
+        )
         self._legs[record.task_id] = leg
         return {"task": utility_task(fields_of(record))}
+
+    async def _run_utility(
+        self, leg: Leg, tool: Tool, arguments: JSON | None, ctx: Context, timeout: float | None, mask: bool
+    ) -> None:
+        """A 2025-11-25 leg, talking to the client on a session that lasts as long as it runs (the
+        request's own ends with the request, on a cluster's worker)."""
+        outliving = self.cluster.outliving(ctx.session) if self.cluster is not None else _same(ctx.session)
+        async with outliving as session:
+            await self._run(leg, tool, arguments, UtilityContext(ctx, leg, session, self, timeout), mask)
 
     async def result(self, ctx: Context, params: JSON) -> JSON:
         """tasks/result (2025-11-25): once the task ends, exactly its result (tagged with the related
@@ -360,6 +378,11 @@ class TaskEngine:
         start, stop, next_cursor = page(len(tasks), params.get("cursor"), _LIST_PAGE)
         listed: JSON = {"tasks": [utility_task(fields_of(r)) for r in tasks[start:stop]]}
         return listed | ({"nextCursor": next_cursor} if next_cursor else {})
+
+
+@asynccontextmanager
+async def _same(session: Session) -> AsyncIterator[Session]:
+    yield session  # in one process the session outlives its requests
 
 
 def owner_of(ctx: Context) -> str | None:
