@@ -36,7 +36,7 @@ class RawSession:
         return {**HEADERS, "mcp-session-id": self.session_id, "mcp-protocol-version": VERSION}
 
     async def open(self, url: str) -> None:
-        caps = {"elicitation": {}, "tasks": {"requests": {}}}
+        caps: JSON = {"elicitation": {}, "tasks": {"requests": {}}}
         params = {
             "protocolVersion": VERSION,
             "capabilities": caps,
