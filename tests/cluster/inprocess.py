@@ -91,6 +91,10 @@ def make_server(seen: Seen, name: str) -> Server:
         await ctx.report_progress(2, 2, "answered")
         return f"survey: {answer.action} on {name}"
 
+    @server.tool(task=True)
+    def blob(kib: int) -> str:
+        return "x" * (kib * 1024)
+
     @server.resource("mem://note")
     def note() -> str:
         return "hello"

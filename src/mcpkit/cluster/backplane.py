@@ -40,7 +40,8 @@ class RedisBackplane:
     oldest go first; a resumption from a dropped event is 400, as in one process). `heartbeat` /
     `dead_after`: how often a worker says it is alive, and after how long without that a stream whose
     request it served is finished with an error. `worker`: a name for this process (letters and
-    digits; a random suffix keeps each start distinct).
+    digits; a random suffix keeps each start distinct). `max_tasks`, `max_live_tasks`, `task_bytes`
+    and `task_result_bytes`: the bounds of the tasks kept in the same Redis (cluster/task_store.py).
     """
 
     def __init__(
@@ -57,6 +58,10 @@ class RedisBackplane:
         heartbeat: float = 2.0,
         dead_after: float = 6.0,
         socket_timeout: float = 2.0,
+        max_tasks: int = 100_000,
+        max_live_tasks: int = 10_000,
+        task_bytes: int = 1024 * 1024 * 1024,
+        task_result_bytes: int = 16 * 1024 * 1024,
     ) -> None:
         if redis is None and url is None:
             raise ValueError("RedisBackplane needs a url or a redis client")
@@ -67,6 +72,12 @@ class RedisBackplane:
         self.idle_timeout, self.max_sessions, self.max_events = idle_timeout, max_sessions, max_events
         self.max_bytes = max_bytes
         self.heartbeat, self.dead_after, self.socket_timeout = heartbeat, dead_after, socket_timeout
+        self.task_bounds = {
+            "max_tasks": max_tasks,
+            "max_live": max_live_tasks,
+            "max_bytes": task_bytes,
+            "max_task_bytes": task_result_bytes,
+        }
 
     def client(self) -> Redis:
         if self._redis is None:
@@ -123,6 +134,7 @@ class RedisBackplane:
             peers.share(cluster.relay)
         engine = getattr(target, "tasks", None)
         if isinstance(engine, TaskEngine) and isinstance(engine.store, InMemoryTaskStore):
-            engine.share(RedisTaskStore(state.redis, self.prefix), ClusterTasks(cluster))  # the same Redis
+            store = RedisTaskStore(state.redis, self.prefix, **self.task_bounds)  # tasks in the same Redis
+            engine.share(store, ClusterTasks(cluster))
             cluster.tasks = engine
         return cluster
