@@ -27,6 +27,7 @@ class Seen:
     def __init__(self) -> None:
         self.cancelled: list[str] = []
         self.started = anyio.Event()
+        self.gate = anyio.Event()  # what `gated` tasks wait for
         self.resumed: list[str] = []  # the tags of `confirm` tasks whose remainder ran, once per run
 
 
@@ -92,6 +93,11 @@ def make_server(seen: Seen, name: str) -> Server:
         return f"survey: {answer.action} on {name}"
 
     @server.tool(task=True)
+    async def gated() -> str:
+        await seen.gate.wait()
+        return "through"
+
+    @server.tool(task=True)
     def blob(kib: int) -> str:
         return "x" * (kib * 1024)
 
@@ -127,7 +133,8 @@ async def cluster(
             servers = [make_server(seen, f"w{i}") for i in range(n)]
             urls = []
             for i, server in enumerate(servers):
-                plane = RedisBackplane(redis.url, worker=f"w{i}", heartbeat=0.2, dead_after=1.0, **backplane)
+                options = {"heartbeat": 0.2, "dead_after": 1.0, **backplane}
+                plane = RedisBackplane(redis.url, worker=f"w{i}", **options)
                 app = StreamableHTTPApp(server, backplane=plane)
                 served = wrap(app) if wrap is not None else app
                 urls.append(await stack.enter_async_context(peers.serving(served)))

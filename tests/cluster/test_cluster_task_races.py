@@ -16,6 +16,7 @@ from redis.asyncio import Redis
 
 from cluster.inprocess import cluster
 from cluster.parts import redis_server
+from mcpkit.cluster import task_scripts
 from mcpkit.cluster.task_store import RedisTaskStore
 from mcpkit.protocol.tasks import Status
 from mcpkit.server.task_store import TaskRecord
@@ -129,3 +130,41 @@ async def cancel_and_complete(first: RedisTaskStore, second: RedisTaskStore, tas
     assert final.status is (Status.CANCELLED if outcome["cancel"] else Status.COMPLETED)
     assert final.cancel_requested is outcome["cancel"]
     return len(calls) > 2
+
+
+async def blocked(redis: Redis, count: int) -> None:
+    """Until `count` clients wait on Redis's CLIENT PAUSE (a guard against hanging, not a timing bound)."""
+    with anyio.fail_after(20):
+        while (await redis.info("clients"))["blocked_clients"] < count:
+            await anyio.sleep(0.01)
+
+
+async def test_a_cancel_written_before_the_tasks_completion_is_not_overwritten_by_it(tmp_path: Path) -> None:
+    """The cancel and the leg's completion both read the task working; Redis (CLIENT PAUSE WRITE) holds
+    both writes and then runs them in order, the cancel's first: the task stays cancelled."""
+    options: dict[str, Any] = {"heartbeat": 60.0, "dead_after": 120.0}  # no heartbeat write meanwhile
+    async with cluster(tmp_path, **options) as workers, httpx.AsyncClient(timeout=30) as http:
+        a, b = workers.urls[0], workers.urls[1]
+        created = await post(http, a, "tools/call", {"name": "gated", "arguments": {}}, "gated")
+        task_id = created["result"]["taskId"]
+        redis = Redis.from_url(workers.redis_url)
+        try:
+            await redis.script_load(task_scripts.UPDATE)  # else a held EVALSHA is retried out of order
+            await redis.execute_command("CLIENT", "PAUSE", 20_000, "WRITE")
+            acks: list[Any] = []
+
+            async def cancel() -> None:
+                acks.append(await post(http, b, "tasks/cancel", {"taskId": task_id}, task_id))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(cancel)
+                await blocked(redis, 1)  # the cancel read the task working; its write waits
+                workers.seen.gate.set()
+                await blocked(redis, 2)  # so did the finished leg's
+                await redis.execute_command("CLIENT", "UNPAUSE")
+        finally:
+            await redis.execute_command("CLIENT", "UNPAUSE")
+            await redis.aclose()
+        assert acks[0]["result"]["resultType"] == "complete"
+        after = await post(http, a, "tasks/get", {"taskId": task_id}, task_id)
+        assert after["result"]["status"] == "cancelled"
