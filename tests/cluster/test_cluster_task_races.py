@@ -150,7 +150,7 @@ async def test_a_cancel_written_before_the_tasks_completion_is_not_overwritten_b
         redis = Redis.from_url(workers.redis_url)
         try:
             await redis.script_load(task_scripts.UPDATE)  # else a held EVALSHA is retried out of order
-            await redis.execute_command("CLIENT", "PAUSE", 20_000, "WRITE")
+            await redis.client_pause(20_000, all=False)  # writes only
             acks: list[Any] = []
 
             async def cancel() -> None:
@@ -161,9 +161,9 @@ async def test_a_cancel_written_before_the_tasks_completion_is_not_overwritten_b
                 await blocked(redis, 1)  # the cancel read the task working; its write waits
                 workers.seen.gate.set()
                 await blocked(redis, 2)  # so did the finished leg's
-                await redis.execute_command("CLIENT", "UNPAUSE")
+                await redis.client_unpause()
         finally:
-            await redis.execute_command("CLIENT", "UNPAUSE")
+            await redis.client_unpause()
             await redis.aclose()
         assert acks[0]["result"]["resultType"] == "complete"
         after = await post(http, a, "tasks/get", {"taskId": task_id}, task_id)
