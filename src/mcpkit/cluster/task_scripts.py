@@ -1,6 +1,6 @@
 """The Lua scripts of the Redis task store: each one round trip, atomic.
 
-Keys, under the prefix P: `task:<id>` (a hash: `rev`, the record's revision; `status`; `data`, the
+Keys, under the prefix P: `task-rec:<id>` (a hash: `rev`, the record's revision; `status`; `data`, the
 record as JSON; it expires with the task's ttl), `tasks:exp` (every kept task by its expiry, ms),
 `tasks:meta` (by id: "<bytes> <owner>"), `tasks:bytes` (the size of every kept record), `tasks:live`
 and `tasks:live:<owner>` (the unfinished tasks), `tasks:own:<owner>` (an owner's tasks by creation
@@ -35,7 +35,7 @@ local function drop(id)
   redis.call('ZREM', P .. 'tasks:exp', id)
   redis.call('ZREM', P .. 'tasks:done', id)
   redis.call('SREM', P .. 'tasks:live', id)
-  redis.call('DEL', P .. 'task:' .. id)
+  redis.call('DEL', P .. 'task-rec:' .. id)
 end
 local function room(grow, more, max_tasks, max_bytes)
   while redis.call('ZCARD', P .. 'tasks:exp') + more > max_tasks
@@ -60,7 +60,7 @@ local id, owner, data = ARGV[3], ARGV[4], ARGV[5]
 if redis.call('SCARD', P .. 'tasks:live:' .. owner) >= tonumber(ARGV[8]) then return 0 end
 if redis.call('SCARD', P .. 'tasks:live') >= tonumber(ARGV[9]) then return 0 end
 if not room(#data, 1, tonumber(ARGV[10]), tonumber(ARGV[11])) then return 0 end
-local key = P .. 'task:' .. id
+local key = P .. 'task-rec:' .. id
 redis.call('HSET', key, 'rev', 1, 'status', 'working', 'data', data)
 if tonumber(ARGV[7]) > 0 then redis.call('PEXPIRE', key, ARGV[7]) end
 redis.call('ZADD', P .. 'tasks:exp', ARGV[6], id)
@@ -81,7 +81,7 @@ UPDATE = (
     _PRELUDE
     + """
 local id, data = ARGV[3], ARGV[5]
-local key = P .. 'task:' .. id
+local key = P .. 'task-rec:' .. id
 local now_at = redis.call('HMGET', key, 'rev', 'status')
 if now_at[1] ~= ARGV[4] then return 0 end
 if now_at[2] == 'completed' or now_at[2] == 'failed' or now_at[2] == 'cancelled' then return 0 end

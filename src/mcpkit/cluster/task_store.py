@@ -44,7 +44,7 @@ class RedisTaskStore:
         self._update = redis.register_script(task_scripts.UPDATE)
 
     def _key(self, task_id: str) -> str:
-        return f"{self.prefix}task:{task_id}"
+        return f"{self.prefix}task-rec:{task_id}"  # not `task:`, a string before: never read as a hash
 
     async def create(self, record: TaskRecord, max_per_owner: int) -> bool:
         """Written (and acknowledged by Redis) before the CreateTaskResult goes out."""
