@@ -150,6 +150,7 @@ async def test_a_cancel_written_before_the_tasks_completion_is_not_overwritten_b
         redis = Redis.from_url(workers.redis_url)
         try:
             await redis.script_load(task_scripts.UPDATE)  # else a held EVALSHA is retried out of order
+            base = (await redis.info("clients"))["blocked_clients"]
             await redis.client_pause(20_000, all=False)  # writes only
             acks: list[Any] = []
 
@@ -158,9 +159,9 @@ async def test_a_cancel_written_before_the_tasks_completion_is_not_overwritten_b
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(cancel)
-                await blocked(redis, 1)  # the cancel read the task working; its write waits
+                await blocked(redis, base + 1)  # the cancel read the task working; its write waits
                 workers.seen.gate.set()
-                await blocked(redis, 2)  # so did the finished leg's
+                await blocked(redis, base + 2)  # so did the finished leg's
                 await redis.client_unpause()
         finally:
             await redis.client_unpause()
