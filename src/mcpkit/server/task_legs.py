@@ -13,10 +13,10 @@ from ..runtime._native import Detached
 from .asking import Asker
 from .context import Context
 from .round_trip import RoundTrip
+from .task_store import TaskRecord
 
 if TYPE_CHECKING:
     from ..runtime.session import Session
-from .task_store import TaskRecord
 
 __all__ = ["Leg", "TaskContext", "answer_of", "either", "fields_of", "task_support"]
 
