@@ -119,3 +119,22 @@ async def test_a_task_asks_and_reports_progress_across_the_cluster(tmp_path: Pat
             assert note["params"]["progressToken"] == "s1" and note["params"]["_meta"][RELATED] == {
                 "taskId": task_id
             }
+
+
+async def test_a_task_waiting_on_its_client_ends_when_the_session_is_deleted(tmp_path: Path) -> None:
+    async with cluster(tmp_path) as workers, httpx.AsyncClient(timeout=30) as http:
+        w0, w1, w2 = workers.urls
+        raw = RawSession(http)
+        await raw.open(w0)
+        async with anyio.create_task_group() as tg:
+            await tg.start(raw.listen, w2)
+            call = {"name": "survey", "arguments": {}, "task": {"ttl": 60_000}}
+            task_id = (await raw.request(w1, 1, "tools/call", call))["result"]["task"]["taskId"]
+            await raw.until(lambda m: m.get("method") == "elicitation/create")
+            assert (await http.delete(w0, headers=raw.headers())).status_code == 204  # not where it asks
+            tg.cancel_scope.cancel()
+        store = workers.servers[1].tasks.store
+        with anyio.fail_after(20):  # a guard: the ask's own timeout is far longer
+            while (task := await store.get(task_id)) is not None and not task.status.terminal:
+                await anyio.sleep(0.02)
+        assert task is not None and task.status.value == "failed"

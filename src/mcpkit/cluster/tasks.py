@@ -57,6 +57,10 @@ class ClusterTasks:
         own = Replica(replica.session_id, self.sessions, restored, "")
         connection = Connection(Role.SERVER, info=agreed.server_info, capabilities=agreed.server_capabilities)
         outliving = Session(connection, own, _no_requests)
+        # among the replicas this worker serves, so it is closed with them when the session ends
+        # (DELETE, on any worker) or the worker stops: a leg's pending ask then fails at once
+        key = (replica.session_id, f"leg:{id(own)}")  # never a request id as JSON
+        self.sessions.serving[key] = own
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(outliving.run)
@@ -65,6 +69,7 @@ class ClusterTasks:
                 finally:
                     own.close()
         finally:
+            self.sessions.serving.pop(key, None)
             awaiting = self.sessions.awaiting
             for rid in [rid for rid, held in awaiting.items() if held is own]:  # asked, never answered
                 del awaiting[rid]
