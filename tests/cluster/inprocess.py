@@ -29,6 +29,8 @@ class Seen:
         self.started = anyio.Event()
         self.holding = 0  # `hold` calls running now, on every worker
         self.most_held = 0
+        self.gate = anyio.Event()  # what `gated` tasks wait for
+        self.resumed: list[str] = []  # the tags of `confirm` tasks whose remainder ran, once per run
 
 
 def make_server(seen: Seen, name: str, **options: Any) -> Server:
@@ -87,6 +89,30 @@ def make_server(seen: Seen, name: str, **options: Any) -> Server:
     def principal(ctx: Context) -> str:
         return (ctx.auth.subject if ctx.auth is not None else None) or "nobody"
 
+    @server.tool(task=True)
+    async def confirm(ctx: Context, tag: str) -> str:
+        """A task that asks, then (in the leg after the answer) notes that its remainder ran."""
+        answer = await ctx.elicit("sure?", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
+        seen.resumed.append(tag)
+        return f"{tag}: {answer.action}"
+
+    @server.tool(task=True)
+    async def survey(ctx: Context) -> str:
+        """A 2025-11-25 task that reports progress around asking (long after tools/call was answered)."""
+        await ctx.report_progress(1, 2)
+        answer = await ctx.elicit("sure?", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
+        await ctx.report_progress(2, 2, "answered")
+        return f"survey: {answer.action} on {name}"
+
+    @server.tool(task=True)
+    async def gated() -> str:
+        await seen.gate.wait()
+        return "through"
+
+    @server.tool(task=True)
+    def blob(kib: int) -> str:
+        return "x" * (kib * 1024)
+
     @server.resource("mem://note")
     def note() -> str:
         return "hello"
@@ -130,7 +156,8 @@ async def cluster(
             servers = [make_server(seen, f"w{i}", **(server_options or {})) for i in range(n)]
             urls = []
             for i, server in enumerate(servers):
-                plane = RedisBackplane(redis.url, worker=f"w{i}", heartbeat=0.2, dead_after=1.0, **backplane)
+                options = {"heartbeat": 0.2, "dead_after": 1.0, **backplane}
+                plane = RedisBackplane(redis.url, worker=f"w{i}", **options)
                 app = StreamableHTTPApp(server, backplane=plane)
                 served = wrap(app) if wrap is not None else app
                 urls.append(await stack.enter_async_context(peers.serving(served)))

@@ -11,15 +11,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
 from cluster.parts import Cluster, cluster, redis_server
 from conftest import requirement
 from mcpkit.client import connect_http
+from mcpkit.protocol.sse import SSEDecoder
 
 pytestmark = pytest.mark.anyio
 V = "2026-07-28"
+V2025 = "2025-11-25"
 META = "io.modelcontextprotocol/"
 TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 BASE = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -123,3 +126,58 @@ def _wait_for(read: Any, done: Any, timeout: float = 10.0) -> Any:
         if done(value) or time.monotonic() > deadline:
             return value
         time.sleep(0.1)
+
+
+@requirement("tasks-utility-worker-lost")
+async def test_a_blocking_tasks_result_notices_that_the_tasks_worker_died(tmp_path: Path) -> None:
+    """2025-11-25: tasks/result blocks until the task ends; a task whose worker was killed ends (failed),
+    and the blocked request learns it by itself, with nobody polling tasks/get (its ttl is an hour)."""
+    with task_cluster(tmp_path) as group:
+        first, second = group.workers.urls[0], group.workers.urls[1]
+        async with httpx.AsyncClient(timeout=60) as http:
+            session = await open_session(http, second)
+            call = {"name": "long_task", "arguments": {"seconds": 600}, "task": {}}
+            created = await session_request(http, first, session, 1, "tools/call", call)
+            task_id = created["result"]["task"]["taskId"]
+            outcome: list[Any] = []
+
+            async def wait_for_result() -> None:
+                outcome.append(
+                    await session_request(http, second, session, 2, "tasks/result", {"taskId": task_id})
+                )
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(wait_for_result)
+                group.workers.kill(0)
+                with anyio.fail_after(30):  # dead_after is 1 s: a guard, not a timing assertion
+                    while not outcome:
+                        await anyio.sleep(0.05)
+        error = outcome[0]["error"]
+        assert error["code"] == -32603 and error["data"] == {"reason": "worker_lost"}
+
+
+async def open_session(http: httpx.AsyncClient, url: str) -> str:
+    params = {"protocolVersion": V2025, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    body = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+    response = await http.post(url, json=body, headers=BASE)
+    session_id = response.headers["mcp-session-id"]
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    await http.post(url, json=note, headers=in_session(session_id))
+    return session_id
+
+
+def in_session(session_id: str) -> dict[str, str]:
+    return {**BASE, "mcp-session-id": session_id, "mcp-protocol-version": V2025}
+
+
+async def session_request(
+    http: httpx.AsyncClient, url: str, session_id: str, rid: int, method: str, params: dict[str, Any]
+) -> Any:
+    """A 2025-11-25 request of the session; its JSON-RPC response (from JSON or from its SSE stream)."""
+    body = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+    response = await http.post(url, json=body, headers=in_session(session_id))
+    assert response.status_code == 200, response.text
+    if response.headers["content-type"].startswith("application/json"):
+        return response.json()
+    messages = [json.loads(e.data) for e in SSEDecoder().feed(response.content) if e.data]
+    return next(m for m in messages if m.get("id") == rid)

@@ -24,6 +24,7 @@ from .relay import ClusterRelay
 from .replay_store import RedisReplayStore
 from .state import SharedState
 from .task_store import RedisTaskStore
+from .tasks import ClusterTasks
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -44,7 +45,9 @@ class RedisBackplane:
     once across the cluster (one more is answered -32010, as in one process). `max_connections`: this
     worker's Redis connections; a command waits up to `pool_timeout` seconds for one, then the request
     is refused as busy (-32010, HTTP 429 with Retry-After), not as an outage. `worker`: a name for this
-    process (letters and digits; a random suffix keeps each start distinct).
+    process (letters and digits; a random suffix keeps each start distinct). `max_tasks`,
+    `max_live_tasks`, `task_bytes` and `task_result_bytes`: the bounds of the tasks kept in the same
+    Redis (cluster/task_store.py).
     """
 
     def __init__(
@@ -64,6 +67,10 @@ class RedisBackplane:
         max_in_flight: int = 100,
         max_connections: int = 100,
         pool_timeout: float = 1.0,
+        max_tasks: int = 100_000,
+        max_live_tasks: int = 10_000,
+        task_bytes: int = 1024 * 1024 * 1024,
+        task_result_bytes: int = 16 * 1024 * 1024,
     ) -> None:
         if redis is None and url is None:
             raise ValueError("RedisBackplane needs a url or a redis client")
@@ -77,6 +84,12 @@ class RedisBackplane:
         self.heartbeat, self.dead_after, self.socket_timeout = heartbeat, dead_after, socket_timeout
         self.max_in_flight = max_in_flight
         self.max_connections, self.pool_timeout = max_connections, pool_timeout
+        self.task_bounds = {
+            "max_tasks": max_tasks,
+            "max_live": max_live_tasks,
+            "max_bytes": task_bytes,
+            "max_task_bytes": task_result_bytes,
+        }
 
     def client(self) -> Redis:
         if self._redis is None:
@@ -141,6 +154,7 @@ class RedisBackplane:
             peers.share(cluster.relay)
         engine = getattr(target, "tasks", None)
         if isinstance(engine, TaskEngine) and isinstance(engine.store, InMemoryTaskStore):
-            engine.share(RedisTaskStore(state.redis, self.prefix), cluster)  # tasks in the same Redis
+            store = RedisTaskStore(state.redis, self.prefix, **self.task_bounds)  # tasks in the same Redis
+            engine.share(store, ClusterTasks(cluster))
             cluster.tasks = engine
         return cluster

@@ -1,86 +1,138 @@
 """Tasks in Redis: every worker of a cluster answers for every task, and a task outlives the worker that
-ran it. A record is one JSON value under `{prefix}task:{id}` that expires with the task's ttl; the ids
-of an owner's unfinished tasks are a set, for the per-owner cap."""
+ran it. Each change is a compare-and-set on the record's revision (task_scripts.py), so of two workers
+acting on the same state only one succeeds; the other reads the task again and sees what changed.
+The bounds are those of server/task_store.py, across the cluster."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
+import math
+import time
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..protocol.tasks import Status
-from ..server.task_store import TaskRecord
+from ..server.task_store import MIB, Change, TaskRecord, too_large
+from . import task_scripts
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
 __all__ = ["RedisTaskStore"]
 
-_DAY_MS = 86_400_000
+_UNBOUNDED = 2**62  # a shrunk record is written even past the budget: the task must end
+_TRIES = 100  # compare-and-set rounds before giving up (each lost round means another worker wrote)
 
 
 class RedisTaskStore:
-    def __init__(self, redis: Redis, prefix: str = "mcp:") -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        prefix: str = "mcp:",
+        *,
+        max_tasks: int = 100_000,
+        max_live: int = 10_000,
+        max_bytes: int = 1024 * MIB,
+        max_task_bytes: int = 16 * MIB,
+    ) -> None:
+        if min(max_tasks, max_live, max_bytes, max_task_bytes) < 1:
+            raise ValueError("task store bounds must be positive")
         self.redis, self.prefix = redis, prefix
+        self.max_tasks, self.max_live, self.max_bytes = max_tasks, max_live, max_bytes
+        self.max_task_bytes = max_task_bytes
+        self._create = redis.register_script(task_scripts.CREATE)
+        self._update = redis.register_script(task_scripts.UPDATE)
 
     def _key(self, task_id: str) -> str:
-        return f"{self.prefix}task:{task_id}"
+        return f"{self.prefix}task-rec:{task_id}"  # not `task:`, a string before: never read as a hash
 
-    def _live(self, owner: str | None) -> str:
-        return f"{self.prefix}tasks-live:{owner or ''}"
-
-    def _all(self, owner: str | None) -> str:
-        return f"{self.prefix}tasks-all:{owner or ''}"
-
-    async def owned(self, owner: str | None) -> list[TaskRecord]:
-        ids = [i.decode() if isinstance(i, bytes) else i for i in await self.redis.smembers(self._all(owner))]
-        found = [await self.get(i) for i in ids]
-        return sorted((r for r in found if r is not None), key=lambda r: r.created_at)
-
-    async def create(self, record: TaskRecord) -> None:
+    async def create(self, record: TaskRecord, max_per_owner: int) -> bool:
         """Written (and acknowledged by Redis) before the CreateTaskResult goes out."""
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.set(self._key(record.task_id), _dump(record), px=record.ttl_ms or None)
-            pipe.sadd(self._live(record.owner), record.task_id)
-            pipe.sadd(self._all(record.owner), record.task_id)
-            pipe.pexpire(self._all(record.owner), max(record.ttl_ms or _DAY_MS, _DAY_MS))
-            pipe.pexpire(self._live(record.owner), max(record.ttl_ms or _DAY_MS, _DAY_MS))
-            await pipe.execute()
+        data = _dump(record)
+        if len(data) > self.max_task_bytes:
+            return False
+        expiry = record.expires_at()
+        kept = await self._create(
+            args=[
+                self.prefix,
+                _ms(time.time()),
+                record.task_id,
+                record.owner or "",
+                data,
+                "+inf" if math.isinf(expiry) else _ms(expiry),
+                record.ttl_ms or 0,
+                max_per_owner,
+                self.max_live,
+                self.max_tasks,
+                self.max_bytes,
+                _ms(record.created_at),
+            ]
+        )
+        return bool(kept)
 
     async def get(self, task_id: str) -> TaskRecord | None:
-        raw = await self.redis.get(self._key(task_id))
+        raw = await self.redis.hget(self._key(task_id), "data")
         return _load(raw) if raw is not None else None
 
-    async def save(self, record: TaskRecord) -> None:
-        """Overwrite a task that still exists, keeping its expiry; a terminal one leaves the live set."""
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.set(self._key(record.task_id), _dump(record), xx=True, keepttl=True)
-            if record.status.terminal:
-                pipe.srem(self._live(record.owner), record.task_id)
-            await pipe.execute()
+    async def update(self, task_id: str, change: Change) -> tuple[TaskRecord | None, bool]:
+        key = self._key(task_id)
+        for _ in range(_TRIES):
+            rev, raw = await self.redis.hmget(key, ["rev", "data"])
+            if rev is None or raw is None:
+                return None, False
+            record = _load(raw)
+            if not change(record):
+                return record, False
+            data = _dump(record)
+            if len(data) > self.max_task_bytes and too_large(record):
+                data = _dump(record)
+            written = await self._write(task_id, rev, record, data, self.max_bytes)
+            if written < 0:  # no room even after the finished tasks made some
+                too_large(record)
+                written = await self._write(task_id, rev, record, _dump(record), _UNBOUNDED)
+            if written > 0:
+                return record, True
+        raise RuntimeError(f"task {task_id!r} kept changing under {_TRIES} attempts to change it")
 
-    async def live(self, owner: str | None) -> int:
-        """The owner's unfinished tasks (ids whose record expired are dropped on the way)."""
-        ids = [
-            i.decode() if isinstance(i, bytes) else i for i in await self.redis.smembers(self._live(owner))
-        ]
+    async def _write(
+        self, task_id: str, rev: bytes | str, record: TaskRecord, data: bytes, budget: int
+    ) -> int:
+        written = await self._update(
+            args=[
+                self.prefix,
+                _ms(time.time()),
+                task_id,
+                rev,
+                data,
+                record.status.value,
+                "1" if record.status.terminal else "0",
+                _ms(record.updated_at),
+                self.max_tasks,
+                budget,
+            ]
+        )
+        return int(written)
+
+    async def owned(self, owner: str | None) -> list[TaskRecord]:
+        ids = await self.redis.zrange(f"{self.prefix}tasks:own:{owner or ''}", 0, -1)
         if not ids:
-            return 0
-        exists = [await self.redis.exists(self._key(i)) for i in ids]
-        gone = [i for i, there in zip(ids, exists, strict=True) if not there]
-        if gone:
-            await self.redis.srem(self._live(owner), *gone)
-        return len(ids) - len(gone)
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for task_id in ids:
+                pipe.hget(self._key(task_id.decode() if isinstance(task_id, bytes) else str(task_id)), "data")
+            found = await pipe.execute()
+        return [_load(raw) for raw in found if raw is not None]
+
+
+def _ms(seconds: float) -> int:
+    return int(seconds * 1000)
 
 
 def _dump(record: TaskRecord) -> bytes:
-    data: dict[str, Any] = asdict(record)
-    data["status"] = record.status.value
-    return orjson.dumps(data)
+    return orjson.dumps(record)
 
 
 def _load(raw: bytes | str) -> TaskRecord:
-    data = orjson.loads(raw)
+    data: dict[str, Any] = orjson.loads(raw)
     data["status"] = Status(data["status"])
     return TaskRecord(**data)

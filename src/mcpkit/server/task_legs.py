@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -15,6 +15,9 @@ from .context import Context
 from .round_trip import RoundTrip
 from .task_store import TaskRecord
 
+if TYPE_CHECKING:
+    from ..runtime.session import Session
+
 __all__ = ["Leg", "TaskContext", "answer_of", "either", "fields_of", "task_support"]
 
 JSON = dict[str, Any]
@@ -25,6 +28,7 @@ class Leg:
     """One run of a task's tool; `record` is set once the call is a task."""
 
     record: TaskRecord | None = None
+    number: int = 0  # the task's leg this run is (TaskRecord.leg)
     created: anyio.Event = field(default_factory=lambda: anyio.Event())  # the record is in the store
     escalated: anyio.Event = field(default_factory=lambda: anyio.Event())  # ctx.as_task() was called
     done: anyio.Event = field(default_factory=lambda: anyio.Event())  # (anyio.Event loads modules: lazily)
@@ -38,10 +42,10 @@ class TaskContext(Context):
 
     __slots__ = ("leg",)
 
-    def __init__(self, base: Context, leg: Leg, asker: Asker) -> None:
+    def __init__(self, base: Context, leg: Leg, asker: Asker, session: Session | None = None) -> None:
         super().__init__(
             base.registry,
-            base.session,
+            session if session is not None else base.session,
             base.request_id,
             base.negotiated,
             asker,

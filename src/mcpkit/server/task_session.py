@@ -10,17 +10,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from ..protocol.errors import LocalError
-from ..protocol.tasks import RELATED_TASK, Status, advance
+from ..protocol.tasks import RELATED_TASK, Status
 from ..protocol.utilities import progress_params
-from .asking import SessionAsker
 from .context import Context
+from .task_changes import moved
 from .task_legs import Leg, TaskContext
-from .task_store import TaskRecord, TaskStore
+from .task_store import Change, TaskRecord
+
+if TYPE_CHECKING:
+    from ..runtime.session import Session
 
 __all__ = ["UtilityAsker", "UtilityContext"]
 
@@ -28,9 +31,7 @@ JSON = dict[str, Any]
 
 
 class Engine(Protocol):
-    store: TaskStore
-
-    async def changed(self, record: TaskRecord, ctx: Context) -> None: ...
+    async def change(self, task_id: str, ctx: Context, change: Change) -> tuple[TaskRecord | None, bool]: ...
 
 
 def related(task_id: str, params: JSON) -> JSON:
@@ -43,17 +44,20 @@ def related(task_id: str, params: JSON) -> JSON:
 
 
 class UtilityAsker:
-    """Asks over the session for task `task_id`; input_required while any ask is unanswered."""
+    """Asks over its leg's session (`ctx.session`) for task `task_id`; input_required while any ask is
+    unanswered."""
 
-    def __init__(self, inner: SessionAsker, task_id: str, engine: Engine, ctx: Context) -> None:
-        self.inner, self.task_id, self.engine, self.ctx = inner, task_id, engine, ctx
+    def __init__(self, task_id: str, engine: Engine, timeout: float | None) -> None:
+        self.task_id, self.engine, self.timeout = task_id, engine, timeout
+        self.ctx: Context | None = None  # the leg's UtilityContext, which makes this asker
         self.asking = 0
 
     async def ask(self, method: str, params: JSON, key: str | None = None) -> JSON:
+        assert self.ctx is not None
         async with self.waiting():
             # related to no request: the tools/call was answered, so it goes on the standalone stream
-            session, timeout = self.inner.session, self.inner.timeout
-            return await session.request(method, related(self.task_id, params), timeout=timeout)
+            params = related(self.task_id, params)
+            return await self.ctx.session.request(method, params, timeout=self.timeout)
 
     async def ask_many(self, requests: dict[str, JSON]) -> dict[str, JSON]:
         answers: dict[str, JSON] = {}
@@ -81,20 +85,23 @@ class UtilityAsker:
 
     async def move(self, to: Status) -> None:
         """The task to `to`, unless it has ended meanwhile (a cancelled task stays cancelled)."""
-        record = await self.engine.store.get(self.task_id)
-        if record is None or record.status.terminal or record.status is to:
-            return
-        record.status = advance(record.status, to)
-        await self.engine.changed(record, self.ctx)
+        assert self.ctx is not None
+        await self.engine.change(self.task_id, self.ctx, moved(to))
 
 
 class UtilityContext(TaskContext):
-    """A 2025-11-25 task leg's Context: progress on the creating request's token, logs on the session."""
+    """A 2025-11-25 task leg's Context: progress on the creating request's token, logs and asks on
+    `session` (the client's session, for as long as the leg runs), asks timing out after `timeout`."""
 
     __slots__ = ("last_progress", "token")
 
-    def __init__(self, base: Context, leg: Leg, asker: UtilityAsker) -> None:
-        super().__init__(base, leg, asker)
+    def __init__(
+        self, base: Context, leg: Leg, session: Session, engine: Engine, timeout: float | None
+    ) -> None:
+        assert leg.record is not None
+        asker = UtilityAsker(leg.record.task_id, engine, timeout)
+        super().__init__(base, leg, asker, session)
+        asker.ctx = self
         token = base.meta.get("progressToken")
         self.token = token if isinstance(token, str | int) and not isinstance(token, bool) else None
         self.last_progress: float | None = None

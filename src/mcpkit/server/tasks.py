@@ -17,6 +17,8 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -33,7 +35,6 @@ from ..protocol.errors import (
 from ..protocol.pagination import page
 from ..protocol.tasks import (
     Status,
-    advance,
     client_supports,
     created_result,
     detailed,
@@ -47,18 +48,21 @@ from ..runtime._native import spawn_detached
 from .asking import SessionAsker
 from .context import Context
 from .round_trip import InputRequired, RoundTrip
+from .task_changes import answered, cancelled, lost, running, settled
 from .task_legs import Leg, TaskContext, answer_of, either, fields_of, task_support
 from .task_notices import task_note, tell
-from .task_session import UtilityAsker, UtilityContext
-from .task_store import InMemoryTaskStore, TaskRecord, TaskStore
+from .task_session import UtilityContext
+from .task_store import Change, InMemoryTaskStore, TaskRecord, TaskStore
 
 if TYPE_CHECKING:
+    from ..runtime.session import Session
     from .tools import Tool
 
 __all__ = ["TaskCluster", "TaskContext", "TaskEngine", "task_support"]  # the last two: task_legs
 
 log = logging.getLogger("mcpkit")
 _LIST_PAGE = 100  # tasks a tasks/list page holds
+_LOST_EVERY = 10  # a blocking tasks/result checks the leg's worker every this many polls of 50 ms
 
 JSON = dict[str, Any]
 
@@ -72,6 +76,10 @@ class TaskCluster(Protocol):
 
     async def cancel_elsewhere(self, task_id: str) -> None:
         """Have whichever worker runs the task's leg cancel it."""
+        ...
+
+    def outliving(self, session: Session) -> AbstractAsyncContextManager[Session]:
+        """A session to the same client as `session` (a request's) that lasts until the block ends."""
         ...
 
 
@@ -121,7 +129,7 @@ class TaskEngine:
             raise MCPError(INTERNAL_ERROR, "Internal error: a task needs the request's round trip")
         leg = Leg()
         if not tool.task_ask_first:
-            leg.record = await self._create(tool, arguments, ctx, asker.answers)
+            leg.record = await self._create(tool, arguments, ctx, asker.answers, self.ttl_ms)
             leg.created.set()
             leg.escalated.set()
         task_ctx = TaskContext(ctx, leg, asker)
@@ -131,7 +139,7 @@ class TaskEngine:
                 await either(leg.done, leg.escalated)
                 if not leg.escalated.is_set():  # it ended inside the request: no task
                     return answer_of(leg.outcome, asker)
-                leg.record = await self._create(tool, arguments, ctx, asker.answers)
+                leg.record = await self._create(tool, arguments, ctx, asker.answers, self.ttl_ms)
             except BaseException:
                 await leg.runner.aclose()
                 raise
@@ -139,15 +147,19 @@ class TaskEngine:
         self._legs[leg.record.task_id] = leg
         return created_result(fields_of(leg.record))
 
-    async def _create(self, tool: Tool, arguments: JSON | None, ctx: Context, answers: JSON) -> TaskRecord:
-        """A new task in the store (durably, before its id is sent); -32010 past the owner's cap."""
-        record = self._record(tool, arguments, ctx, answers)
-        if await self.store.live(record.owner) >= self.max_live:
-            raise MCPError(SERVER_BUSY, f"Too many unfinished tasks (at most {self.max_live})")
-        await self.store.create(record)
+    async def _create(
+        self, tool: Tool, arguments: JSON | None, ctx: Context, answers: JSON, ttl_ms: int
+    ) -> TaskRecord:
+        """A new task in the store (durably, before its id is sent); -32010 past the owner's cap or
+        when the store is full."""
+        record = self._record(tool, arguments, ctx, answers, ttl_ms)
+        if not await self.store.create(record, self.max_live):
+            raise MCPError(SERVER_BUSY, f"Too many unfinished tasks (at most {self.max_live} per caller)")
         return record
 
-    def _record(self, tool: Tool, arguments: JSON | None, ctx: Context, answers: JSON) -> TaskRecord:
+    def _record(
+        self, tool: Tool, arguments: JSON | None, ctx: Context, answers: JSON, ttl_ms: int
+    ) -> TaskRecord:
         now = time.time()
         return TaskRecord(
             runner=self.cluster.worker if self.cluster is not None else None,
@@ -159,7 +171,7 @@ class TaskEngine:
             version=ctx.negotiated.version,
             created_at=now,
             updated_at=now,
-            ttl_ms=self.ttl_ms,
+            ttl_ms=ttl_ms,
             poll_interval_ms=self.poll_interval_ms,
             answers=dict(answers),
         )
@@ -188,35 +200,25 @@ class TaskEngine:
         if leg.record is None:
             return
         await leg.created.wait()
-        record = leg.record
-        self._legs.pop(record.task_id, None)
-        fresh = await self.store.get(record.task_id)
-        if fresh is None or fresh.status.terminal:
-            return
-        kind, value = leg.outcome
-        if fresh.cancel_requested or kind == "cancelled":
-            fresh.status = advance(fresh.status, Status.CANCELLED)
-        elif kind == "result":
-            # 2025-11-25: "failed ... includes cases where the tool call result has isError set to true";
-            # the extension keeps such a task completed, its result carrying isError
-            failed = value.get("isError") is True and has(fresh.version, Feature.TASKS)
-            fresh.status, fresh.result = (
-                advance(fresh.status, Status.FAILED if failed else Status.COMPLETED),
-                value,
-            )
-        elif kind == "input":
-            fresh.answers.update(value.answers)
-            fresh.input_requests = dict(value.requests)
-            fresh.status = advance(fresh.status, Status.INPUT_REQUIRED)
-        else:
-            fresh.status, fresh.error = advance(fresh.status, Status.FAILED), value
-        await self.changed(fresh, ctx)
+        task_id, number = leg.record.task_id, leg.number
+        if self._legs.get(task_id) is leg:
+            del self._legs[task_id]
+        await self.change(task_id, ctx, settled(number, leg.outcome))
 
-    async def changed(self, record: TaskRecord, ctx: Context) -> None:
-        """Keep a task whose status changed, and tell whoever follows it (task_notices.py)."""
-        record.updated_at = time.time()
-        await self.store.save(record)
-        await tell(record, ctx.session, ctx.server.listeners)
+    async def change(self, task_id: str, ctx: Context, change: Change) -> tuple[TaskRecord | None, bool]:
+        """Apply `change` to the task in one atomic step of the store and, when it changed, tell
+        whoever follows it (task_notices.py): the task as kept, and whether it changed."""
+
+        def stamped(record: TaskRecord) -> bool:
+            if not change(record):
+                return False
+            record.updated_at = time.time()
+            return True
+
+        record, changed = await self.store.update(task_id, stamped)
+        if changed and record is not None:
+            await tell(record, ctx.session, ctx.server.listeners)
+        return record, changed
 
     # ---- tasks/get, tasks/update, tasks/cancel -----------------------------------------------
 
@@ -238,24 +240,22 @@ class TaskEngine:
         return record
 
     async def get(self, ctx: Context, params: JSON) -> JSON:
-        record = await self.find(ctx, params)
-        if await self._lost(record):
-            record.status = advance(record.status, Status.FAILED)
-            record.status_message = "The worker running this task stopped before it finished"
-            record.error = error_object(INTERNAL_ERROR, record.status_message, {"reason": "worker_lost"})
-            await self.changed(record, ctx)
+        record = await self._unless_lost(await self.find(ctx, params), ctx)
         if not ctx.stateless:
             return utility_task(fields_of(record))
         return detailed(
             fields_of(record), result=record.result, error=record.error, input_requests=record.input_requests
         )
 
-    async def _lost(self, record: TaskRecord) -> bool:
-        """Whether the task is working on a worker that has stopped (it would stay working forever)."""
+    async def _unless_lost(self, record: TaskRecord, ctx: Context) -> TaskRecord:
+        """The task, failed if its leg runs on a worker that has stopped (it would never end)."""
         cluster, runner = self.cluster, record.runner
-        if cluster is None or runner is None or record.status is not Status.WORKING:
-            return False
-        return runner != cluster.worker and not await cluster.alive(runner)
+        if cluster is None or runner is None or runner == cluster.worker or not running(record):
+            return record
+        if await cluster.alive(runner):
+            return record
+        found, _ = await self.change(record.task_id, ctx, lost(runner, record.leg))
+        return found if found is not None else record
 
     async def update(self, ctx: Context, params: JSON) -> JSON:
         """Answers for outstanding requests; unknown or answered keys are ignored (SEP-2663). Once
@@ -264,25 +264,15 @@ class TaskEngine:
         responses = params.get("inputResponses")
         if not isinstance(responses, dict):
             raise MCPError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
-        if record.status is not Status.INPUT_REQUIRED:
-            return {}
-        for key, answer in responses.items():
-            if key in record.input_requests and isinstance(answer, dict):
-                record.answers[key] = answer
-                del record.input_requests[key]
-        if not record.input_requests:
-            record.status = advance(record.status, Status.WORKING)
-            record.runner = self.cluster.worker if self.cluster is not None else None
-            await self.changed(record, ctx)
-            self._resume(record, ctx)
-            return {}
-        record.updated_at = time.time()
-        await self.store.save(record)
+        runner = self.cluster.worker if self.cluster is not None else None
+        found, changed = await self.change(record.task_id, ctx, answered(responses, runner))
+        if found is not None and changed and found.status is Status.WORKING:  # this update resumed it
+            self._resume(found, ctx)
         return {}
 
     def _resume(self, record: TaskRecord, ctx: Context) -> None:
         tool = ctx.registry.tools.get(record.tool)
-        leg = Leg(record=record)
+        leg = Leg(record=record, number=record.leg)
         leg.created.set()
         leg.escalated.set()
         if tool is None:
@@ -298,14 +288,14 @@ class TaskEngine:
     async def cancel(self, ctx: Context, params: JSON) -> JSON:
         """An empty ack; a terminal task stays as it is (idempotent). Cooperative: the running leg, if it
         runs here, is cancelled, and the task is cancelled."""
-        record = await self.find(ctx, params)
-        if record.status.terminal and not ctx.stateless:  # 2025-11-25: MUST be -32602
-            raise MCPError(INVALID_PARAMS, f"Invalid params: task {record.task_id!r} has already ended")
-        if record.status.terminal:
+        task_id = (await self.find(ctx, params)).task_id
+        record, changed = await self.change(task_id, ctx, cancelled)
+        if record is None:
+            raise MCPError(INVALID_PARAMS, f"Invalid params: no task {task_id!r}")
+        if not changed and not ctx.stateless:  # 2025-11-25: MUST be -32602
+            raise MCPError(INVALID_PARAMS, f"Invalid params: task {task_id!r} has already ended")
+        if not changed:
             return {}
-        record.cancel_requested = True
-        record.status = advance(record.status, Status.CANCELLED)
-        await self.changed(record, ctx)
         leg = self._legs.pop(record.task_id, None)
         if leg is not None and leg.runner is not None:
             await leg.runner.aclose()
@@ -343,29 +333,41 @@ class TaskEngine:
         ttl = task.get("ttl") if isinstance(task, dict) else None
         if not isinstance(task, dict) or (ttl is not None and (not isinstance(ttl, int) or ttl < 1)):
             raise MCPError(INVALID_PARAMS, "Invalid params: task must be an object with a positive ttl")
-        record = await self._create(tool, arguments, ctx, {})
-        record.ttl_ms = min(ttl, self.ttl_ms) if ttl is not None else self.ttl_ms  # capped, and reported
-        await self.store.save(record)
+        ttl_ms = min(ttl, self.ttl_ms) if ttl is not None else self.ttl_ms  # capped, and reported
+        record = await self._create(tool, arguments, ctx, {}, ttl_ms)
         leg = Leg(record=record)
         leg.created.set()
         leg.escalated.set()
         if not isinstance(ctx.asker, SessionAsker):  # every handshake-era request has one
             raise MCPError(INTERNAL_ERROR, "Internal error: a 2025-11-25 task needs the session")
-        task_ctx = UtilityContext(ctx, leg, UtilityAsker(ctx.asker, record.task_id, self, ctx))
-        leg.runner = spawn_detached(lambda: self._run(leg, tool, arguments, task_ctx, mask_errors))
+        timeout = ctx.asker.timeout
+        leg.runner = spawn_detached(
+            lambda: self._run_utility(leg, tool, arguments, ctx, timeout, mask_errors)
+        )
         self._legs[record.task_id] = leg
         return {"task": utility_task(fields_of(record))}
+
+    async def _run_utility(
+        self, leg: Leg, tool: Tool, arguments: JSON | None, ctx: Context, timeout: float | None, mask: bool
+    ) -> None:
+        """A 2025-11-25 leg, talking to the client on a session that lasts as long as it runs (the
+        request's own ends with the request, on a cluster's worker)."""
+        outliving = self.cluster.outliving(ctx.session) if self.cluster is not None else _same(ctx.session)
+        async with outliving as session:
+            await self._run(leg, tool, arguments, UtilityContext(ctx, leg, session, self, timeout), mask)
 
     async def result(self, ctx: Context, params: JSON) -> JSON:
         """tasks/result (2025-11-25): once the task ends, exactly its result (tagged with the related
         task) or its error."""
-        record = await self.find(ctx, params)
+        record, polls = await self.find(ctx, params), 0
         while not record.status.terminal:
             await anyio.sleep(0.05)
             found = await self.store.get(record.task_id)
             if found is None:
                 raise MCPError(INVALID_PARAMS, f"Invalid params: task {record.task_id!r} expired")
-            record = found
+            polls += 1
+            # a leg whose worker died never ends: look at its heartbeat now and then
+            record = await self._unless_lost(found, ctx) if polls % _LOST_EVERY == 0 else found
         return final_outcome(record.task_id, record.status, record.result, record.error)
 
     async def listing(self, ctx: Context, params: JSON) -> JSON:
@@ -376,6 +378,11 @@ class TaskEngine:
         start, stop, next_cursor = page(len(tasks), params.get("cursor"), _LIST_PAGE)
         listed: JSON = {"tasks": [utility_task(fields_of(r)) for r in tasks[start:stop]]}
         return listed | ({"nextCursor": next_cursor} if next_cursor else {})
+
+
+@asynccontextmanager
+async def _same(session: Session) -> AsyncIterator[Session]:
+    yield session  # in one process the session outlives its requests
 
 
 def owner_of(ctx: Context) -> str | None:
