@@ -17,7 +17,7 @@ import orjson
 from . import __version__
 from .cli_call import coerce
 from .cli_connect import add_client_options, open_client
-from .cli_errors import OK, PROTOCOL, TOOL_ERROR, USAGE, Failure, UsageError
+from .cli_errors import LOAD, OK, PROTOCOL, TOOL_ERROR, USAGE, Failure, LoadError, UsageError
 from .cli_escape import terminal_json, terminal_line, terminal_text
 from .cli_install import add_install, run_install
 from .cli_output import ProgressDisplay, print_table
@@ -195,6 +195,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "install":
             return run_install(args, script_args)
         return anyio.run(run_command, args)
+    except LoadError as exc:
+        print(exc.report, end="", file=sys.stderr)
+        print(f"mcpkit: {exc}", file=sys.stderr)
+        return LOAD
     except UsageError as exc:
         print(f"mcpkit: {terminal_line(exc)}", file=sys.stderr)
         return USAGE

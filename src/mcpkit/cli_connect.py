@@ -20,6 +20,7 @@ import orjson
 
 from .cli_errors import Failure, UsageError
 from .cli_escape import terminal_json, terminal_line
+from .cli_load import split_target
 from .protocol.levels import LEVELS, severity
 
 __all__ = ["add_client_options", "open_client", "parse_headers", "server_target"]
@@ -33,7 +34,11 @@ _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 token
 
 def add_client_options(cmd: argparse.ArgumentParser) -> None:
     """The options every client command takes."""
-    cmd.add_argument("server", help="an http(s) URL, a server.py file, or a server's command line")
+    cmd.add_argument(
+        "server",
+        help="an http(s) URL, a server.py[:NAME] file (served as `mcpkit serve` serves it; quote "
+        "'server.py ARGS' to give it arguments), or a server's command line",
+    )
     cmd.add_argument("--json", action="store_true", help="print the raw result as JSON")
     cmd.add_argument(
         "--timeout", type=float, default=60.0, help="seconds to wait for the connection and each answer"
@@ -82,10 +87,12 @@ def server_target(server: str) -> tuple[str, str | list[str]]:
     if not words:
         raise UsageError("the server is empty: give an http(s) URL, a server.py file or a command line")
     first = words[0]
-    if first.endswith(".py"):
-        if not Path(first).is_file():
-            raise UsageError(f"no such file: {first}")
-        return "stdio", [sys.executable, *words]  # run by this Python: no shebang or exec bit needed
+    if split_target(first)[0].endswith(".py"):
+        if not Path(split_target(first)[0]).is_file():
+            raise UsageError(f"no such file: {split_target(first)[0]}")
+        # served as `mcpkit serve` serves it (no __main__ block needed), by this Python; the rest is its argv
+        rest = ["--", *words[1:]] if len(words) > 1 else []
+        return "stdio", [sys.executable, "-m", "mcpkit", "serve", first, *rest]
     if shutil.which(first) is None:
         if len(words) == 1 and _URL_LIKE.match(first) and not Path(first).exists():
             raise UsageError(f"{first!r} looks like a URL without its scheme: write http://{first}")

@@ -1,10 +1,30 @@
-"""What the `mcpkit` command's parts raise for a one-line message and its exit code."""
+"""What the `mcpkit` command's parts raise for a one-line message, and the one table of exit codes."""
 
 from __future__ import annotations
 
-__all__ = ["OK", "PROTOCOL", "TOOL_ERROR", "USAGE", "Failure", "UsageError"]
+__all__ = [
+    "EXIT_CODES",
+    "INTERRUPTED",
+    "LOAD",
+    "OK",
+    "PROTOCOL",
+    "TOOL_ERROR",
+    "USAGE",
+    "Failure",
+    "LoadError",
+    "UsageError",
+]
 
-OK, TOOL_ERROR, USAGE, PROTOCOL = 0, 1, 2, 3
+OK, TOOL_ERROR, USAGE, PROTOCOL, LOAD, INTERRUPTED = 0, 1, 2, 3, 4, 130
+
+EXIT_CODES = (
+    (OK, "ok"),
+    (TOOL_ERROR, "the tool ran and reported an error (isError)"),
+    (USAGE, "usage: a bad option or argument, or a tool, prompt or resource the server does not have"),
+    (PROTOCOL, "the server could not be started, reached or authorized, or answered with a protocol error"),
+    (LOAD, "serve, install: the server file failed to load (its error is shown, from your code only)"),
+    (INTERRUPTED, "interrupted (Ctrl-C)"),
+)
 
 
 class UsageError(Exception):
@@ -13,3 +33,12 @@ class UsageError(Exception):
 
 class Failure(Exception):
     """The server could not be reached or authorized: printed as `mcpkit: <message>`, exit code 3."""
+
+
+class LoadError(Exception):
+    """The server's own code failed while loading: `report` (its traceback, the user's frames only) then
+    `mcpkit: <message>`, exit code 4."""
+
+    def __init__(self, message: str, report: str) -> None:
+        super().__init__(message)
+        self.report = report

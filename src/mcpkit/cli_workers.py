@@ -58,7 +58,7 @@ def serve_workers(
 def build() -> Any:
     """The app of one worker: the target's Server over Streamable HTTP, with a RedisBackplane when a
     Redis URL was given."""
-    from .cli_serve import load_target
+    from .cli_load import load_target
     from .server.request_state import StateSealer
     from .transports.http_server import StreamableHTTPApp
 
