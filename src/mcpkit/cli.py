@@ -17,10 +17,10 @@ import orjson
 from . import __version__
 from .cli_call import coerce
 from .cli_connect import add_client_options, open_client
-from .cli_errors import LOAD, OK, PROTOCOL, TOOL_ERROR, USAGE, Failure, LoadError, UsageError
+from .cli_errors import LOAD, OK, PIPE_CLOSED, PROTOCOL, TOOL_ERROR, USAGE, Failure, LoadError, UsageError
 from .cli_escape import terminal_json, terminal_line, terminal_text
 from .cli_install import add_install, run_install
-from .cli_output import ProgressDisplay, print_table
+from .cli_output import ProgressDisplay, print_table, silence_stdout, stdout_closed
 from .cli_proxy import add_proxy, run_proxy
 from .cli_serve import add_serve, run_serve, split_script_args
 from .cli_tasks import add_tasks, run_tasks
@@ -215,6 +215,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return PROTOCOL
     except Failure as exc:
         print(f"mcpkit: {exc}", file=sys.stderr)
+        return PROTOCOL
+    except BrokenPipeError as exc:
+        if stdout_closed():  # the reader stopped early (`| head`): nothing to say, as coreutils say nothing
+            silence_stdout()
+            return PIPE_CLOSED
+        print(f"mcpkit: could not start or reach the server: {exc}", file=sys.stderr)
         return PROTOCOL
     except OSError as exc:
         print(f"mcpkit: could not start or reach the server: {exc}", file=sys.stderr)

@@ -14,12 +14,14 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import orjson
 
 from .cli_errors import Failure, UsageError
 from .cli_escape import terminal_json, terminal_line
+from .cli_listen import seconds
 from .cli_load import split_target
 from .protocol.levels import LEVELS, severity
 
@@ -41,7 +43,7 @@ def add_client_options(cmd: argparse.ArgumentParser) -> None:
     )
     cmd.add_argument("--json", action="store_true", help="print the raw result as JSON")
     cmd.add_argument(
-        "--timeout", type=float, default=60.0, help="seconds to wait for the connection and each answer"
+        "--timeout", type=seconds, default=60.0, help="seconds to wait for the connection and each answer"
     )
     cmd.add_argument(
         "--sampling",
@@ -76,6 +78,10 @@ def add_client_options(cmd: argparse.ArgumentParser) -> None:
 def server_target(server: str) -> tuple[str, str | list[str]]:
     """("http", url) or ("stdio", argv) for the words naming the server; UsageError for what is neither."""
     if server.startswith(("http://", "https://")):
+        try:
+            urlsplit(server).port  # noqa: B018  (raises for a port out of range)
+        except ValueError as exc:
+            raise UsageError(f"{server!r} is not a usable URL: {exc}") from None
         return "http", server
     scheme = _SCHEME.match(server)
     if scheme:

@@ -7,6 +7,7 @@ __all__ = [
     "INTERRUPTED",
     "LOAD",
     "OK",
+    "PIPE_CLOSED",
     "PROTOCOL",
     "TOOL_ERROR",
     "USAGE",
@@ -15,7 +16,7 @@ __all__ = [
     "UsageError",
 ]
 
-OK, TOOL_ERROR, USAGE, PROTOCOL, LOAD, INTERRUPTED = 0, 1, 2, 3, 4, 130
+OK, TOOL_ERROR, USAGE, PROTOCOL, LOAD, INTERRUPTED, PIPE_CLOSED = 0, 1, 2, 3, 4, 130, 141
 
 EXIT_CODES = (
     (OK, "ok"),
@@ -24,6 +25,7 @@ EXIT_CODES = (
     (PROTOCOL, "the server could not be started, reached or authorized, or answered with a protocol error"),
     (LOAD, "serve, install: the server file failed to load (its error is shown, from your code only)"),
     (INTERRUPTED, "interrupted (Ctrl-C)"),
+    (PIPE_CLOSED, "stdout's reader closed it early (`| head`): no message, the code of a SIGPIPE death"),
 )
 
 

@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .cli_errors import UsageError
+from .cli_listen import bind, port_number, run_uvicorn
 from .cli_load import is_file_target, load_target, split_target, stdout_to_stderr
+from .cli_workers import check_redis_url, one_process_key
 
 __all__ = ["UsageError", "add_serve", "load_target", "run_serve", "split_script_args", "split_target"]
 
@@ -37,9 +39,15 @@ def add_serve(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("target", help="file.py[:NAME] or module[:NAME]; arguments after -- go to the file")
     serve.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     serve.add_argument("--check", action="store_true", help="load the server, then exit (0: it loads)")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="port with --http (default 8000)")
     serve.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        help="what to log on stderr (default: warnings, and the request log)",
+    )
+    http = serve.add_argument_group("with --http")
+    http.add_argument("--host", help="address to bind (default 127.0.0.1)")
+    http.add_argument("--port", type=port_number, help="port (default 8000)")
+    http.add_argument(
         "--allow-host",
         action="append",
         default=[],
@@ -47,54 +55,77 @@ def add_serve(serve: argparse.ArgumentParser) -> None:
         help="also answer requests whose Host is HOST (repeatable; localhost always is): the names "
         "clients use to reach a server bound beyond localhost",
     )
-    serve.add_argument(
+    http.add_argument(
         "--allow-origin",
         action="append",
         default=[],
         metavar="ORIGIN",
         help="also answer browser requests from ORIGIN, e.g. https://app.example (repeatable)",
     )
-    serve.add_argument(
-        "--reload", action="store_true", help="restart on code changes, with --http (mcpkit[dev])"
-    )
-    serve.add_argument("--log-level", choices=LOG_LEVELS, help="what to log on stderr (default warning)")
-    serve.add_argument(
-        "--workers", type=int, default=1, help="worker processes with --http (more than one needs --redis)"
-    )
-    serve.add_argument(
+    http.add_argument("--reload", action="store_true", help="restart on code changes (mcpkit[dev])")
+    http.add_argument("--workers", type=int, help="worker processes (more than one needs --redis)")
+    http.add_argument(
         "--redis",
         metavar="URL",
         help="share sessions in this Redis (pip install 'mcpkit[redis]'), so any worker serves any request",
     )
 
 
-def run_serve(args: argparse.Namespace, script_args: Sequence[str]) -> int:
-    if args.reload and not args.http:
-        raise UsageError("--reload needs --http (a restarted stdio server would lose its client)")
+_HTTP_ONLY = ("host", "port", "allow_host", "allow_origin", "reload", "workers", "redis")
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    given = [f"--{name.replace('_', '-')}" for name in _HTTP_ONLY if getattr(args, name)]
+    if given and not args.http:
+        need = "needs" if len(given) == 1 else "need"
+        raise UsageError(f"{', '.join(given)} {need} --http (without it the server speaks stdio)")
+    args.host, args.port = args.host or "127.0.0.1", args.port or 8000
+    args.workers = 1 if args.workers is None else args.workers
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
     if args.workers > 1 and not args.redis:
         raise UsageError("--workers above 1 needs --redis URL: each worker would know only its own sessions")
-    level = (args.log_level or "warning").upper()
-    logging.basicConfig(stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s")
+    if args.redis:
+        check_redis_url(args.redis)
+
+
+def _logging(level: str | None) -> None:
+    logging.basicConfig(
+        stream=sys.stderr, level=(level or "warning").upper(), format="%(levelname)s %(name)s: %(message)s"
+    )
+    if level is None:  # the request log (RequestLog middleware) is what a developer watches
+        logging.getLogger("mcpkit.requests").setLevel(logging.INFO)
+
+
+def run_serve(args: argparse.Namespace, script_args: Sequence[str]) -> int:
+    _check_options(args)
+    _logging(args.log_level)
     if args.check or not args.http:
         with stdout_to_stderr():
             server = load_target(args.target, script_args)
         if args.check:
             print(f"mcpkit: {args.target} loads", file=sys.stderr)
             return 0
+        one_process_key(server)
+        if sys.stdin.isatty():
+            print(
+                f"mcpkit: serving {args.target} over stdio: waiting for a client on stdin (Ctrl-C to stop). "
+                f"Try `mcpkit list {args.target}`, or serve it with --http.",
+                file=sys.stderr,
+            )
         server.run()
         return 0
     server = load_target(args.target, script_args)  # a bad target is one line here, in no worker
-    import uvicorn  # the http extra: checked before saying we serve
+    import uvicorn  # noqa: F401  (the http extra: checked before binding)
 
     if args.reload:
         import watchfiles  # noqa: F401  (the dev extra)
-    _announce(args)
     hosts, origins = allowed(args)
     if args.workers > 1 or args.redis or args.reload:
         from .cli_workers import serve_workers
 
+        bind(args.host, args.port).close()  # in use or not allowed: one line before any worker starts
+        _announce(args)
         serve_workers(
             args.target,
             host=args.host,
@@ -110,8 +141,10 @@ def run_serve(args: argparse.Namespace, script_args: Sequence[str]) -> int:
         return 0
     from .transports.http_server import StreamableHTTPApp
 
-    app = StreamableHTTPApp(server, allowed_hosts=hosts, allowed_origins=origins)
-    uvicorn.run(app, host=args.host, port=args.port, lifespan="on", log_level=args.log_level)
+    one_process_key(server)
+    sock = bind(args.host, args.port)
+    _announce(args)
+    run_uvicorn(StreamableHTTPApp(server, allowed_hosts=hosts, allowed_origins=origins), sock, args.log_level)
     return 0
 
 

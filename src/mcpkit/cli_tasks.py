@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from .cli_escape import terminal_json, terminal_line
+from .cli_listen import seconds
 
 __all__ = ["add_tasks", "run_tasks", "task_line"]
 
@@ -33,7 +34,7 @@ def add_tasks(cmd: argparse.ArgumentParser) -> None:
     which.add_argument("--get", metavar="ID", help="show one task (tasks/get)")
     which.add_argument("--cancel", metavar="ID", help="cancel one task (tasks/cancel)")
     cmd.add_argument("--json", action="store_true", help="print the raw result as JSON")
-    cmd.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each answer")
+    cmd.add_argument("--timeout", type=seconds, default=60.0, help="seconds to wait for each answer")
 
 
 def task_line(task: JSON) -> str:
