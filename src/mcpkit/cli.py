@@ -1,6 +1,6 @@
 """The `mcpkit` command: serve a server object, or talk to any MCP server from the terminal.
 
-Exit codes: 0 ok, 1 tool error (isError), 2 usage, 3 protocol or connection error.
+Exit codes: cli_errors.EXIT_CODES, shown by `mcpkit --help`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,18 @@ import orjson
 from . import __version__
 from .cli_call import coerce
 from .cli_connect import add_client_options, open_client
-from .cli_errors import LOAD, OK, PIPE_CLOSED, PROTOCOL, TOOL_ERROR, USAGE, Failure, LoadError, UsageError
+from .cli_errors import (
+    EXIT_CODES,
+    LOAD,
+    OK,
+    PIPE_CLOSED,
+    PROTOCOL,
+    TOOL_ERROR,
+    USAGE,
+    Failure,
+    LoadError,
+    UsageError,
+)
 from .cli_escape import terminal_json, terminal_line, terminal_text
 from .cli_install import add_install, run_install
 from .cli_output import ProgressDisplay, print_table, silence_stdout, stdout_closed
@@ -54,9 +65,10 @@ async def run_command(args: argparse.Namespace) -> int:
         if args.command == "call":
             return await call(client, args)
         if args.command == "read":
-            show(await client.read_resource(args.uri), args.json)
+            show(await read(client, args.uri), args.json)
             return OK
         if args.command == "prompt":
+            await known(args.name, "prompt", [p["name"] for p in await client.list_all_prompts()])
             result = await client.get_prompt(args.name, dict(p.partition("=")[::2] for p in args.pairs))
             if args.json:
                 show(result, True)
@@ -99,13 +111,29 @@ async def call_as_task(client: Any, tool: str, arguments: dict[str, Any]) -> Any
     return await handle.result(on_status=status)
 
 
+async def known(name: str, kind: str, names: list[str]) -> None:
+    """UsageError (exit 2) for a tool or prompt the server does not have, with the closest names."""
+    if name not in names:
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise UsageError(f"unknown {kind} {name!r}{hint}")
+
+
+async def read(client: Any, uri: str) -> Any:
+    from .protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
+
+    try:
+        return await client.read_resource(uri)
+    except MCPError as exc:  # -32602 in the eras that fold resource-not-found into it
+        if exc.code not in (RESOURCE_NOT_FOUND, INVALID_PARAMS):
+            raise
+        raise UsageError(f"no resource {uri!r} (error {exc.code}: {exc.message})") from None
+
+
 async def call(client: Any, args: argparse.Namespace) -> int:
     tools = {t["name"]: t for t in await client.list_all_tools()}
-    tool = tools.get(args.tool)
-    if tool is None:
-        close = difflib.get_close_matches(args.tool, list(tools), n=3)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise UsageError(f"unknown tool {args.tool!r}{hint}")
+    await known(args.tool, "tool", list(tools))
+    tool = tools[args.tool]
     try:
         arguments = orjson.loads(args.json_args) if args.json_args else None
     except orjson.JSONDecodeError as exc:
@@ -129,8 +157,12 @@ async def call(client: Any, args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    codes = "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES)
     top = argparse.ArgumentParser(
-        prog="mcpkit", description="Serve and talk to Model Context Protocol servers."
+        prog="mcpkit",
+        description="Serve and talk to Model Context Protocol servers.",
+        epilog=f"exit codes:\n{codes}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     top.add_argument("--version", action="version", version=f"mcpkit {__version__}")
     sub = top.add_subparsers(dest="command", required=True)
@@ -172,6 +204,17 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """The arguments, with key=value words allowed after options too (`call URL add --json a=2`)."""
+    top = parser()
+    args, extra = top.parse_known_args(argv)
+    if extra and hasattr(args, "pairs") and not any(word.startswith("-") for word in extra):
+        args.pairs = [*args.pairs, *extra]
+    elif extra:
+        top.parse_args(argv)  # argparse's own message for what it does not know, exit 2
+    return args
+
+
 _EXTRAS = {
     "uvicorn": "http",
     "httpx": "http",
@@ -184,7 +227,7 @@ _EXTRAS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv, script_args = split_script_args(sys.argv[1:] if argv is None else argv)
-    args = parser().parse_args(argv)
+    args = parse(argv)
     from .protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
 
     try:
