@@ -93,6 +93,7 @@ def test_the_public_api_is_a_short_explicit_all() -> None:
     assert sorted(mcpkit.__all__) == [
         "CapabilityError",
         "Client",
+        "ConnectionFailed",
         "Context",
         "LocalError",
         "MCPError",

@@ -228,7 +228,7 @@ _EXTRAS = {
 def main(argv: Sequence[str] | None = None) -> int:
     argv, script_args = split_script_args(sys.argv[1:] if argv is None else argv)
     args = parse(argv)
-    from .protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
+    from .protocol.errors import MISSING_CLIENT_CAPABILITY, ConnectionFailed, MCPError
 
     try:
         if args.command == "proxy":
@@ -245,10 +245,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"mcpkit: {terminal_line(exc)}", file=sys.stderr)
         return USAGE
+    except ConnectionFailed as exc:
+        print(f"mcpkit: {terminal_line(exc.message)}", file=sys.stderr)
+        return PROTOCOL
     except MCPError as exc:
         hint = ""
         if exc.message == "Connection closed":
             hint = " (the server exited or closed the connection; its own stderr, if any, is above)"
+        elif "HTTP 401 " in exc.message and not getattr(args, "auth", None):
+            hint = " (pass --header 'Authorization: Bearer TOKEN', or --auth oauth)"
         elif exc.code == MISSING_CLIENT_CAPABILITY and "sampling" in str(exc.data):
             hint = " (pass --sampling CMD to answer sampling requests)"
         print(f"mcpkit: error {exc.code}: {terminal_line(exc.message)}{hint}", file=sys.stderr)

@@ -167,9 +167,9 @@ def _client_options(args: argparse.Namespace) -> JSON:
 
 
 @asynccontextmanager
-async def _connect(args: argparse.Namespace) -> AsyncIterator[Any]:
+async def _connect(args: argparse.Namespace, extra: JSON) -> AsyncIterator[Any]:
     kind, where = server_target(args.server)
-    options = _client_options(args)
+    options = {**_client_options(args), **extra}
     if kind == "stdio":
         if args.header or args.auth:
             raise UsageError("--header and --auth are for http(s) servers; this server is a command")
@@ -201,12 +201,13 @@ async def _connect(args: argparse.Namespace) -> AsyncIterator[Any]:
 
 
 @asynccontextmanager
-async def open_client(server: str, args: argparse.Namespace) -> AsyncIterator[Any]:
+async def open_client(server: str, args: argparse.Namespace, **extra: Any) -> AsyncIterator[Any]:
     """A connected client, its server's logs shown from --log-level; the connection, handshake and
-    level together take at most --timeout (each later request has its own --timeout)."""
+    level together take at most --timeout (each later request has its own --timeout). `extra`: more
+    Client options (tasks: protocol_version)."""
     args.server = server
     with anyio.CancelScope(deadline=anyio.current_time() + args.timeout) as scope:
-        async with _connect(args) as client:
+        async with _connect(args, extra) as client:
             if "logging" in client.server_capabilities:
                 await client.set_logging_level(args.log_level)
             scope.deadline = math.inf

@@ -21,7 +21,7 @@ OK, TOOL_ERROR, USAGE, PROTOCOL, LOAD, INTERRUPTED, PIPE_CLOSED = 0, 1, 2, 3, 4,
 EXIT_CODES = (
     (OK, "ok"),
     (TOOL_ERROR, "the tool ran and reported an error (isError)"),
-    (USAGE, "usage: a bad option or argument, or a tool, prompt or resource the server does not have"),
+    (USAGE, "usage: a bad option or argument; a tool, prompt, resource or task the server does not have"),
     (PROTOCOL, "the server could not be started, reached or authorized, or answered with a protocol error"),
     (LOAD, "serve, install: the server file failed to load (its error is shown, from your code only)"),
     (INTERRUPTED, "interrupted (Ctrl-C)"),

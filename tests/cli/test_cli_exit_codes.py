@@ -26,7 +26,7 @@ def test_help_ends_with_the_table_of_exit_codes() -> None:
     table = shown[shown.index("exit codes:") :].splitlines()
     assert [line.split()[0] for line in table[1:]] == ["0", "1", "2", "3", "4", "130", "141"]
     assert table[3] == (
-        "  2    usage: a bad option or argument, or a tool, prompt or resource the server does not have"
+        "  2    usage: a bad option or argument; a tool, prompt, resource or task the server does not have"
     )
 
 
