@@ -16,16 +16,17 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "mcpkit"
 
 # What each layer may import from inside mcpkit (besides itself).
 ALLOWED = {
-    "protocol": set(),
+    "protocol": {"_extras"},
     "runtime": {"protocol"},
     "transports": {"protocol", "runtime", "_lazy"},
     "cluster": {"protocol", "runtime", "transports", "server", "_lazy"},
     "server": {"protocol", "runtime", "content", "_lazy"},
-    "client": {"protocol", "runtime", "transports", "_lazy"},
+    "client": {"protocol", "runtime", "transports", "_lazy", "_extras"},
     "proxy": {"protocol", "runtime", "transports", "server", "client", "_lazy"},
     "auth": {"protocol", "runtime", "transports", "_lazy"},
     "content": set(),
     "_lazy": set(),
+    "_extras": set(),
 }
 NEVER_IN_CORE = {"asyncio", "anyio", "httpx", "starlette", "uvicorn", "trio", "threading", "socket", "time"}
 

@@ -15,10 +15,13 @@ import anyio
 import orjson
 
 from . import __version__
+from ._extras import MissingExtra
+from .cli_auth import add_auth, run_auth
 from .cli_call import coerce
 from .cli_connect import add_client_options, open_client
 from .cli_errors import (
     EXIT_CODES,
+    INTERRUPTED,
     LOAD,
     OK,
     PIPE_CLOSED,
@@ -170,6 +173,7 @@ def parser() -> argparse.ArgumentParser:
         sub.add_parser("serve", help="serve a Server object (file.py[:name] or module:name) over stdio")
     )
     add_proxy(sub)
+    add_auth(sub)
     add_install(
         sub.add_parser("install", help="add a server to Claude Desktop, Claude Code, Cursor or VS Code")
     )
@@ -225,19 +229,39 @@ _EXTRAS = {
 }
 
 
+def _dispatch(args: argparse.Namespace, script_args: list[str]) -> int:
+    if args.command == "proxy":
+        return run_proxy(args)
+    if args.command == "serve":
+        return run_serve(args, script_args)
+    if args.command == "install":
+        return run_install(args, script_args)
+    if args.command == "auth":
+        return run_auth(args)
+    return anyio.run(run_command, args)
+
+
+def _protocol_line(exc: Any, args: argparse.Namespace) -> str:
+    """An MCPError as one line, with what to do about the common ones."""
+    from .protocol.errors import MISSING_CLIENT_CAPABILITY
+
+    hint = ""
+    if exc.message == "Connection closed":
+        hint = " (the server exited or closed the connection; its own stderr, if any, is above)"
+    elif "HTTP 401 " in exc.message and not getattr(args, "auth", None):
+        hint = " (pass --header 'Authorization: Bearer TOKEN', or --auth oauth)"
+    elif exc.code == MISSING_CLIENT_CAPABILITY and "sampling" in str(exc.data):
+        hint = " (pass --sampling CMD to answer sampling requests)"
+    return f"mcpkit: error {exc.code}: {terminal_line(exc.message)}{hint}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv, script_args = split_script_args(sys.argv[1:] if argv is None else argv)
     args = parse(argv)
-    from .protocol.errors import MISSING_CLIENT_CAPABILITY, ConnectionFailed, MCPError
+    from .protocol.errors import ConnectionFailed, MCPError
 
     try:
-        if args.command == "proxy":
-            return run_proxy(args)
-        if args.command == "serve":
-            return run_serve(args, script_args)
-        if args.command == "install":
-            return run_install(args, script_args)
-        return anyio.run(run_command, args)
+        return _dispatch(args, script_args)
     except LoadError as exc:
         print(exc.report, end="", file=sys.stderr)
         print(f"mcpkit: {exc}", file=sys.stderr)
@@ -249,14 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mcpkit: {terminal_line(exc.message)}", file=sys.stderr)
         return PROTOCOL
     except MCPError as exc:
-        hint = ""
-        if exc.message == "Connection closed":
-            hint = " (the server exited or closed the connection; its own stderr, if any, is above)"
-        elif "HTTP 401 " in exc.message and not getattr(args, "auth", None):
-            hint = " (pass --header 'Authorization: Bearer TOKEN', or --auth oauth)"
-        elif exc.code == MISSING_CLIENT_CAPABILITY and "sampling" in str(exc.data):
-            hint = " (pass --sampling CMD to answer sampling requests)"
-        print(f"mcpkit: error {exc.code}: {terminal_line(exc.message)}{hint}", file=sys.stderr)
+        print(_protocol_line(exc, args), file=sys.stderr)
         return PROTOCOL
     except TimeoutError as exc:
         print(f"mcpkit: timeout: {exc}", file=sys.stderr)
@@ -273,6 +290,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"mcpkit: could not start or reach the server: {exc}", file=sys.stderr)
         return PROTOCOL
+    except MissingExtra as exc:
+        print(f"mcpkit: {exc}", file=sys.stderr)
+        return USAGE
     except ModuleNotFoundError as exc:  # an extra not installed
         extra = _EXTRAS.get((exc.name or "").partition(".")[0])
         if extra is None:
@@ -281,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return USAGE
     except KeyboardInterrupt:
         print("\nmcpkit: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ._extras import MissingExtra
 from .cli_errors import LoadError, UsageError
 
 __all__ = ["load_target", "split_target", "stdout_to_stderr", "user_report"]
@@ -56,6 +57,8 @@ def _running(what: str, call: Callable[[], Any]) -> Any:
         return call()
     except (UsageError, KeyboardInterrupt, SystemExit):
         raise
+    except MissingExtra as exc:  # the one line says what to install; the user's frames add nothing
+        raise UsageError(str(exc)) from None
     except Exception as exc:
         raise LoadError(f"{what}; fix the error above and run again", user_report(exc)) from None
 

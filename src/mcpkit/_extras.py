@@ -1,0 +1,24 @@
+"""Optional dependencies: importing one that is not installed says, in one line, which extra brings it."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+__all__ = ["MissingExtra", "require"]
+
+
+class MissingExtra(ModuleNotFoundError):
+    """A feature's optional dependency is not installed: the message names the pip command."""
+
+
+def require(module: str, extra: str, feature: str, package: str | None = None) -> ModuleType:
+    """`module`, imported; MissingExtra ("<feature> needs <package>: pip install 'mcpkit[<extra>]'")
+    when it is not installed."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module.partition(".")[0]:
+            raise  # the module is there; something it imports is not
+        needed = package or module
+        raise MissingExtra(f"{feature} needs {needed}: pip install 'mcpkit[{extra}]'", name=module) from None
