@@ -9,7 +9,10 @@ __all__ = ["MissingExtra", "require"]
 
 
 class MissingExtra(ModuleNotFoundError):
-    """A feature's optional dependency is not installed: the message names the pip command."""
+    """A feature's optional dependency is not installed: the message names the pip command; `extra` is
+    the extra that brings it, `name` the module."""
+
+    extra: str
 
 
 def require(module: str, extra: str, feature: str, package: str | None = None) -> ModuleType:
@@ -21,4 +24,6 @@ def require(module: str, extra: str, feature: str, package: str | None = None) -
         if exc.name != module.partition(".")[0]:
             raise  # the module is there; something it imports is not
         needed = package or module
-        raise MissingExtra(f"{feature} needs {needed}: pip install 'mcpkit[{extra}]'", name=module) from None
+        missing = MissingExtra(f"{feature} needs {needed}: pip install 'mcpkit[{extra}]'", name=module)
+        missing.extra = extra
+        raise missing from None

@@ -31,6 +31,7 @@ from .cli_errors import (
     Failure,
     LoadError,
     UsageError,
+    needs_extra,
 )
 from .cli_escape import terminal_json, terminal_line, terminal_text
 from .cli_install import add_install, run_install
@@ -290,14 +291,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"mcpkit: could not start or reach the server: {exc}", file=sys.stderr)
         return PROTOCOL
-    except MissingExtra as exc:
-        print(f"mcpkit: {exc}", file=sys.stderr)
-        return USAGE
     except ModuleNotFoundError as exc:  # an extra not installed
-        extra = _EXTRAS.get((exc.name or "").partition(".")[0])
+        extra = (
+            exc.extra if isinstance(exc, MissingExtra) else _EXTRAS.get((exc.name or "").partition(".")[0])
+        )
         if extra is None:
             raise
-        print(f"mcpkit: this needs the {extra} extra: pip install 'mcpkit[{extra}]' ({exc})", file=sys.stderr)
+        print(f"mcpkit: {needs_extra(extra, exc.name)}", file=sys.stderr)
         return USAGE
     except KeyboardInterrupt:
         print("\nmcpkit: interrupted", file=sys.stderr)

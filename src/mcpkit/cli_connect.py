@@ -5,6 +5,7 @@ after --timeout."""
 from __future__ import annotations
 
 import argparse
+import ast
 import math
 import re
 import shlex
@@ -38,8 +39,9 @@ def add_client_options(cmd: argparse.ArgumentParser) -> None:
     """The options every client command takes."""
     cmd.add_argument(
         "server",
-        help="an http(s) URL, a server.py[:NAME] file (served as `mcpkit serve` serves it; quote "
-        "'server.py ARGS' to give it arguments), or a server's command line",
+        help="an http(s) URL, a server.py[:NAME] file (run by this Python when it has a __main__ block, "
+        "else served as `mcpkit serve` serves it; quote 'server.py ARGS' to give it arguments), or a "
+        "server's command line",
     )
     cmd.add_argument("--json", action="store_true", help="print the raw result as JSON")
     cmd.add_argument(
@@ -93,10 +95,13 @@ def server_target(server: str) -> tuple[str, str | list[str]]:
     if not words:
         raise UsageError("the server is empty: give an http(s) URL, a server.py file or a command line")
     first = words[0]
-    if split_target(first)[0].endswith(".py"):
-        if not Path(split_target(first)[0]).is_file():
-            raise UsageError(f"no such file: {split_target(first)[0]}")
-        # served as `mcpkit serve` serves it (no __main__ block needed), by this Python; the rest is its argv
+    spec, name = split_target(first)
+    if spec.endswith(".py"):
+        if not Path(spec).is_file():
+            raise UsageError(f"no such file: {spec}")
+        if not name and runs_itself(Path(spec)):
+            return "stdio", [sys.executable, *words]  # its own __main__ block decides how it serves
+        # served as `mcpkit serve` serves it, by this Python; the rest is the file's argv
         rest = ["--", *words[1:]] if len(words) > 1 else []
         return "stdio", [sys.executable, "-m", "mcpkit", "serve", first, *rest]
     if shutil.which(first) is None:
@@ -108,6 +113,23 @@ def server_target(server: str) -> tuple[str, str | list[str]]:
             f"no such command: {first!r} (the server is an http(s) URL, a server.py file or a command line)"
         )
     return "stdio", words
+
+
+def runs_itself(path: Path) -> bool:
+    """Whether a Python file has a top-level `if __name__ == "__main__":` block."""
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError, OSError):
+        return False  # `mcpkit serve` will say what is wrong with it
+    for node in tree.body:
+        test = node.test if isinstance(node, ast.If) else None
+        if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)):
+            continue
+        if test.left.id == "__name__" and any(
+            isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators
+        ):
+            return True
+    return False
 
 
 def parse_headers(items: Sequence[str]) -> dict[str, str]:

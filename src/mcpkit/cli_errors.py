@@ -14,6 +14,7 @@ __all__ = [
     "Failure",
     "LoadError",
     "UsageError",
+    "needs_extra",
 ]
 
 OK, TOOL_ERROR, USAGE, PROTOCOL, LOAD, INTERRUPTED, PIPE_CLOSED = 0, 1, 2, 3, 4, 130, 141
@@ -27,6 +28,11 @@ EXIT_CODES = (
     (INTERRUPTED, "interrupted (Ctrl-C)"),
     (PIPE_CLOSED, "stdout's reader closed it early (`| head`): no message, the code of a SIGPIPE death"),
 )
+
+
+def needs_extra(extra: str, module: str | None) -> str:
+    """The one line for an optional dependency that is not installed."""
+    return f"this needs the {extra} extra: pip install 'mcpkit[{extra}]' (No module named {module!r})"
 
 
 class UsageError(Exception):

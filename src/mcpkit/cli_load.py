@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ._extras import MissingExtra
-from .cli_errors import LoadError, UsageError
+from .cli_errors import LoadError, UsageError, needs_extra
 
 __all__ = ["load_target", "split_target", "stdout_to_stderr", "user_report"]
 
@@ -58,7 +58,7 @@ def _running(what: str, call: Callable[[], Any]) -> Any:
     except (UsageError, KeyboardInterrupt, SystemExit):
         raise
     except MissingExtra as exc:  # the one line says what to install; the user's frames add nothing
-        raise UsageError(str(exc)) from None
+        raise UsageError(needs_extra(exc.extra, exc.name)) from None
     except Exception as exc:
         raise LoadError(f"{what}; fix the error above and run again", user_report(exc)) from None
 

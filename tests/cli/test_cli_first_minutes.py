@@ -46,6 +46,17 @@ def test_a_server_file_without_a_main_block_is_served_the_way_mcpkit_serve_serve
     assert (with_args.returncode, with_args.stdout) == (0, "hi --db x\n"), with_args.stderr
 
 
+def test_a_server_file_with_a_main_block_runs_as_its_author_wrote_it(tmp_path: Path) -> None:
+    script = tmp_path / "script.py"
+    main = '\n\nif __name__ == "__main__":\n    server.tool(name="from_main")(lambda: "main")\n'
+    main += "    server.run()\n"
+    script.write_text(PLAIN + main)
+    listed = mcpkit("list", f"{script} --flag", "--json")
+    assert [t["name"] for t in orjson.loads(listed.stdout)] == ["hi", "from_main"], listed.stderr
+    called = mcpkit("call", f"{script} --flag", "hi")
+    assert called.stdout == "hi --flag\n"  # sys.argv as `python script.py --flag` gives it
+
+
 def _load_failure(tmp_path: Path, body: str) -> tuple[str, subprocess.CompletedProcess[str]]:
     bad = tmp_path / "bad.py"
     bad.write_text(body)

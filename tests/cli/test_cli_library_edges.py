@@ -59,7 +59,7 @@ def test_a_server_with_skills_without_pyyaml_is_one_line(tmp_path: Path) -> None
     )
     assert (done.returncode, done.stderr) == (
         2,
-        "mcpkit: skills (SKILL.md frontmatter) needs PyYAML: pip install 'mcpkit[skills]'\n",
+        "mcpkit: this needs the skills extra: pip install 'mcpkit[skills]' (No module named 'yaml')\n",
     )
 
 
