@@ -11,7 +11,7 @@ import functools
 import sys
 from typing import Any
 
-from .cli_listen import port_number
+from .cli_listen import bind, port_number
 
 __all__ = ["add_proxy", "run_proxy"]
 
@@ -42,6 +42,7 @@ def run_proxy(args: argparse.Namespace) -> int:
     if args.http:
         import uvicorn  # noqa: F401  (the http extra: checked before saying we serve)
 
+        bind(args.host, args.port).close()  # a port in use is one line, before the remote is reached
         print(f"mcpkit: proxying {args.target} on http://{args.host}:{args.port}/mcp", file=sys.stderr)
     serve = functools.partial(
         serve_proxy, args.target, http=args.http, host=args.host, port=args.port, name=args.name, era=args.era

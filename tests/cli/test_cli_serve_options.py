@@ -134,6 +134,19 @@ def test_a_port_in_use_is_one_line(plain: str) -> None:
     )
 
 
+def test_a_proxy_on_a_port_in_use_is_one_line(plain: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = mcpkit("proxy", plain, "--http", "--port", str(port))
+    assert (done.returncode, done.stderr) == (
+        3,
+        f"mcpkit: cannot listen on 127.0.0.1:{port}: the port is in use: stop what is there, or pick another "
+        "--port\n",
+    )
+
+
 def test_stdio_serve_at_a_terminal_says_it_waits_on_stdin(plain: str) -> None:
     child = pexpect.spawn(
         sys.executable, ["-m", "mcpkit", "serve", plain], env=ENV, encoding="utf-8", timeout=30
