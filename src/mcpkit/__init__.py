@@ -17,6 +17,7 @@ from ._lazy import lazy_exports
 __all__ = [
     "CapabilityError",
     "Client",
+    "ConnectionFailed",
     "Context",
     "LocalError",
     "MCPError",
@@ -35,6 +36,7 @@ _EXPORTS = {
     "Server": "mcpkit.server.server",
     "ToolError": "mcpkit.server.tools",
     "CapabilityError": "mcpkit.protocol.errors",
+    "ConnectionFailed": "mcpkit.protocol.errors",
     "LocalError": "mcpkit.protocol.errors",
     "MCPError": "mcpkit.protocol.errors",
     "RemoteError": "mcpkit.protocol.errors",
@@ -42,7 +44,7 @@ _EXPORTS = {
 
 if TYPE_CHECKING:
     from .client.client import Client
-    from .protocol.errors import CapabilityError, LocalError, MCPError, RemoteError
+    from .protocol.errors import CapabilityError, ConnectionFailed, LocalError, MCPError, RemoteError
     from .server.context import Context
     from .server.server import Server
     from .server.tools import ToolError

@@ -1,6 +1,6 @@
 """The `mcpkit` command: serve a server object, or talk to any MCP server from the terminal.
 
-Exit codes: 0 ok, 1 tool error (isError), 2 usage, 3 protocol or connection error.
+Exit codes: cli_errors.EXIT_CODES, shown by `mcpkit --help`.
 """
 
 from __future__ import annotations
@@ -15,12 +15,27 @@ import anyio
 import orjson
 
 from . import __version__
+from ._extras import MissingExtra
+from .cli_auth import add_auth, run_auth
 from .cli_call import coerce
 from .cli_connect import add_client_options, open_client
-from .cli_errors import OK, PROTOCOL, TOOL_ERROR, USAGE, Failure, UsageError
+from .cli_errors import (
+    EXIT_CODES,
+    INTERRUPTED,
+    LOAD,
+    OK,
+    PIPE_CLOSED,
+    PROTOCOL,
+    TOOL_ERROR,
+    USAGE,
+    Failure,
+    LoadError,
+    UsageError,
+    needs_extra,
+)
 from .cli_escape import terminal_json, terminal_line, terminal_text
 from .cli_install import add_install, run_install
-from .cli_output import ProgressDisplay, print_table
+from .cli_output import ProgressDisplay, print_table, silence_stdout, stdout_closed
 from .cli_proxy import add_proxy, run_proxy
 from .cli_serve import add_serve, run_serve, split_script_args
 from .cli_tasks import add_tasks, run_tasks
@@ -54,9 +69,10 @@ async def run_command(args: argparse.Namespace) -> int:
         if args.command == "call":
             return await call(client, args)
         if args.command == "read":
-            show(await client.read_resource(args.uri), args.json)
+            show(await read(client, args.uri), args.json)
             return OK
         if args.command == "prompt":
+            await known(args.name, "prompt", [p["name"] for p in await client.list_all_prompts()])
             result = await client.get_prompt(args.name, dict(p.partition("=")[::2] for p in args.pairs))
             if args.json:
                 show(result, True)
@@ -99,13 +115,29 @@ async def call_as_task(client: Any, tool: str, arguments: dict[str, Any]) -> Any
     return await handle.result(on_status=status)
 
 
+async def known(name: str, kind: str, names: list[str]) -> None:
+    """UsageError (exit 2) for a tool or prompt the server does not have, with the closest names."""
+    if name not in names:
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise UsageError(f"unknown {kind} {name!r}{hint}")
+
+
+async def read(client: Any, uri: str) -> Any:
+    from .protocol.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, MCPError
+
+    try:
+        return await client.read_resource(uri)
+    except MCPError as exc:  # -32602 in the eras that fold resource-not-found into it
+        if exc.code not in (RESOURCE_NOT_FOUND, INVALID_PARAMS):
+            raise
+        raise UsageError(f"no resource {uri!r} (error {exc.code}: {exc.message})") from None
+
+
 async def call(client: Any, args: argparse.Namespace) -> int:
     tools = {t["name"]: t for t in await client.list_all_tools()}
-    tool = tools.get(args.tool)
-    if tool is None:
-        close = difflib.get_close_matches(args.tool, list(tools), n=3)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise UsageError(f"unknown tool {args.tool!r}{hint}")
+    await known(args.tool, "tool", list(tools))
+    tool = tools[args.tool]
     try:
         arguments = orjson.loads(args.json_args) if args.json_args else None
     except orjson.JSONDecodeError as exc:
@@ -129,8 +161,12 @@ async def call(client: Any, args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    codes = "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES)
     top = argparse.ArgumentParser(
-        prog="mcpkit", description="Serve and talk to Model Context Protocol servers."
+        prog="mcpkit",
+        description="Serve and talk to Model Context Protocol servers.",
+        epilog=f"exit codes:\n{codes}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     top.add_argument("--version", action="version", version=f"mcpkit {__version__}")
     sub = top.add_subparsers(dest="command", required=True)
@@ -138,6 +174,7 @@ def parser() -> argparse.ArgumentParser:
         sub.add_parser("serve", help="serve a Server object (file.py[:name] or module:name) over stdio")
     )
     add_proxy(sub)
+    add_auth(sub)
     add_install(
         sub.add_parser("install", help="add a server to Claude Desktop, Claude Code, Cursor or VS Code")
     )
@@ -172,6 +209,17 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """The arguments, with key=value words allowed after options too (`call URL add --json a=2`)."""
+    top = parser()
+    args, extra = top.parse_known_args(argv)
+    if extra and hasattr(args, "pairs") and not any(word.startswith("-") for word in extra):
+        args.pairs = [*args.pairs, *extra]
+    elif extra:
+        top.parse_args(argv)  # argparse's own message for what it does not know, exit 2
+    return args
+
+
 _EXTRAS = {
     "uvicorn": "http",
     "httpx": "http",
@@ -182,29 +230,51 @@ _EXTRAS = {
 }
 
 
+def _dispatch(args: argparse.Namespace, script_args: list[str]) -> int:
+    if args.command == "proxy":
+        return run_proxy(args)
+    if args.command == "serve":
+        return run_serve(args, script_args)
+    if args.command == "install":
+        return run_install(args, script_args)
+    if args.command == "auth":
+        return run_auth(args)
+    return anyio.run(run_command, args)
+
+
+def _protocol_line(exc: Any, args: argparse.Namespace) -> str:
+    """An MCPError as one line, with what to do about the common ones."""
+    from .protocol.errors import MISSING_CLIENT_CAPABILITY
+
+    hint = ""
+    if exc.message == "Connection closed":
+        hint = " (the server exited or closed the connection; its own stderr, if any, is above)"
+    elif "HTTP 401 " in exc.message and not getattr(args, "auth", None):
+        hint = " (pass --header 'Authorization: Bearer TOKEN', or --auth oauth)"
+    elif exc.code == MISSING_CLIENT_CAPABILITY and "sampling" in str(exc.data):
+        hint = " (pass --sampling CMD to answer sampling requests)"
+    return f"mcpkit: error {exc.code}: {terminal_line(exc.message)}{hint}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv, script_args = split_script_args(sys.argv[1:] if argv is None else argv)
-    args = parser().parse_args(argv)
-    from .protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
+    args = parse(argv)
+    from .protocol.errors import ConnectionFailed, MCPError
 
     try:
-        if args.command == "proxy":
-            return run_proxy(args)
-        if args.command == "serve":
-            return run_serve(args, script_args)
-        if args.command == "install":
-            return run_install(args, script_args)
-        return anyio.run(run_command, args)
+        return _dispatch(args, script_args)
+    except LoadError as exc:
+        print(exc.report, end="", file=sys.stderr)
+        print(f"mcpkit: {exc}", file=sys.stderr)
+        return LOAD
     except UsageError as exc:
         print(f"mcpkit: {terminal_line(exc)}", file=sys.stderr)
         return USAGE
+    except ConnectionFailed as exc:
+        print(f"mcpkit: {terminal_line(exc.message)}", file=sys.stderr)
+        return PROTOCOL
     except MCPError as exc:
-        hint = ""
-        if exc.message == "Connection closed":
-            hint = " (the server exited or closed the connection; its own stderr, if any, is above)"
-        elif exc.code == MISSING_CLIENT_CAPABILITY and "sampling" in str(exc.data):
-            hint = " (pass --sampling CMD to answer sampling requests)"
-        print(f"mcpkit: error {exc.code}: {terminal_line(exc.message)}{hint}", file=sys.stderr)
+        print(_protocol_line(exc, args), file=sys.stderr)
         return PROTOCOL
     except TimeoutError as exc:
         print(f"mcpkit: timeout: {exc}", file=sys.stderr)
@@ -212,18 +282,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Failure as exc:
         print(f"mcpkit: {exc}", file=sys.stderr)
         return PROTOCOL
+    except BrokenPipeError as exc:
+        if stdout_closed():  # the reader stopped early (`| head`): nothing to say, as coreutils say nothing
+            silence_stdout()
+            return PIPE_CLOSED
+        print(f"mcpkit: could not start or reach the server: {exc}", file=sys.stderr)
+        return PROTOCOL
     except OSError as exc:
         print(f"mcpkit: could not start or reach the server: {exc}", file=sys.stderr)
         return PROTOCOL
     except ModuleNotFoundError as exc:  # an extra not installed
-        extra = _EXTRAS.get((exc.name or "").partition(".")[0])
+        extra = (
+            exc.extra if isinstance(exc, MissingExtra) else _EXTRAS.get((exc.name or "").partition(".")[0])
+        )
         if extra is None:
             raise
-        print(f"mcpkit: this needs the {extra} extra: pip install 'mcpkit[{extra}]' ({exc})", file=sys.stderr)
+        print(f"mcpkit: {needs_extra(extra, exc.name)}", file=sys.stderr)
         return USAGE
     except KeyboardInterrupt:
         print("\nmcpkit: interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

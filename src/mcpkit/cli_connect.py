@@ -5,6 +5,7 @@ after --timeout."""
 from __future__ import annotations
 
 import argparse
+import ast
 import math
 import re
 import shlex
@@ -14,12 +15,15 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import orjson
 
 from .cli_errors import Failure, UsageError
 from .cli_escape import terminal_json, terminal_line
+from .cli_listen import seconds
+from .cli_load import split_target
 from .protocol.levels import LEVELS, severity
 
 __all__ = ["add_client_options", "open_client", "parse_headers", "server_target"]
@@ -33,10 +37,15 @@ _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 token
 
 def add_client_options(cmd: argparse.ArgumentParser) -> None:
     """The options every client command takes."""
-    cmd.add_argument("server", help="an http(s) URL, a server.py file, or a server's command line")
+    cmd.add_argument(
+        "server",
+        help="an http(s) URL, a server.py[:NAME] file (run by this Python when it has a __main__ block, "
+        "else served as `mcpkit serve` serves it; quote 'server.py ARGS' to give it arguments), or a "
+        "server's command line",
+    )
     cmd.add_argument("--json", action="store_true", help="print the raw result as JSON")
     cmd.add_argument(
-        "--timeout", type=float, default=60.0, help="seconds to wait for the connection and each answer"
+        "--timeout", type=seconds, default=60.0, help="seconds to wait for the connection and each answer"
     )
     cmd.add_argument(
         "--sampling",
@@ -71,6 +80,10 @@ def add_client_options(cmd: argparse.ArgumentParser) -> None:
 def server_target(server: str) -> tuple[str, str | list[str]]:
     """("http", url) or ("stdio", argv) for the words naming the server; UsageError for what is neither."""
     if server.startswith(("http://", "https://")):
+        try:
+            urlsplit(server).port  # noqa: B018  (raises for a port out of range)
+        except ValueError as exc:
+            raise UsageError(f"{server!r} is not a usable URL: {exc}") from None
         return "http", server
     scheme = _SCHEME.match(server)
     if scheme:
@@ -82,10 +95,15 @@ def server_target(server: str) -> tuple[str, str | list[str]]:
     if not words:
         raise UsageError("the server is empty: give an http(s) URL, a server.py file or a command line")
     first = words[0]
-    if first.endswith(".py"):
-        if not Path(first).is_file():
-            raise UsageError(f"no such file: {first}")
-        return "stdio", [sys.executable, *words]  # run by this Python: no shebang or exec bit needed
+    spec, name = split_target(first)
+    if spec.endswith(".py"):
+        if not Path(spec).is_file():
+            raise UsageError(f"no such file: {spec}")
+        if not name and runs_itself(Path(spec)):
+            return "stdio", [sys.executable, *words]  # its own __main__ block decides how it serves
+        # served as `mcpkit serve` serves it, by this Python; the rest is the file's argv
+        rest = ["--", *words[1:]] if len(words) > 1 else []
+        return "stdio", [sys.executable, "-m", "mcpkit", "serve", first, *rest]
     if shutil.which(first) is None:
         if len(words) == 1 and _URL_LIKE.match(first) and not Path(first).exists():
             raise UsageError(f"{first!r} looks like a URL without its scheme: write http://{first}")
@@ -95,6 +113,23 @@ def server_target(server: str) -> tuple[str, str | list[str]]:
             f"no such command: {first!r} (the server is an http(s) URL, a server.py file or a command line)"
         )
     return "stdio", words
+
+
+def runs_itself(path: Path) -> bool:
+    """Whether a Python file has a top-level `if __name__ == "__main__":` block."""
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError, OSError):
+        return False  # `mcpkit serve` will say what is wrong with it
+    for node in tree.body:
+        test = node.test if isinstance(node, ast.If) else None
+        if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)):
+            continue
+        if test.left.id == "__name__" and any(
+            isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators
+        ):
+            return True
+    return False
 
 
 def parse_headers(items: Sequence[str]) -> dict[str, str]:
@@ -154,9 +189,9 @@ def _client_options(args: argparse.Namespace) -> JSON:
 
 
 @asynccontextmanager
-async def _connect(args: argparse.Namespace) -> AsyncIterator[Any]:
+async def _connect(args: argparse.Namespace, extra: JSON) -> AsyncIterator[Any]:
     kind, where = server_target(args.server)
-    options = _client_options(args)
+    options = {**_client_options(args), **extra}
     if kind == "stdio":
         if args.header or args.auth:
             raise UsageError("--header and --auth are for http(s) servers; this server is a command")
@@ -188,12 +223,13 @@ async def _connect(args: argparse.Namespace) -> AsyncIterator[Any]:
 
 
 @asynccontextmanager
-async def open_client(server: str, args: argparse.Namespace) -> AsyncIterator[Any]:
+async def open_client(server: str, args: argparse.Namespace, **extra: Any) -> AsyncIterator[Any]:
     """A connected client, its server's logs shown from --log-level; the connection, handshake and
-    level together take at most --timeout (each later request has its own --timeout)."""
+    level together take at most --timeout (each later request has its own --timeout). `extra`: more
+    Client options (tasks: protocol_version)."""
     args.server = server
     with anyio.CancelScope(deadline=anyio.current_time() + args.timeout) as scope:
-        async with _connect(args) as client:
+        async with _connect(args, extra) as client:
             if "logging" in client.server_capabilities:
                 await client.set_logging_level(args.log_level)
             scope.deadline = math.inf

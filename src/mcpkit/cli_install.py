@@ -12,26 +12,29 @@ Each client's file and format, as its documentation gives them:
 - cursor: ~/.cursor/mcp.json (every project); `mcpServers: {name: {command, args, env}}`.
 - vscode: .vscode/mcp.json in the current directory (the workspace); `servers`, with `type: "stdio"`.
 
-An existing file is kept whole but for the one entry, and copied to FILE.bak first; a file that is not a
-JSON object is refused, unchanged.
+Before anything is written the entry's own command loads the server (`serve --check`): a server that cannot
+start is not installed. An existing file is kept whole but for the one entry, and copied to FILE.bak first; a
+file that is not a JSON object is refused, unchanged (cli_config_file: links, modes, exclusive temp files).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shutil
+import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .cli_errors import UsageError
-from .cli_serve import split_target
+from .cli_config_file import read_config, target_file, write_config
+from .cli_errors import LOAD, UsageError
+from .cli_load import split_target
 
 __all__ = ["CLIENTS", "add_install", "run_install"]
+
+LOAD_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True)
@@ -99,44 +102,40 @@ def parse_env(pairs: Sequence[str]) -> dict[str, str]:
     return env
 
 
-def read_config(path: Path, key: str) -> dict[str, Any]:
-    """The config as it stands ({} when there is none); anything but a JSON object with `key` an object
-    is refused, so a file mcpkit cannot read is never overwritten."""
-    if not path.exists():
-        return {}
+def check_loads(entry: dict[str, Any], env: dict[str, str]) -> subprocess.CompletedProcess[str] | None:
+    """The failed `mcpkit serve FILE --check` of the entry (its stderr says why), or None when it loads."""
+    served = entry["args"][:4]  # -m mcpkit serve FILE[:NAME]
+    command = [entry["command"], *served, "--check", *entry["args"][4:]]
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise UsageError(f"{path} is not UTF-8 text; nothing was changed") from None
-    except json.JSONDecodeError as exc:
-        raise UsageError(
-            f"{path} is not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg}); fix it or move it "
-            "away, nothing was changed"
-        ) from None
-    if not isinstance(config, dict) or not isinstance(config.get(key, {}), dict):
-        raise UsageError(f"{path}: expected a JSON object with {key!r} an object; nothing was changed")
-    return config
-
-
-def write_config(path: Path, config: dict[str, Any]) -> Path | None:
-    """Replace the file at once (a temporary file renamed over it), after copying the old one to .bak."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    if path.exists():
-        backup = path.with_name(path.name + ".bak")
-        shutil.copy2(path, backup)
-    fresh = path.with_name(path.name + ".mcpkit-new")
-    fresh.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(fresh, path)
-    return backup
+        done = subprocess.run(
+            command,
+            env={**os.environ, **env},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=LOAD_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(
+            command, LOAD, "", f"mcpkit: it took over {LOAD_TIMEOUT:g}s to load\n"
+        )
+    return done if done.returncode else None
 
 
 def run_install(args: argparse.Namespace, script_args: Sequence[str]) -> int:
     client = CLIENTS[args.client]
     entry = entry_for(args.target, script_args, parse_env(args.env), client.typed)
     name = args.name or Path(split_target(args.target)[0]).stem
-    path = args.config_path or default_path(args.client)
+    path = target_file(args.config_path or default_path(args.client), explicit=args.config_path is not None)
     config = read_config(path, client.key)
+    failed = check_loads(entry, parse_env(args.env))
+    if failed is not None:
+        sys.stderr.write(failed.stderr)
+        print(
+            f"mcpkit: {args.target} does not load, so it was not installed; {path} is unchanged",
+            file=sys.stderr,
+        )
+        return failed.returncode
     servers = config.setdefault(client.key, {})
     verb = "replaced" if name in servers else "added"
     servers[name] = entry

@@ -62,6 +62,29 @@ class FileTokenStore:
             out.write(orjson.dumps(data, option=orjson.OPT_INDENT_2))
         os.replace(part, self.path)
 
+    def logins(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(server URL, issuer, what is kept for that issuer) for each server authorized before."""
+        data = self._read()
+        found = []
+        for url, issuer in sorted(data["servers"].items()):
+            kept = data["issuers"].get(issuer) if isinstance(issuer, str) else None
+            found.append((url, str(issuer), kept if isinstance(kept, dict) else {}))
+        return found
+
+    def forget(self) -> list[str]:
+        """Drop this server's issuer: its tokens and client, and every server URL that used it (tokens
+        are kept per issuer). Returns those URLs; [] when nothing was kept for this server."""
+        data = self._read()
+        issuer = data["servers"].get(self.server_url)
+        if not isinstance(issuer, str):
+            return []
+        data["issuers"].pop(issuer, None)
+        urls = sorted(url for url, kept in data["servers"].items() if kept == issuer)
+        for url in urls:
+            del data["servers"][url]
+        self._write(data)
+        return urls
+
     def issuer(self) -> str | None:
         found = self._read()["servers"].get(self.server_url)
         return found if isinstance(found, str) else None
@@ -90,12 +113,15 @@ class FileTokenStore:
     async def set_tokens(self, issuer: str, tokens: Tokens | None) -> None:
         self._set(issuer, "tokens", asdict(tokens) if tokens else None)
 
-    async def get_client(self, issuer: str) -> ClientCredentials | None:
+    def kept_client(self, issuer: str) -> ClientCredentials | None:
         found = self._entry(issuer, "client")
         try:
             return ClientCredentials(**found) if found else None
         except TypeError:
             return None
+
+    async def get_client(self, issuer: str) -> ClientCredentials | None:
+        return self.kept_client(issuer)
 
     async def set_client(self, issuer: str, client: ClientCredentials | None) -> None:
         self._set(issuer, "client", asdict(client) if client else None)
@@ -152,6 +178,9 @@ def oauth_client(server_url: str, client_id: str | None, client_secret: str | No
     """An OAuthClient for the CLI: the browser, the loopback redirect, tokens in the config dir."""
     store = FileTokenStore(config_dir() / "oauth.json", server_url)
     client = ClientCredentials(client_id, client_secret) if client_id else None
+    issuer = store.issuer()
+    if client is not None and issuer is not None and store.kept_client(issuer) != client:
+        store.forget()  # tokens issued to the client kept before are not this client's
     metadata = ClientMetadata(redirect_uris=[f"http://127.0.0.1:{CALLBACK_PORT}/callback"])
     # dpop=False: a DPoP key lives in this process only, and a token kept for the next run must still work
     auth = OAuthClient(

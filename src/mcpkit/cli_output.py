@@ -8,6 +8,7 @@ harmless (cli_escape) and given to rich as Text, never as markup.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -15,9 +16,10 @@ import orjson
 
 from .cli_escape import terminal_line
 
-__all__ = ["ProgressDisplay", "item_rows", "print_table", "type_name"]
+__all__ = ["ProgressDisplay", "item_rows", "print_table", "silence_stdout", "stdout_closed", "type_name"]
 
 JSON = dict[str, Any]
+_UNFOLDED = 100_000
 HEADERS = {
     "tools": ("tool", "parameter", "type", "required", "description"),
     "prompts": ("prompt", "argument", "", "required", "description"),
@@ -103,7 +105,33 @@ def print_table(kind: str, items: list[JSON]) -> None:
         table.add_column(header, overflow="fold")
     for row in rows:
         table.add_row(*(Text(cell) for cell in row))
-    Console(soft_wrap=False).print(table)
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError  # main's to handle, as for every other write (rich would exit 1)
+
+    # piped, a line is as long as its row: no folding at 80 columns that splits URIs for grep or cut
+    width = None if sys.stdout.isatty() else _UNFOLDED
+    _Console(soft_wrap=False, width=width).print(table)
+
+
+def stdout_closed() -> bool:
+    """Whether stdout is a pipe whose reader has gone (`mcpkit list URL | head -1`)."""
+    try:
+        import select
+
+        poll = select.poll()
+    except (ImportError, AttributeError):  # no poll(): take a broken pipe to be stdout's
+        return True
+    poll.register(sys.stdout.fileno(), select.POLLOUT)
+    return any(mask & select.POLLERR for _, mask in poll.poll(0))
+
+
+def silence_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's last flush at exit has nowhere to fail."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 class ProgressDisplay:

@@ -11,6 +11,8 @@ import functools
 import sys
 from typing import Any
 
+from .cli_listen import bind, port_number
+
 __all__ = ["add_proxy", "run_proxy"]
 
 
@@ -22,7 +24,7 @@ def add_proxy(sub: Any) -> None:
     cmd.add_argument("target", help="an http(s) URL, or a command line that starts a stdio server")
     cmd.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     cmd.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default 127.0.0.1)")
-    cmd.add_argument("--port", type=int, default=8000, help="port with --http (default 8000)")
+    cmd.add_argument("--port", type=port_number, default=8000, help="port with --http (default 8000)")
     cmd.add_argument("--name", help="the server name to give the proxy's clients (default: the remote's)")
     cmd.add_argument(
         "--era",
@@ -40,6 +42,7 @@ def run_proxy(args: argparse.Namespace) -> int:
     if args.http:
         import uvicorn  # noqa: F401  (the http extra: checked before saying we serve)
 
+        bind(args.host, args.port).close()  # a port in use is one line, before the remote is reached
         print(f"mcpkit: proxying {args.target} on http://{args.host}:{args.port}/mcp", file=sys.stderr)
     serve = functools.partial(
         serve_proxy, args.target, http=args.http, host=args.host, port=args.port, name=args.name, era=args.era

@@ -8,21 +8,18 @@ mcpkit serve app.py --http --host 0.0.0.0 --allow-host shop.example --reload
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
-import inspect
 import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from .cli_errors import UsageError
+from .cli_listen import bind, port_number, run_uvicorn
+from .cli_load import is_file_target, load_target, split_target, stdout_to_stderr
+from .cli_workers import check_redis_url, one_process_key
 
 __all__ = ["UsageError", "add_serve", "load_target", "run_serve", "split_script_args", "split_target"]
 
-OBJECTS = ("server", "mcp", "app")  # looked for in this order when the target names nothing
-FACTORIES = ("create_server", "build_server")  # then these, called with no arguments
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 LOCAL = ("127.0.0.1", "localhost", "::1")
 
@@ -38,82 +35,19 @@ def split_script_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     return words, []
 
 
-def split_target(target: str) -> tuple[str, str]:
-    """`file.py:NAME` or `module:NAME` as (file or module, NAME or ""); only a last `:` followed by a name
-    splits, so `C:\\srv\\app.py` stays a path."""
-    spec, colon, name = target.rpartition(":")
-    return (spec, name) if colon and name.isidentifier() else (target, "")
-
-
-def _import(spec: str, argv: Sequence[str]) -> Any:
-    """The module of a file path or a dotted name, imported with sys.argv as it would run."""
-    if spec.endswith(".py") or Path(spec).is_file():
-        path = Path(spec).resolve()
-        if not path.is_file():
-            raise UsageError(f"no such file: {spec}")
-        sys.argv = [str(path), *argv]
-        sys.path.insert(0, str(path.parent))
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
-        if module_spec is None or module_spec.loader is None:
-            raise UsageError(f"{spec} is not a Python file")
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[path.stem] = module
-        module_spec.loader.exec_module(module)
-        return module
-    sys.argv = [spec, *argv]
-    try:
-        return importlib.import_module(spec)
-    except ModuleNotFoundError as exc:
-        if exc.name is None or not spec.startswith(exc.name):
-            raise  # the module exists; something it imports does not
-        raise UsageError(f"no module {exc.name!r} (serve a file.py, or a module on the path)") from None
-
-
-def _servable(value: Any) -> bool:
-    return hasattr(value, "serve") and not isinstance(value, type)
-
-
-def _pick(module: Any, spec: str) -> tuple[str, Any]:
-    """The first of OBJECTS that is a Server, else the first of FACTORIES that exists."""
-    for name in OBJECTS:
-        if _servable(getattr(module, name, None)):
-            return name, getattr(module, name)
-    for name in FACTORIES:
-        if callable(getattr(module, name, None)):
-            return name, getattr(module, name)
-    servers = [k for k, v in vars(module).items() if _servable(v)]
-    hint = f"; it has {', '.join(servers)}" if servers else ""
-    looked = ", ".join([*OBJECTS, *(f"{f}()" for f in FACTORIES)])
-    raise UsageError(f"{spec} has none of {looked} (name the Server as {spec}:NAME{hint})")
-
-
-def load_target(target: str, argv: Sequence[str] = ()) -> Any:
-    """A Server from `file.py[:NAME]` or `package.module[:NAME]`; NAME is a Server or a factory taking no
-    arguments, and when absent the first of OBJECTS, then FACTORIES, that the module has."""
-    spec, name = split_target(target)
-    module = _import(spec, argv)
-    if name:
-        found = getattr(module, name, None)
-        if found is None:
-            raise UsageError(f"{spec} has no attribute {name!r}")
-    else:
-        name, found = _pick(module, spec)
-    if callable(found) and not _servable(found):  # a factory
-        needed = [p.name for p in inspect.signature(found).parameters.values() if p.default is p.empty]
-        if needed:
-            raise UsageError(f"{name}() needs {', '.join(needed)}: give a Server, or a factory taking none")
-        found = found()
-    if not _servable(found):
-        raise UsageError(f"{spec}:{name} is a {type(found).__name__}, not a Server (nothing to serve)")
-    return found
-
-
 def add_serve(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("target", help="file.py[:NAME] or module[:NAME]; arguments after -- go to the file")
     serve.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind with --http (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="port with --http (default 8000)")
+    serve.add_argument("--check", action="store_true", help="load the server, then exit (0: it loads)")
     serve.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        help="what to log on stderr (default: warnings, and the request log)",
+    )
+    http = serve.add_argument_group("with --http")
+    http.add_argument("--host", help="address to bind (default 127.0.0.1)")
+    http.add_argument("--port", type=port_number, help="port (default 8000)")
+    http.add_argument(
         "--allow-host",
         action="append",
         default=[],
@@ -121,49 +55,77 @@ def add_serve(serve: argparse.ArgumentParser) -> None:
         help="also answer requests whose Host is HOST (repeatable; localhost always is): the names "
         "clients use to reach a server bound beyond localhost",
     )
-    serve.add_argument(
+    http.add_argument(
         "--allow-origin",
         action="append",
         default=[],
         metavar="ORIGIN",
         help="also answer browser requests from ORIGIN, e.g. https://app.example (repeatable)",
     )
-    serve.add_argument(
-        "--reload", action="store_true", help="restart on code changes, with --http (mcpkit[dev])"
-    )
-    serve.add_argument("--log-level", choices=LOG_LEVELS, help="what to log on stderr (default warning)")
-    serve.add_argument(
-        "--workers", type=int, default=1, help="worker processes with --http (more than one needs --redis)"
-    )
-    serve.add_argument(
+    http.add_argument("--reload", action="store_true", help="restart on code changes (mcpkit[dev])")
+    http.add_argument("--workers", type=int, help="worker processes (more than one needs --redis)")
+    http.add_argument(
         "--redis",
         metavar="URL",
         help="share sessions in this Redis (pip install 'mcpkit[redis]'), so any worker serves any request",
     )
 
 
-def run_serve(args: argparse.Namespace, script_args: Sequence[str]) -> int:
-    if args.reload and not args.http:
-        raise UsageError("--reload needs --http (a restarted stdio server would lose its client)")
+_HTTP_ONLY = ("host", "port", "allow_host", "allow_origin", "reload", "workers", "redis")
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    given = [f"--{name.replace('_', '-')}" for name in _HTTP_ONLY if getattr(args, name)]
+    if given and not args.http:
+        need = "needs" if len(given) == 1 else "need"
+        raise UsageError(f"{', '.join(given)} {need} --http (without it the server speaks stdio)")
+    args.host, args.port = args.host or "127.0.0.1", args.port or 8000
+    args.workers = 1 if args.workers is None else args.workers
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
     if args.workers > 1 and not args.redis:
         raise UsageError("--workers above 1 needs --redis URL: each worker would know only its own sessions")
-    level = (args.log_level or "warning").upper()
-    logging.basicConfig(stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s")
-    server = load_target(args.target, script_args)  # a bad target is one line here, in no worker
-    if not args.http:
+    if args.redis:
+        check_redis_url(args.redis)
+
+
+def _logging(level: str | None) -> None:
+    logging.basicConfig(
+        stream=sys.stderr, level=(level or "warning").upper(), format="%(levelname)s %(name)s: %(message)s"
+    )
+    if level is None:  # the request log (RequestLog middleware) is what a developer watches
+        logging.getLogger("mcpkit.requests").setLevel(logging.INFO)
+
+
+def run_serve(args: argparse.Namespace, script_args: Sequence[str]) -> int:
+    _check_options(args)
+    _logging(args.log_level)
+    if args.check or not args.http:
+        with stdout_to_stderr():
+            server = load_target(args.target, script_args)
+        if args.check:
+            print(f"mcpkit: {args.target} loads", file=sys.stderr)
+            return 0
+        one_process_key(server)
+        if sys.stdin.isatty():
+            print(
+                f"mcpkit: serving {args.target} over stdio: waiting for a client on stdin (Ctrl-C to stop). "
+                f"Try `mcpkit list {args.target}`, or serve it with --http.",
+                file=sys.stderr,
+            )
         server.run()
         return 0
-    import uvicorn  # the http extra: checked before saying we serve
+    server = load_target(args.target, script_args)  # a bad target is one line here, in no worker
+    import uvicorn  # noqa: F401  (the http extra: checked before binding)
 
     if args.reload:
         import watchfiles  # noqa: F401  (the dev extra)
-    _announce(args)
     hosts, origins = allowed(args)
     if args.workers > 1 or args.redis or args.reload:
         from .cli_workers import serve_workers
 
+        bind(args.host, args.port).close()  # in use or not allowed: one line before any worker starts
+        _announce(args)
         serve_workers(
             args.target,
             host=args.host,
@@ -179,8 +141,10 @@ def run_serve(args: argparse.Namespace, script_args: Sequence[str]) -> int:
         return 0
     from .transports.http_server import StreamableHTTPApp
 
-    app = StreamableHTTPApp(server, allowed_hosts=hosts, allowed_origins=origins)
-    uvicorn.run(app, host=args.host, port=args.port, lifespan="on", log_level=args.log_level)
+    one_process_key(server)
+    sock = bind(args.host, args.port)
+    _announce(args)
+    run_uvicorn(StreamableHTTPApp(server, allowed_hosts=hosts, allowed_origins=origins), sock, args.log_level)
     return 0
 
 
@@ -205,4 +169,4 @@ def _announce(args: argparse.Namespace) -> None:
 
 def _watched(target: str) -> str:
     spec = split_target(target)[0]
-    return str(Path(spec).resolve().parent) if spec.endswith(".py") or Path(spec).is_file() else "."
+    return str(Path(spec).resolve().parent) if is_file_target(spec) else "."

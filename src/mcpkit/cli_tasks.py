@@ -3,37 +3,39 @@ statusMessage); `--get ID` one task, `--cancel ID` cancels one.
 
 Listing needs the 2025-11-25 tasks utility's tasks/list, so it speaks that era (the 2026-07-28 tasks
 extension has no tasks/list: a task id is its own bearer there). Without authorization a server scopes a
-2025-11-25 task to the session that made it, so a new session lists only what its principal owns.
+2025-11-25 task to the session that made it, so a new session lists none: "no tasks" says so. The server
+is reached as by the other client commands (--header, --auth oauth, a server.py file).
 `--get` and `--cancel` take the server's newest era, declaring the extension where it applies.
 """
 
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import orjson
 
+from .cli_connect import add_client_options, open_client
+from .cli_errors import OK, PROTOCOL, UsageError
 from .cli_escape import terminal_json, terminal_line
 
 __all__ = ["add_tasks", "run_tasks", "task_line"]
 
 JSON = dict[str, Any]
-OK, PROTOCOL = 0, 3
 UTILITY = "2025-11-25"
+ENDED = ("completed", "failed")  # a cancelled task is the cancel's own outcome
+_UNAUTHORIZED = (
+    " for this session: without authorization a server keeps each task for the session that made it, and "
+    "this is a new one; pass --header 'Authorization: Bearer TOKEN' or --auth oauth to list a principal's"
+)
 
 
 def add_tasks(cmd: argparse.ArgumentParser) -> None:
-    cmd.add_argument("server", help="an http(s) URL, or a command line that starts a stdio server")
+    add_client_options(cmd)
     which = cmd.add_mutually_exclusive_group()
     which.add_argument("--get", metavar="ID", help="show one task (tasks/get)")
     which.add_argument("--cancel", metavar="ID", help="cancel one task (tasks/cancel)")
-    cmd.add_argument("--json", action="store_true", help="print the raw result as JSON")
-    cmd.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each answer")
 
 
 def task_line(task: JSON) -> str:
@@ -44,39 +46,34 @@ def task_line(task: JSON) -> str:
     return terminal_line(line)
 
 
-@asynccontextmanager
-async def _client(server: str, args: argparse.Namespace, **options: Any) -> AsyncIterator[Any]:
-    from .client.client import connect_http, connect_stdio
-
-    options["timeout"] = args.timeout
-    if server.startswith(("http://", "https://")):
-        async with connect_http(server, **options) as client:
-            yield client
-        return
-    async with connect_stdio(shlex.split(server), **options) as client:
-        yield client
-
-
 async def run_tasks(args: argparse.Namespace) -> int:
     """The `tasks` command; protocol errors (an unknown id: -32602) reach the caller as MCPError."""
     from .client.tasks import DECLARE_TASKS
 
     if args.get is None and args.cancel is None:
         return await _list(args)
-    async with _client(args.server, args) as client:
-        params: JSON = {"taskId": args.get or args.cancel}
+    task_id = args.get if args.get is not None else args.cancel
+    if not task_id.strip():
+        flag = "--get" if args.get is not None else "--cancel"
+        raise UsageError(f"{flag} needs a task id (`mcpkit tasks SERVER` lists them)")
+    async with open_client(args.server, args) as client:
+        params: JSON = {"taskId": task_id}
         if client.stateless:
             params["_meta"] = DECLARE_TASKS
-        if args.cancel is not None:
-            cancelled = await client.request("tasks/cancel", params)
-            if not cancelled.get("taskId"):  # the extension acknowledges with an empty result
-                cancelled = await client.request("tasks/get", params)
-            return _show(cancelled, args.json)
-        return _show(await client.request("tasks/get", params), args.json)
+        if args.get is not None:
+            return _show(await client.request("tasks/get", params), args.json)
+        cancelled = await client.request("tasks/cancel", params)
+        if not cancelled.get("taskId"):  # the extension acknowledges with an empty result
+            cancelled = await client.request("tasks/get", params)
+        _show(cancelled, args.json)
+        if cancelled.get("status") in ENDED:
+            status = terminal_line(cancelled.get("status"))
+            raise UsageError(f"task {terminal_line(task_id)} had already ended ({status}): nothing to cancel")
+        return OK
 
 
 async def _list(args: argparse.Namespace) -> int:
-    async with _client(args.server, args, protocol_version=UTILITY) as client:
+    async with open_client(args.server, args, protocol_version=UTILITY) as client:
         listed = client.server_capabilities.get("tasks", {})
         if client.protocol != UTILITY or not isinstance(listed, dict) or "list" not in listed:
             print(
@@ -94,8 +91,12 @@ async def _list(args: argparse.Namespace) -> int:
             if not isinstance(cursor, str) or not cursor:
                 break
         if not tasks and not args.json:
-            print("mcpkit: no tasks", file=sys.stderr)
+            print(f"mcpkit: no tasks{'' if _authorized(args) else _UNAUTHORIZED}", file=sys.stderr)
         return _show(tasks, args.json)
+
+
+def _authorized(args: argparse.Namespace) -> bool:
+    return bool(args.auth) or any(h.lower().startswith("authorization:") for h in args.header)
 
 
 def _show(tasks: JSON | list[JSON], as_json: bool) -> int:

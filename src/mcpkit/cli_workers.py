@@ -11,10 +11,13 @@ import os
 import secrets
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 
-__all__ = ["build", "serve_workers"]
+from .cli_errors import Failure, UsageError
+
+__all__ = ["build", "check_redis_url", "one_process_key", "serve_workers"]
 
 _TARGET, _REDIS, _STATE_KEY, _SETTINGS = (
     "MCPKIT_SERVE_TARGET",
@@ -52,22 +55,50 @@ def serve_workers(
     options: dict[str, Any] = {"workers": workers}
     if reload_dir is not None:
         options = {"reload": True, "reload_dirs": [reload_dir]}
-    uvicorn.run(factory, factory=True, host=host, port=port, lifespan="on", log_level=log_level, **options)
+    level = log_level or "warning"  # mcpkit has said where it serves
+    uvicorn.run(factory, factory=True, host=host, port=port, lifespan="on", log_level=level, **options)
+
+
+def check_redis_url(url: str) -> None:
+    """Failure (one line) unless `url` is a Redis URL whose server answers PING: checked once here, not
+    by every worker crashing and being restarted."""
+    scheme = urlsplit(url).scheme
+    if scheme not in ("redis", "rediss", "unix"):
+        raise UsageError(
+            f"--redis {url!r} is not a Redis URL (redis://HOST[:PORT][/DB], rediss:// or unix://)"
+        )
+    import redis
+
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+        client.ping()
+        client.close()
+    except (redis.RedisError, ValueError, OSError) as exc:
+        raise Failure(f"cannot reach Redis at {url}: {exc}") from None
+
+
+def one_process_key(server: Any, key: bytes | None = None) -> None:
+    """Give a server whose requestState key is random per process a key made here (or `key`, shared by
+    the workers): its warning is about several processes or restarts, and the CLI knows which it runs."""
+    from .server.request_state import StateSealer
+
+    sealer = getattr(server, "state_sealer", None)
+    if isinstance(sealer, StateSealer) and sealer.random_key:
+        fresh = key or secrets.token_bytes(32)
+        server.state_sealer = StateSealer(fresh, ttl=sealer.ttl, max_size=sealer.max_size)
 
 
 def build() -> Any:
     """The app of one worker: the target's Server over Streamable HTTP, with a RedisBackplane when a
     Redis URL was given."""
-    from .cli_serve import load_target
-    from .server.request_state import StateSealer
+    from .cli_load import load_target
     from .transports.http_server import StreamableHTTPApp
 
     settings = orjson.loads(os.environ.get(_SETTINGS) or "{}")
     server = load_target(os.environ[_TARGET], settings.get("argv", ()))
-    sealer = getattr(server, "state_sealer", None)
     key = os.environ.get(_STATE_KEY)
-    if isinstance(sealer, StateSealer) and sealer.random_key and key:
-        server.state_sealer = StateSealer(bytes.fromhex(key), ttl=sealer.ttl, max_size=sealer.max_size)
+    if key:
+        one_process_key(server, bytes.fromhex(key))
     backplane = None
     if os.environ.get(_REDIS):
         from .cluster import RedisBackplane

@@ -60,7 +60,7 @@ def test_progress_is_shown_on_stderr() -> None:
 
 @pytest.mark.parametrize(
     ("args", "code"),
-    [(("read", SERVER, "demo://missing"), 3), (("ping", "/no/such/server"), 2), (("call",), 2)],
+    [(("read", SERVER, "demo://missing"), 2), (("ping", "/no/such/server"), 2), (("call",), 2)],
 )
 def test_failures_exit_with_their_codes(args: tuple[str, ...], code: int) -> None:
     assert mcpkit(*args).returncode == code

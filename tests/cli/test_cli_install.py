@@ -157,3 +157,71 @@ def test_the_entry_written_starts_a_server_that_answers(places: Places) -> None:
     )
     assert listed.returncode == 0, listed.stderr
     assert [tool["name"] for tool in orjson.loads(listed.stdout)] == ["hello"]
+
+
+# Issue 31, item 9: a server that cannot start is not installed; names mcpkit picks are never followed.
+
+
+@pytest.mark.parametrize(
+    ("target", "code", "said"),
+    [
+        ("notes.py:nothere", 2, "mcpkit: {project}/notes.py has no attribute 'nothere'"),
+        ("broken.py", 4, "SyntaxError: invalid syntax"),
+    ],
+)
+def test_a_server_that_does_not_load_is_not_installed(
+    places: Places, target: str, code: int, said: str
+) -> None:
+    (places.project / "broken.py").write_text("def (:\n")
+    done = places.install("claude-code", target)
+    config = places.project / ".mcp.json"
+    lines = done.stderr.splitlines()
+    assert done.returncode == code
+    assert said.format(project=places.project) in lines
+    assert lines[-1] == f"mcpkit: {target} does not load, so it was not installed; {config} is unchanged"
+    assert not config.exists()
+
+
+def test_links_planted_at_the_names_mcpkit_picks_are_not_followed(places: Places, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.write_text("precious\n")
+    vscode = places.project / ".vscode"
+    vscode.mkdir()
+    (vscode / "mcp.json").write_text('{"servers": {}}\n')
+    for planted in ("mcp.json.mcpkit-new", "mcp.json.bak"):
+        (vscode / planted).symlink_to(outside)
+    done = places.install("vscode", "notes.py")
+    assert done.returncode == 0, done.stderr
+    assert outside.read_text() == "precious\n"
+    backup = vscode / "mcp.json.bak"
+    assert not backup.is_symlink() and backup.read_text() == '{"servers": {}}\n'
+    assert "notes" in json.loads((vscode / "mcp.json").read_text())["servers"]
+
+
+@pytest.mark.parametrize("linked", [".vscode", ".vscode/mcp.json"])
+def test_a_default_config_place_that_is_a_link_is_refused(
+    places: Places, tmp_path: Path, linked: str
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "mcp.json").write_text('{"servers": {}}\n')
+    if linked == ".vscode":
+        (places.project / ".vscode").symlink_to(elsewhere)
+    else:
+        (places.project / ".vscode").mkdir()
+        (places.project / linked).symlink_to(elsewhere / "mcp.json")
+    done = places.install("vscode", "notes.py")
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"mcpkit: {places.project / linked} is a link to ")
+    assert (elsewhere / "mcp.json").read_text() == '{"servers": {}}\n'
+
+
+def test_the_configs_mode_is_kept(places: Places) -> None:
+    config = places.project / ".mcp.json"
+    config.write_text('{"mcpServers": {"other": {"command": "x", "env": {"API_KEY": "secret"}}}}\n')
+    config.chmod(0o600)
+    done = places.install("claude-code", "notes.py")
+    assert done.returncode == 0, done.stderr
+    assert config.stat().st_mode & 0o777 == 0o600
+    assert (places.project / ".mcp.json.bak").stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in places.project.iterdir()) == [".mcp.json", ".mcp.json.bak", "notes.py"]

@@ -90,7 +90,12 @@ async def test_a_new_session_without_a_principal_has_no_tasks() -> None:
         async with connect_http(url, protocol_version="2025-11-25") as client:
             await client.call_tool_as_task("quick")  # this session's, not the CLI's
         shown = await mcpkit(url)
-    assert (shown.returncode, shown.stdout, shown.stderr) == (0, "", "mcpkit: no tasks\n")
+    assert (shown.returncode, shown.stdout) == (0, "")
+    assert shown.stderr == (
+        "mcpkit: no tasks for this session: without authorization a server keeps each task for the session "
+        "that made it, and this is a new one; pass --header 'Authorization: Bearer TOKEN' or --auth oauth to "
+        "list a principal's\n"
+    )
 
 
 async def test_an_unknown_id_is_the_servers_32602_and_exit_3() -> None:
@@ -106,8 +111,45 @@ async def test_an_unreachable_server_and_bad_flags_are_one_line_each() -> None:
     done = await mcpkit(url)
     assert done.returncode == 3
     assert done.stderr == (
-        f"mcpkit: error -32000: cannot connect to {url} (ConnectError: All connection attempts failed);"
+        f"mcpkit: cannot connect to {url} (ConnectError: All connection attempts failed);"
         " is the server running?\n"
     )
     both = await mcpkit(url, "--get", "a", "--cancel", "b")
     assert both.returncode == 2 and "argument --cancel: not allowed with argument --get" in both.stderr
+
+
+# Issue 31, item 13: what `tasks` says for an empty id and for a task that had already ended; the handle's
+# status after cancel().
+
+
+@pytest.mark.parametrize("flag", ["--get", "--cancel"])
+async def test_an_empty_task_id_is_refused_up_front(flag: str) -> None:
+    done = await mcpkit("http://127.0.0.1:9/mcp", flag, "")
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"mcpkit: {flag} needs a task id (`mcpkit tasks SERVER` lists them)\n",
+    )
+
+
+async def test_cancelling_a_task_that_had_ended_says_so() -> None:
+    async with peers.serving(StreamableHTTPApp(build(anyio.Event()))) as url:
+        async with connect_http(url) as client:  # 2026-07-28: the task id is its own bearer
+            quick = await client.call_tool_as_task("quick")
+            await quick.result()
+        assert quick.task_id is not None
+        done = await mcpkit(url, "--cancel", quick.task_id)
+    assert done.returncode == 2 and done.stdout.split()[:2] == [quick.task_id, "completed"]
+    assert done.stderr == f"mcpkit: task {quick.task_id} had already ended (completed): nothing to cancel\n"
+
+
+@pytest.mark.parametrize("version", [None, "2025-11-25"])
+async def test_a_cancelled_handle_reports_the_servers_status(version: str | None) -> None:
+    release = anyio.Event()
+    async with peers.serving(StreamableHTTPApp(build(release))) as url:
+        options: JSON = {"protocol_version": version} if version else {}
+        async with connect_http(url, **options) as client:
+            waiting = await client.call_tool_as_task("wait")
+            assert waiting.status == "working"
+            await waiting.cancel()
+            assert waiting.status == "cancelled"
+        release.set()

@@ -5,10 +5,11 @@ from __future__ import annotations
 import shlex
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
+from typing import Any, Unpack
 
 import anyio
 
+from .._extras import require
 from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
@@ -23,6 +24,7 @@ from .era import Era, discover, remember, remembered
 from .handlers import Handler, Roots, answer_server, capabilities_for, maybe_await
 from .hosted_tasks import TaskHost
 from .listening import Listening
+from .options import ClientOptions, HTTPOptions, StdioOptions
 from .result_cache import CACHEABLE, ResultCache, cache_key
 from .round_trips import drive_round_trips
 from .subscription import Subscription
@@ -351,12 +353,12 @@ class Client(Listening):
 
 
 @asynccontextmanager
-async def connect_stdio(command: list[str], **options: Any) -> AsyncIterator[Client]:
+async def connect_stdio(command: list[str], **given: Unpack[StdioOptions]) -> AsyncIterator[Client]:
     """Spawn `command` as a stdio server and connect a Client to it."""
     from ..transports.stdio import spawn
 
-    spawn_keys = {"env", "cwd", "stderr", "max_line", "shutdown_timeout", "start_new_session"}
-    spawn_options = {k: options.pop(k) for k in list(options) if k in spawn_keys}
+    options: JSON = dict(given)
+    spawn_options = {k: options.pop(k) for k in list(options) if k in _SPAWN_OPTIONS}
     # versioning "Backward Compatibility": the era is remembered for the server configuration
     options.setdefault("era_key", "stdio:" + shlex.join(command))
     with single_error():
@@ -364,22 +366,14 @@ async def connect_stdio(command: list[str], **options: Any) -> AsyncIterator[Cli
             yield client
 
 
-_HTTP_STREAM_OPTIONS = frozenset(
-    {
-        "max_message",
-        "reconnect_attempts",
-        "reconnect_on_404",
-        "retry_ms",
-        "legacy_fallback",
-        "auth",
-        "backoff",
-    }
-)
+# each transport's own options; the rest go to Client
+_HTTP_STREAM_OPTIONS = HTTPOptions.__optional_keys__ - ClientOptions.__optional_keys__
+_SPAWN_OPTIONS = StdioOptions.__optional_keys__ - ClientOptions.__optional_keys__
 
 
 @asynccontextmanager
 async def connect_http(
-    url: str, *, headers: dict[str, str] | None = None, **options: Any
+    url: str, *, headers: dict[str, str] | None = None, **given: Unpack[HTTPOptions]
 ) -> AsyncIterator[Client]:
     """Connect a Client to a Streamable HTTP server at `url` (or a 2024-11-05 HTTP+SSE one).
 
@@ -387,8 +381,10 @@ async def connect_http(
     mcpkit.client.oauth.OAuthClient), max_message, reconnect_attempts, reconnect_on_404, retry_ms,
     legacy_fallback, backoff (mcpkit.transports.http_backoff.Backoff); the rest go to `Client`.
     """
+    require("httpx", "http", "connect_http")
     from ..transports.http_client import open_http_stream
 
+    options: JSON = dict(given)
     timeout = options.get("timeout") or 30.0
     stream_options = {k: options.pop(k) for k in list(options) if k in _HTTP_STREAM_OPTIONS}
     options.setdefault("era_key", "http:" + url)  # the era found is remembered per endpoint

@@ -17,13 +17,14 @@ import queue
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 import anyio
 from anyio.from_thread import BlockingPortal
 
 from ..runtime.session import ProgressCallback
 from .client import Client
+from .options import HTTPOptions, StdioOptions
 
 __all__ = ["SyncClient", "connect_http", "connect_stdio"]
 
@@ -186,14 +187,16 @@ class SyncClient:
         self._run(self.client.roots_changed)
 
 
-def connect_stdio(command: Sequence[str], **options: Any) -> SyncClient:
+def connect_stdio(command: Sequence[str], **options: Unpack[StdioOptions]) -> SyncClient:
     """Spawn `command` as a stdio server and connect; the options are those of the async connect_stdio."""
     from .client import connect_stdio as connect
 
     return SyncClient(connect(list(command), **options))
 
 
-def connect_http(url: str, *, headers: dict[str, str] | None = None, **options: Any) -> SyncClient:
+def connect_http(
+    url: str, *, headers: dict[str, str] | None = None, **options: Unpack[HTTPOptions]
+) -> SyncClient:
     """Connect to a Streamable HTTP server at `url`; the options are those of the async connect_http."""
     from .client import connect_http as connect
 

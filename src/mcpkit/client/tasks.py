@@ -60,9 +60,14 @@ class TaskHandle:
         return self.task
 
     async def cancel(self) -> None:
-        """tasks/cancel (cooperative: the task may still end otherwise)."""
-        if self.task_id is not None:
-            await self._request("tasks/cancel", {"taskId": self.task_id, "_meta": DECLARE_TASKS})
+        """tasks/cancel (cooperative: the task may still end otherwise); `status` is then the server's."""
+        if self.task_id is None:
+            return
+        answer = await self._request("tasks/cancel", {"taskId": self.task_id, "_meta": DECLARE_TASKS})
+        if isinstance(answer.get("status"), str):  # 2025-11-25 answers with the task
+            self.task = answer
+        else:  # the extension acknowledges with an empty result
+            await self.refresh()
 
     async def result(self, on_status: Callable[[JSON], None] | None = None) -> JSON:
         """The task's result once it completes (a tool's isError result included); TaskFailed if it

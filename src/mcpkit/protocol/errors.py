@@ -13,6 +13,7 @@ from .versions import Feature, has
 
 __all__ = [
     "CONNECTION_CLOSED",
+    "CONNECTION_FAILED_DATA",
     "HEADER_MISMATCH",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -27,6 +28,7 @@ __all__ = [
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
     "CapabilityError",
+    "ConnectionFailed",
     "LocalError",
     "MCPError",
     "RemoteError",
@@ -54,6 +56,8 @@ CONNECTION_CLOSED: Final = -32000
 # mcpkit's own server error (JSON-RPC 2.0 5.1 leaves -32000..-32099 to implementations; below -32020,
 # which the 2026-07-28 specification keeps): a request refused because its session has too many in flight.
 SERVER_BUSY: Final = -32010
+# what a client transport puts in the error it answers a request with when the connection failed
+CONNECTION_FAILED_DATA: Final = {"connectionFailed": True}
 
 
 class MCPError(Exception):
@@ -83,11 +87,18 @@ class RemoteError(MCPError):
     def from_wire(cls, error: dict[str, Any]) -> RemoteError:
         code = error.get("code")
         message = error.get("message")
-        return cls(
+        data = error.get("data")
+        kind = ConnectionFailed if code == CONNECTION_CLOSED and data == CONNECTION_FAILED_DATA else cls
+        return kind(
             code if isinstance(code, int) and not isinstance(code, bool) else INTERNAL_ERROR,
             message if isinstance(message, str) else "error without a message",
-            error.get("data"),
+            data,
         )
+
+
+class ConnectionFailed(RemoteError):
+    """The server could not be reached (refused, TLS, timed out) or the connection broke mid-exchange: the
+    transport answered the request itself. `data` is CONNECTION_FAILED_DATA."""
 
 
 class LocalError(MCPError):

@@ -13,6 +13,8 @@ import hashlib
 import re
 from typing import Any, Final
 
+from .._extras import require
+
 __all__ = [
     "DIRECTORY_MIME",
     "MAX_RESOURCES",
@@ -64,7 +66,8 @@ def _plain(value: Any) -> Any:
 def frontmatter(text: str) -> JSON | None:
     """The YAML frontmatter a SKILL.md begins with, as a JSON object; None when there is none or it
     is not a mapping. Needs PyYAML (the `skills` extra)."""
-    import yaml  # optional: only a skills server or host parses frontmatter
+    # only a skills server or host parses frontmatter, so PyYAML is an extra
+    yaml = require("yaml", "skills", "skills (SKILL.md frontmatter)", "PyYAML")
 
     found = _FRONTMATTER.match(text.removeprefix("\ufeff"))
     if found is None:

@@ -89,10 +89,13 @@ class TaskCalls(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Elicited:
-    """The user's answer: `action` is "accept", "decline" or "cancel"; `content` only on accept."""
+    """The user's answer: `action` is "accept", "decline" or "cancel"; `content` only on accept. When
+    elicit() was given a pydantic model class, an accepted answer is also `value`, that model validated
+    (its defaults filled in, as they are in `content`)."""
 
     action: str
     content: JSON | None
+    value: Any = None
 
     @property
     def accepted(self) -> bool:
@@ -279,6 +282,9 @@ class Context:
                 raise RemoteError(
                     INVALID_PARAMS, f"The elicitation answer breaks the requested schema: {problems[0]}"
                 )
+            if not isinstance(schema, dict):
+                value = _as_model(schema, content or {})
+                return Elicited(action, value.model_dump(mode="json"), value)
         return Elicited(action, content)
 
     async def elicit_url(self, message: str, url: str, elicitation_id: str) -> Elicited:
@@ -309,6 +315,19 @@ class Context:
     async def read_resource(self, uri: str) -> list[JSON]:
         """Read one of this server's own resources."""
         return await self.registry.read_resource(uri, self)
+
+
+def _as_model(model: Any, content: JSON) -> Any:
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(content)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "the answer"
+        raise RemoteError(
+            INVALID_PARAMS, f"The elicitation answer is refused: {where}: {first['msg']}"
+        ) from None
 
 
 def _requested_schema(schema: JSON | type) -> JSON:

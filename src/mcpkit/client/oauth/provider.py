@@ -228,8 +228,8 @@ class OAuthClient(httpx.Auth):
         self, http: httpx.AsyncClient, metadata: ServerMetadata, scope: str | None
     ) -> ClientCredentials:
         stored = await self.store.get_client(metadata.issuer)
-        if stored is not None:
-            return stored
+        if stored is not None and (self.client is None or stored == self.client):
+            return stored  # credentials given now win over those kept from before
         if self.client is not None:
             # "Authorization Server Binding": pre-registered credentials belong to one issuer (the
             # first they are used at, unless given); another server gets an error, not the secret.

@@ -6,12 +6,13 @@ response to that request (code CONNECTION_CLOSED), so the caller's await ends wi
 
 from __future__ import annotations
 
+import json
 import ssl
 from typing import Any
 
 import httpx
 
-from ...protocol.errors import CONNECTION_CLOSED
+from ...protocol.errors import CONNECTION_CLOSED, CONNECTION_FAILED_DATA
 from ...protocol.jsonrpc import encode, error_response
 
 __all__ = [
@@ -52,15 +53,29 @@ def describe_error(exc: httpx.HTTPError, method: str, url: str) -> str:
 def describe_status(response: httpx.Response, head: bytes) -> str:
     """One line for an HTTP error status; 401/403 say what the server wants."""
     status = response.status_code
-    text = head.decode(errors="replace").strip()
+    text = _said(head)
     line = f"{_status_line(response)} from {response.url}"
     if status == 401:
         challenge = response.headers.get("www-authenticate")
         hint = f" (WWW-Authenticate: {challenge})" if challenge else ""
-        return f"{line}: the server wants credentials{hint}; pass headers={{'Authorization': ...}}"
+        return f"{line}: the server wants credentials{hint}; send an Authorization header, or authorize"
     if status == 403:
         return f"{line}: the credentials were refused or lack permission{': ' + text if text else ''}"
+    if status == 404:
+        text = "" if text == _status_line(response).partition(" 404 ")[2] else text
+        return f"{line}: no MCP endpoint at this path{': ' + text if text else ''}"
     return f"{line}: {text}" if text else line
+
+
+def _said(head: bytes) -> str:
+    """An error body as text: a JSON-RPC error's message, else the body itself."""
+    text = head.decode(errors="replace").strip()
+    try:
+        error = json.loads(text).get("error")
+    except (ValueError, AttributeError):
+        return text
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) else text
 
 
 def describe_unexpected(response: httpx.Response, head: bytes, why: str) -> str:
@@ -92,12 +107,15 @@ async def read_head(response: httpx.Response, limit: int = _HEAD) -> bytes:
     return bytes(head[:limit])
 
 
-def error_reply(message: dict[str, Any], text: str) -> bytes | None:
-    """The error response a failed request gets locally; None for what is not a request."""
+def error_reply(message: dict[str, Any], text: str, connection: bool = False) -> bytes | None:
+    """The error response a failed request gets locally; None for what is not a request. `connection`:
+    the connection itself failed (the client raises ConnectionFailed), not the server's answer."""
     rid = message.get("id")
     if "method" not in message or not isinstance(rid, str | int):
         return None
-    return encode(error_response(rid, CONNECTION_CLOSED, text))
+    return encode(
+        error_response(rid, CONNECTION_CLOSED, text, CONNECTION_FAILED_DATA if connection else None)
+    )
 
 
 def too_large(limit: int) -> str:

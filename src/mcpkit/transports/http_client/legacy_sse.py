@@ -113,6 +113,7 @@ class LegacySSEStream:
         data = out.data
         headers = {"Content-Type": "application/json"}
         text: str | None = None
+        failed = False
         try:
             async with self.http.stream("POST", self.endpoint, content=data, headers=headers) as response:
                 if response.status_code >= 400:
@@ -121,9 +122,9 @@ class LegacySSEStream:
                     head = await read_head(response)
                     text = describe_unexpected(response, head, "the message was not accepted")
         except httpx.HTTPError as exc:
-            text = describe_error(exc, "POST", self.endpoint)
+            text, failed = describe_error(exc, "POST", self.endpoint), True
         if text is not None:
-            reply = error_reply(out.decoded, text)
+            reply = error_reply(out.decoded, text, failed)
             if reply is not None:
                 await self._deliver(reply)
 

@@ -139,7 +139,7 @@ class HTTPClientStream:
                 else:
                     decoder = await self._accept(r, message, rid, modern is None)
         except httpx.HTTPError as exc:
-            self._fail(message, describe_error(exc, "POST", self.url))
+            self._fail(message, describe_error(exc, "POST", self.url), connection=True)
             return
         except TooLarge:
             self._fail(message, too_large(self.max_message))
@@ -319,7 +319,9 @@ class HTTPClientStream:
         try:
             legacy = await connect_legacy(self.url, self.http, self._tg, self._inbox, self.max_message)
         except LegacyEndpointError as exc:
-            self._fail(message, f"{why}; nor is it a 2024-11-05 HTTP+SSE endpoint: {exc}")
+            neither = "nor is it a 2024-11-05 HTTP+SSE endpoint"
+            # the GET often fails just as the POST did: say that once
+            self._fail(message, f"{why} ({neither})" if str(exc) == why else f"{why}; {neither}: {exc}")
             return
         self.legacy = legacy
         await legacy.send(Outgoing(data, None, message))
@@ -377,8 +379,8 @@ class HTTPClientStream:
 
     # ---- delivery ------------------------------------------------------------------------------
 
-    def _fail(self, message: JSON, text: str) -> None:
-        reply = error_reply(message, text)
+    def _fail(self, message: JSON, text: str, connection: bool = False) -> None:
+        reply = error_reply(message, text, connection)
         if reply is not None:
             self._inbox.put(reply)
 

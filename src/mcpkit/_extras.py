@@ -1,0 +1,29 @@
+"""Optional dependencies: importing one that is not installed says, in one line, which extra brings it."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+__all__ = ["MissingExtra", "require"]
+
+
+class MissingExtra(ModuleNotFoundError):
+    """A feature's optional dependency is not installed: the message names the pip command; `extra` is
+    the extra that brings it, `name` the module."""
+
+    extra: str
+
+
+def require(module: str, extra: str, feature: str, package: str | None = None) -> ModuleType:
+    """`module`, imported; MissingExtra ("<feature> needs <package>: pip install 'mcpkit[<extra>]'")
+    when it is not installed."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module.partition(".")[0]:
+            raise  # the module is there; something it imports is not
+        needed = package or module
+        missing = MissingExtra(f"{feature} needs {needed}: pip install 'mcpkit[{extra}]'", name=module)
+        missing.extra = extra
+        raise missing from None
