@@ -171,7 +171,11 @@ mcp.completion()(complete)  # type: ignore[no-untyped-call]
 
 
 if __name__ == "__main__":
+    import os
     import sys
+    import time
+
+    time.sleep(float(os.environ.get("SDK_SERVER_START_DELAY", "0")))  # a slow start, for the era probe
 
     if "--http" in sys.argv:  # Streamable HTTP on 127.0.0.1:<port>/mcp, for the HTTP interop tests
         port = int(sys.argv[sys.argv.index("--port") + 1])

@@ -20,7 +20,7 @@ from ..runtime.groups import single_error
 from ..runtime.session import ProgressCallback, Session
 from ..runtime.stream import MessageStream
 from ..runtime.tracing import TracingOption
-from .era import Era, discover, remember, remembered
+from .era import Era, remember, remembered, settle
 from .handlers import Handler, Roots, answer_server, capabilities_for, maybe_await
 from .hosted_tasks import TaskHost
 from .listening import Listening
@@ -122,16 +122,11 @@ class Client(Listening):
 
     async def _initialize(self) -> None:
         era = self.era if self.era is not Era.AUTO else remembered(self.era_key) or Era.AUTO
-        if era is not Era.HANDSHAKE:
-            probe = self.probe_timeout if era is Era.AUTO else self.timeout
-            agreed = await discover(self.session, self.versions, probe, probing=era is Era.AUTO)
-            if agreed is not None:
-                await self.session.apply(self.session.connection.adopt_modern(agreed))
-                remember(self.era_key, Era.MODERN)
-                return
-        await self.session.initialize(self.protocol_version, self.timeout)
-        if era is Era.AUTO:
-            remember(self.era_key, Era.HANDSHAKE)
+        found = await settle(
+            self.session, era, self.versions, self.protocol_version, self.probe_timeout, self.timeout
+        )
+        if era is Era.AUTO or found is Era.MODERN:
+            remember(self.era_key, found)
 
     @property
     def stateless(self) -> bool:

@@ -13,6 +13,7 @@ resumption; its refusal's JSON-RPC error is its answer (`modern_traffic`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, suppress
 from typing import Any
 
@@ -71,6 +72,7 @@ class HTTPClientStream:
         self._tg = tg
         self._inbox = Inbox[Inbound | Related]()
         self.received_from: Origin | None = None  # of the message `receive` returned last
+        self.authorizing: Callable[[], bool] | None = None  # whether the user is at a login now
         self._listening = False
         self._handshake: list[bytes] = []  # initialize, notifications/initialized: replayed after a 404
         self._renewing = anyio.Lock()
@@ -330,9 +332,8 @@ class HTTPClientStream:
     # ---- the GET stream ------------------------------------------------------------------------
 
     async def _take(self, message: bytes | JSON, initialize: bool, rid: Any = None) -> None:
-        """Hand a server's message to the session, decoded when it could be (the session parses
-        nothing twice), after learning what it tells the transport; `rid`: the request of ours on
-        whose response stream it came."""
+        """Hand a server's message (that came on `rid`'s response stream, if any) to the session, decoded
+        when it could be (the session parses nothing twice), after learning what it tells the transport."""
         if isinstance(message, dict):
             if initialize:
                 self._learn_version(message)
