@@ -179,6 +179,9 @@ class StreamableHTTPApp:
         if exchange.auth is not None and isinstance(message, Request):
             self._check_scopes(exchange.auth.scopes, message)
         kind = post_kind(headers, message, keeps_sessions=not self.sessionless)
+        if kind is PostKind.STATELESS_NOTICE:
+            await respond(exchange.send, 202, b"", [])
+            return
         if kind is PostKind.STATELESS_ERA:
             run, json_only = self._registry.run, self._answering.json_response
             with self._sessionless_clients.held(exchange.client, _rid(message)):
