@@ -29,12 +29,15 @@ class Origin:
     `headers`: the HTTP request's headers, names lower-cased. `auth`: the verified access token, when
     the server is protected. `session_id`: the Streamable HTTP session it belongs to, if any.
     `answering`: the id of our request whose response stream carried it (a client's view), if any.
+    `caller`: who sent it as far as the server can tell without a token (the HTTP app's `session_key`
+    identity, else the peer's address), e.g. to keep anonymous callers' tasks apart.
     """
 
     headers: Mapping[str, str] = field(default_factory=dict)
     auth: AccessToken | None = None
     session_id: str | None = None
     answering: RequestId | None = None
+    caller: str | None = None
 
     @property
     def principal(self) -> str | None:

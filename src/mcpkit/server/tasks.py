@@ -78,9 +78,10 @@ class TaskCluster(Protocol):
 class TaskEngine:
     """Creates, runs and answers for tasks; `store` keeps them (InMemoryTaskStore by default).
 
-    `ttl_ms`: how long a task is kept after its creation (its `ttlMs`), `poll_interval_ms` the polling
-    interval suggested to clients, `max_live_per_owner` how many unfinished tasks one principal (or
-    all unauthenticated callers together) may hold: past it a call is refused with -32010.
+    `ttl_ms`: how long a task is kept after its creation (its `ttlMs`); `anonymous_ttl_ms` (lower):
+    that of a task no access token authorized. `poll_interval_ms`: the polling interval suggested to
+    clients; `max_live_per_owner`: how many unfinished tasks one principal, or one unauthenticated
+    caller (owner_of), may hold: past it a call is refused with -32010.
     """
 
     def __init__(
@@ -88,11 +89,13 @@ class TaskEngine:
         store: TaskStore | None = None,
         *,
         ttl_ms: int = 3_600_000,
+        anonymous_ttl_ms: int = 600_000,
         poll_interval_ms: int = 500,
         max_live_per_owner: int = 100,
     ) -> None:
-        if min(ttl_ms, poll_interval_ms, max_live_per_owner) < 1:
+        if min(ttl_ms, anonymous_ttl_ms, poll_interval_ms, max_live_per_owner) < 1:
             raise ValueError("task ttl, poll interval and cap must be positive")
+        self.anonymous_ttl_ms = min(anonymous_ttl_ms, ttl_ms)
         self.store: TaskStore = store if store is not None else InMemoryTaskStore()
         self.ttl_ms, self.poll_interval_ms, self.max_live = ttl_ms, poll_interval_ms, max_live_per_owner
         self._legs: dict[str, Leg] = {}  # the legs running in this process, by task id
@@ -159,7 +162,7 @@ class TaskEngine:
             version=ctx.negotiated.version,
             created_at=now,
             updated_at=now,
-            ttl_ms=self.ttl_ms,
+            ttl_ms=self.ttl_ms if ctx.origin is not None and ctx.origin.principal else self.anonymous_ttl_ms,
             poll_interval_ms=self.poll_interval_ms,
             answers=dict(answers),
         )
@@ -344,7 +347,7 @@ class TaskEngine:
         if not isinstance(task, dict) or (ttl is not None and (not isinstance(ttl, int) or ttl < 1)):
             raise MCPError(INVALID_PARAMS, "Invalid params: task must be an object with a positive ttl")
         record = await self._create(tool, arguments, ctx, {})
-        record.ttl_ms = min(ttl, self.ttl_ms) if ttl is not None else self.ttl_ms  # capped, and reported
+        record.ttl_ms = min(ttl, record.ttl_ms or self.ttl_ms) if ttl is not None else record.ttl_ms  # capped
         await self.store.save(record)
         leg = Leg(record=record)
         leg.created.set()
@@ -380,10 +383,10 @@ class TaskEngine:
 
 def owner_of(ctx: Context) -> str | None:
     """Whose tasks a request sees: its access token's principal; without one, in the handshake era, its
-    session (2025-11-25 tasks/list returns only the requestor's tasks); else nobody in particular (a
-    2026-07-28 task id is an unguessable bearer of its own)."""
+    session (2025-11-25 tasks/list returns only the requestor's tasks); else the caller its transport
+    names (so one anonymous caller's tasks do not count against another's cap); else nobody."""
     if ctx.origin is not None and ctx.origin.principal is not None:
         return ctx.origin.principal
     if not ctx.stateless and ctx.session_id is not None:
         return f"session:{ctx.session_id}"
-    return None
+    return f"anonymous {ctx.origin.caller}" if ctx.origin is not None and ctx.origin.caller else None
