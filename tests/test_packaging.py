@@ -43,4 +43,4 @@ def test_scripts_serve_sets_up_only_the_http_extra() -> None:
     setup = (ROOT / "scripts/setup").read_text()
     installs = [line for line in setup.splitlines() if "pip install" in line and not line.startswith("#")]
     assert installs[-1].endswith('-e ".[http]"') and "test" not in "".join(installs)
-    assert "scripts/setup\"" in (ROOT / "scripts/serve").read_text()
+    assert 'scripts/setup"' in (ROOT / "scripts/serve").read_text()
