@@ -34,6 +34,7 @@ from ..protocol.errors import (
 from ..protocol.lifecycle import Negotiated
 from ..protocol.modern import SERVER_INFO
 from ..protocol.versions import is_modern
+from ..runtime.groups import single_error
 from ..runtime.session import Session
 
 __all__ = ["Era", "discover", "forget", "remember", "remembered", "settle"]
@@ -157,10 +158,11 @@ async def _answer(session: Session, rid: Any, message: JSON, timeout: float | No
     authorizing: Callable[[], bool] | None = getattr(session.stream, "authorizing", None)
     if timeout is None or authorizing is None:
         return await session.send_built(rid, message, timeout=timeout)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(_postpone_while, session, rid, authorizing, min(timeout / 2, 0.5))
-        result = await session.send_built(rid, message, timeout=timeout)
-        tg.cancel_scope.cancel()
+    with single_error():  # the probe's own failure, not a group of one, is what the caller reads
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_postpone_while, session, rid, authorizing, min(timeout / 2, 0.5))
+            result = await session.send_built(rid, message, timeout=timeout)
+            tg.cancel_scope.cancel()
     return result
 
 
