@@ -202,3 +202,44 @@ async def test_the_far_clients_roots_change_reaches_the_remote() -> None:
         await far.roots_changed()
         with anyio.fail_after(5):
             await heard.wait()
+
+
+@pytest.mark.parametrize("front", ERAS)
+async def test_a_modern_remotes_question_goes_to_the_client_whose_call_asked(front: str) -> None:
+    """Issue 31 item 23: A's call asks once B's call is in flight; only A is asked, and with A's answer."""
+    remote, go = Server("remote", "7.0"), anyio.Event()
+
+    @remote.tool()
+    async def ask_later(ctx: Context) -> str:
+        await go.wait()
+        reply = await ctx.sample("your name?", max_tokens=5)
+        return f"sampled: {reply['content']['text']}"
+
+    @remote.tool()
+    async def hold() -> str:
+        go.set()
+        await anyio.sleep(0.5)
+        return "held"
+
+    proxy, (client_end, server_end) = Proxy(), memory_pair()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(remote.serve, server_end)
+        async with (
+            Client(client_end, era="modern", **proxy.client_options()) as client,
+            proxy.serving(client) as server,
+            connect(server, era=front, sampling=answer("A")) as a,
+            connect(server, era=front, sampling=answer("B")) as b,
+        ):
+            results: dict[str, Any] = {}
+
+            async def call_a() -> None:
+                results["a"] = await a.call_tool("ask_later")
+
+            tg.start_soon(call_a)
+            await anyio.sleep(0.1)
+            results["b"] = await b.call_tool("hold")
+            with anyio.fail_after(5):
+                while "a" not in results:
+                    await anyio.sleep(0.01)
+        tg.cancel_scope.cancel()
+    assert results["a"]["content"][0]["text"] == "sampled: A"

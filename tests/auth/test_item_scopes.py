@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+import anyio
 import httpx
 import orjson
 import pytest
@@ -82,6 +84,14 @@ class Caller:
         assert (await self.http.post(RESOURCE, json=note, headers=self.headers)).status_code == 202
 
     async def send(self, method: str, params: dict[str, Any]) -> httpx.Response:
+        headers, body = self.request(method, params)
+        return await self.http.post(RESOURCE, content=body, headers=headers)
+
+    def stream(self, method: str, params: dict[str, Any]) -> AbstractAsyncContextManager[httpx.Response]:
+        headers, body = self.request(method, params)
+        return self.http.stream("POST", RESOURCE, content=body, headers=headers)
+
+    def request(self, method: str, params: dict[str, Any]) -> tuple[dict[str, str], str]:
         self.rid += 1
         headers = dict(self.headers)
         if self.modern:
@@ -92,7 +102,7 @@ class Caller:
             if name is not None:
                 headers["mcp-name"] = name
         message = {"jsonrpc": "2.0", "id": self.rid, "method": method, "params": params}
-        return await self.http.post(RESOURCE, content=json.dumps(message), headers=headers)
+        return headers, json.dumps(message)
 
     async def result(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         response = await self.send(method, params)
@@ -168,6 +178,24 @@ async def test_a_token_with_the_scope_sees_and_uses_everything(provider: AuthSer
     assert called["content"][0]["text"] == "a+1"
     assert read["contents"][0]["text"] == "a: 9.99"
     assert got["messages"][0]["content"]["text"] == "reprice a"
+
+
+async def test_a_listen_naming_a_scoped_resource_is_refused_without_its_scope(provider: AuthServer) -> None:
+    """Issue 31 item 24: its acknowledgement would name the resources and its updates follow them."""
+    reader_token, writer_token = await provider.token(scope=READER), await provider.token(scope=WRITER)
+    listen = {"notifications": {"resourceSubscriptions": ["price://a"]}}
+    async with protected(provider, StreamableHTTPApp(shop())), httpx.AsyncClient() as http:
+        reader = Caller(http, reader_token, modern=True)
+        await reader.open()
+        refused = await reader.send("subscriptions/listen", listen)
+        writer = Caller(http, writer_token, modern=True)
+        await writer.open()
+        with anyio.fail_after(10):
+            async with writer.stream("subscriptions/listen", listen) as allowed:
+                first = await anext(allowed.aiter_lines())
+    assert refused.status_code == 403 and "price://a" not in refused.text
+    assert 'scope="commerce:write mcp:tools"' in refused.headers["www-authenticate"]
+    assert allowed.status_code == 200 and first
 
 
 async def test_a_target_that_names_no_scopes_is_still_refused_by_the_handler(provider: AuthServer) -> None:

@@ -132,6 +132,33 @@ async def test_an_unreachable_key_server_is_not_asked_again_within_the_interval(
     assert server.requests == 1
 
 
+async def test_a_failed_metadata_discovery_is_remembered_for_the_refetch_interval() -> None:
+    """Issue 31 item 27: while the issuer's metadata cannot be found, requests do not each look again."""
+    key, jwk = rsa_jwk("k1")
+    server, clock = KeyServer(public(jwk)), Clock()
+    server.down = True
+    http = httpx.AsyncClient(transport=httpx.ASGITransport(server))
+    check = JWTVerifier(issuer=ISSUER, audience=AUDIENCE, http_client=http, clock=clock)
+    token = jwt.encode(claims(), key, "RS256", headers={"kid": "k1"})
+    failures: list[Exception] = []
+
+    async def verify() -> None:
+        try:
+            await check.verify(token)
+        except VerifierUnavailable as exc:
+            failures.append(exc)
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(20):
+            tg.start_soon(verify)
+    looked = server.requests  # one discovery: each well-known URL once
+    assert len(failures) == 20 and looked <= 2
+    clock.shift = 31.0  # past jwks_min_refetch_interval: looked for again
+    with pytest.raises(VerifierUnavailable):
+        await check.verify(token)
+    assert server.requests == 2 * looked
+
+
 async def test_keys_already_fetched_are_kept_when_a_refresh_fails() -> None:
     key, jwk = rsa_jwk("k1")
     server = KeyServer(public(jwk))

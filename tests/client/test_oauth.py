@@ -5,13 +5,16 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import anyio
 import httpx
 import pytest
-from oauth_peer import AuthorizedMCP, Settings
+from oauth_peer import AuthorizedMCP, Settings, tool_server
 
 import peers
 from mcpkit.client.client import connect_http
 from mcpkit.client.oauth import ClientCredentials, OAuthClient, OAuthError
+from mcpkit.protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
+from mcpkit.transports.http_server import StreamableHTTPApp
 
 requirement = pytest.mark.requirement
 
@@ -153,3 +156,23 @@ async def test_the_client_credentials_grant_authenticates_the_client_and_needs_n
     [token] = app.seen["token"]
     assert token["grant_type"] == "client_credentials" and token["scope"] == "read write"
     assert token["authorization"].startswith("Basic ")
+
+
+@pytest.mark.parametrize("versions", [MODERN_VERSIONS, SUPPORTED_VERSIONS], ids=["modern-only", "both"])
+async def test_a_login_slower_than_the_era_probe_is_waited_for_and_asked_once(versions: Any) -> None:
+    """Issue 31 item 19: the probe's timeout is the server's silence, not the user's time at the login."""
+    app = AuthorizedMCP(Settings(challenge_scope="read write"))
+    server = tool_server()
+    server.versions = versions
+    app.mcp = StreamableHTTPApp(server)
+
+    async def slow_user(url: str) -> str:
+        await anyio.sleep(1.0)
+        return await follow_once(url)
+
+    async with serving(app) as url:
+        auth = OAuthClient(url, user_agent=slow_user)
+        async with connect_http(url, auth=auth, timeout=10, probe_timeout=0.3, era_key=None) as client:
+            assert client.stateless
+            assert (await client.call_tool("echo", {"text": "hi"}))["content"][0]["text"] == "hi"
+    assert len(app.seen["authorize"]) == 1

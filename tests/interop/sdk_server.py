@@ -64,6 +64,20 @@ async def book(restaurant: str, ctx: Context) -> str:
     return f"not booked: {answer.action}"
 
 
+@mcp.tool()
+async def book_later(restaurant: str, delay: float, ctx: Context) -> str:
+    """Elicit a booking after `delay` seconds (another client's call may start meanwhile)."""
+    await anyio.sleep(delay)
+    return await book(restaurant, ctx)
+
+
+@mcp.tool()
+async def hold(seconds: float) -> str:
+    """Stay in flight for `seconds`."""
+    await anyio.sleep(seconds)
+    return "held"
+
+
 # MCPServer declares the `logging` capability only when a logging/setLevel handler exists, and
 # leaves filtering to that handler (handshake versions): record the level and filter in `chatty`.
 LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
@@ -157,7 +171,11 @@ mcp.completion()(complete)  # type: ignore[no-untyped-call]
 
 
 if __name__ == "__main__":
+    import os
     import sys
+    import time
+
+    time.sleep(float(os.environ.get("SDK_SERVER_START_DELAY", "0")))  # a slow start, for the era probe
 
     if "--http" in sys.argv:  # Streamable HTTP on 127.0.0.1:<port>/mcp, for the HTTP interop tests
         port = int(sys.argv[sys.argv.index("--port") + 1])

@@ -13,12 +13,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
-from mcpkit import MCPError
+from mcpkit import MCPError, Server
 from mcpkit.client import era
 from mcpkit.client.client import connect_http
-from peers import free_port, server_process
+from mcpkit.transports.http_server import StreamableHTTPApp
+from peers import free_port, server_process, serving
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio, pytest.mark.filterwarnings("ignore::UserWarning")]
 HERE = Path(__file__).resolve().parent
@@ -86,3 +88,21 @@ async def test_the_handshake_era_still_works_with_the_sdk_http_server(sdk: tuple
             assert booked["content"][0]["text"] == "accepted guests=2 confirm=True"
         routed = await client.call_tool("route", {"region": "eu-west1"})
         assert routed["content"][0]["text"] == "routed to eu-west1"
+
+
+async def test_a_2026_notification_without_a_session_is_accepted_as_the_sdk_server_accepts_it(
+    sdk: tuple[str, str],
+) -> None:
+    """Issue 31 item 22: the TS v2 client POSTs notifications/cancelled, with no session, each time it
+    closes a subscription; the official servers answer 202 and so must mcpkit's."""
+    note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2026-07-28",
+    }
+    async with serving(StreamableHTTPApp(Server("mcpkit"))) as ours, httpx.AsyncClient() as http:
+        theirs = await http.post(sdk[0], json=note, headers=headers)
+        mine = await http.post(ours, json=note, headers=headers)
+    assert theirs.status_code == 202
+    assert (mine.status_code, mine.content) == (202, b"")

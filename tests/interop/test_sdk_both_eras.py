@@ -135,3 +135,12 @@ async def test_mcpkit_client_pinned_to_the_handshake_era_works_with_the_sdk_serv
         assert not client.stateless and client.protocol == "2025-11-25"
         result = await client.call_tool("book", {"restaurant": "R"})
         assert result["content"][0]["text"] == "accepted guests=2 confirm=True"
+
+
+async def test_auto_mode_ends_modern_with_an_sdk_server_slower_to_start_than_the_probe() -> None:
+    """Issue 31 item 20: the probe times out, the server then answers it and refuses the fallback
+    initialize (-32022, naming its versions): that is modern evidence, so the client probes again."""
+    slow = {**os.environ, "SDK_SERVER_START_DELAY": "1.5"}
+    async with connect_stdio(SDK_SERVER, env=slow, era="auto", era_key=None, probe_timeout=0.5) as client:
+        assert client.stateless and client.protocol == "2026-07-28"
+        assert (await client.call_tool("echo", {"text": "hi"}))["content"][0]["text"] == "hi"

@@ -46,9 +46,17 @@ def test_a_handshake_era_or_unknown_version_header_does_not_select_the_stateless
 
 def test_only_a_request_can_be_of_the_stateless_era() -> None:
     headers = {"mcp-protocol-version": "2026-07-28"}
-    note = message("notifications/cancelled", {"requestId": 1}, rid=None)
-    assert post_kind(headers, note, keeps_sessions=True) is PostKind.IN_SESSION
     assert post_kind(headers, message(None), keeps_sessions=True) is PostKind.IN_SESSION
+
+
+def test_a_2026_notification_naming_no_session_is_accepted_and_dropped() -> None:
+    """Issue 31 item 22: as the official servers do (202), not refused for want of a session."""
+    headers = {"mcp-protocol-version": "2026-07-28"}
+    note = message("notifications/cancelled", {"requestId": 1}, rid=None)
+    for keeps_sessions in (True, False):
+        assert post_kind(headers, note, keeps_sessions=keeps_sessions) is PostKind.STATELESS_NOTICE
+    named = {**headers, "mcp-session-id": "abc"}
+    assert post_kind(named, note, keeps_sessions=True) is PostKind.IN_SESSION
 
 
 def test_a_server_without_sessions_serves_every_handshake_era_message_sessionless() -> None:

@@ -127,7 +127,7 @@ async def test_mounts_nest_and_a_parents_own_item_is_never_taken_away() -> None:
     grandchild.add_tool(lambda: "vat", name="rate")
     child.mount(grandchild, "tax")
     parent.add_tool(lambda: "mine", name="billing_mine")
-    child.add_tool(lambda: "theirs", name="mine")  # the same name: the latest registration wins
+    child.add_tool(lambda: "theirs", name="mine")  # a name the parent serves: not offered
     parent.add_tool(lambda: "mine again", name="billing_mine")
     child.remove_tool("mine")  # the mount takes away only what it put there
     async with connect(parent, era="modern") as client:
@@ -135,6 +135,31 @@ async def test_mounts_nest_and_a_parents_own_item_is_never_taken_away() -> None:
         assert names == {"status", "billing_refund", "billing_tax_rate", "billing_mine"}
         assert (await client.call_tool("billing_tax_rate"))["content"][0]["text"] == "vat"
         assert (await client.call_tool("billing_mine"))["content"][0]["text"] == "mine again"
+
+
+def test_mounting_refuses_names_the_parent_already_serves_and_names_them() -> None:
+    """Issue 31 item 25: a collision would silently replace the parent's item and drop its scopes."""
+    parent = Server("shop")
+    parent.add_tool(lambda: "mine", name="billing_refund", scopes=["admin"])
+    with pytest.raises(ValueError, match="tools 'billing_refund'"):
+        parent.mount(billing(), "billing")
+    assert parent.registry.tools["billing_refund"].scopes == frozenset({"admin"})
+    assert set(parent.registry.prompts) == set() and set(parent.registry.resources) == set()
+
+    twice, _child = shop()
+    with pytest.raises(ValueError) as caught:
+        twice.mount(billing(), "billing")
+    for named in ("tools 'billing_refund'", "prompts 'billing_apology'", "'mem://billing/policy'"):
+        assert named in str(caught.value)
+
+    left, right = Server("a"), Server("a_b")
+    left.add_tool(lambda: "left", name="b_c")
+    right.add_tool(lambda: "right", name="c")
+    both = Server("both")
+    both.mount(left, "a")
+    with pytest.raises(ValueError, match="'a_b_c'"):
+        both.mount(right, "a_b")
+    assert (both.registry.tools["a_b_c"].name, len(both.registry.tools)) == ("a_b_c", 1)
 
 
 def test_the_uri_rule_puts_the_prefix_after_the_scheme() -> None:

@@ -15,6 +15,7 @@ from mcpkit.client.tasks import DECLARE_TASKS, TaskFailed
 from mcpkit.protocol.errors import INTERNAL_ERROR, MCPError, RemoteError
 from mcpkit.server.tasks import TaskEngine
 from mcpkit.testing import connect
+from spec_schema import available, problems
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 JSON = dict[str, Any]
@@ -103,6 +104,18 @@ async def test_a_task_tool_called_with_the_extension_answers_a_task_and_then_its
         result = await handle.result()
         assert result["content"][0]["text"] == "slept 0.1"
         assert handle.status == "completed" and handle.task["resultType"] == "complete"
+
+
+async def test_a_completed_tasks_result_is_a_2026_call_tool_result_with_its_result_type() -> None:
+    """Issue 31 item 21: the schema's CallToolResult requires resultType (the TS tasks client checks it)."""
+    if not available("2026-07-28"):
+        pytest.skip("the 2026-07-28 schema is not in ../shared/spec")
+    async with connect(build(Seen()), era="modern") as client:
+        handle = await client.call_tool_as_task("slow", {"seconds": 0.01})
+        await handle.result()
+        got = await handle.refresh()
+    assert got["status"] == "completed" and got["result"]["resultType"] == "complete"
+    assert problems("2026-07-28", "CallToolResult", got["result"]) == []
 
 
 @requirement("tasks-ext-gated")

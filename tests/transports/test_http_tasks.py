@@ -16,7 +16,8 @@ import pytest
 import peers
 from mcpkit import Context, Server
 from mcpkit.client import connect_http
-from mcpkit.protocol.errors import RemoteError
+from mcpkit.protocol.errors import SERVER_BUSY, RemoteError
+from mcpkit.server.tasks import TaskEngine
 from mcpkit.transports.http_server import StreamableHTTPApp
 from spec_schema import problems
 
@@ -176,3 +177,33 @@ async def test_a_2025_task_asks_over_the_sessions_stream_and_is_input_required_m
             await done.wait()
         assert (await handle.result())["content"][0]["text"] == "ok=True"
     assert statuses == ["input_required", "working", "completed"] and related == [handle.task_id]
+
+
+async def test_anonymous_callers_each_have_their_own_task_cap_and_a_shorter_ttl() -> None:
+    """Issue 31 item 26: without authorization, one caller's unfinished tasks must not block another's."""
+    server = Server("capped", tasks=TaskEngine(max_live_per_owner=1))
+
+    @server.tool(task=True)
+    async def brew(minutes: float) -> str:
+        await anyio.sleep(minutes)
+        return "brewed"
+
+    app = StreamableHTTPApp(
+        server, session_key=lambda scope: dict(scope["headers"]).get(b"x-caller", b"").decode()
+    )
+    async with (
+        peers.serving(app) as url,
+        connect_http(url, era="modern", headers={"x-caller": "a"}) as a,
+        connect_http(url, era="modern", headers={"x-caller": "b"}) as b,
+    ):
+        first = await a.call_tool_as_task("brew", {"minutes": 5})
+        with pytest.raises(RemoteError) as refused:
+            await a.call_tool_as_task("brew", {"minutes": 5})
+        other = await b.call_tool_as_task("brew", {"minutes": 5})
+        assert other.task["status"] == "working"  # another caller is not held by the first one's cap
+        assert (await first.refresh())["status"] == "working"  # its caller still finds its task
+        await first.cancel()
+        await other.cancel()
+    assert refused.value.code == SERVER_BUSY
+    assert other.task["status"] == "cancelled"
+    assert first.task["ttlMs"] == other.task["ttlMs"] == 600_000  # not the hour an authorized task gets

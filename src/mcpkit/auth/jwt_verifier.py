@@ -33,7 +33,8 @@ class JWTVerifier:
     `nbf`, `iss` (required, exact) and `aud` (required, must name `audience`) are checked, allowing `leeway`
     seconds of clock skew (at most MAX_LEEWAY). `token_type`, when set (RFC 9068 §2.1 says "at+jwt"), must
     be the header's `typ`. The JWKS is kept `jwks_ttl` seconds and re-fetched for an unknown key id at
-    most once per `jwks_min_refetch_interval` seconds.
+    most once per `jwks_min_refetch_interval` seconds; a failed discovery of where it is is not tried
+    again sooner either (each request would otherwise fetch the metadata, queued on one lock).
     """
 
     def __init__(
@@ -68,6 +69,7 @@ class JWTVerifier:
         self._clock = clock
         self._jwks: JWKSCache | None = None
         self._discovering = anyio.Lock()
+        self._discovery_failed: tuple[float, VerifierUnavailable] | None = None
 
     @property
     def jwks(self) -> JWKSCache | None:
@@ -118,8 +120,10 @@ class JWTVerifier:
 
     async def _key_set(self) -> JWKSCache:
         if self._jwks is None:
+            self._raise_recent_failure()
             async with self._discovering:
                 if self._jwks is None:
+                    self._raise_recent_failure()  # found while this request waited on the lock
                     uri = self.jwks_uri or await self._discover()
                     self._jwks = JWKSCache(
                         uri,
@@ -131,11 +135,21 @@ class JWTVerifier:
                     )
         return self._jwks
 
+    def _raise_recent_failure(self) -> None:
+        failed = self._discovery_failed
+        if failed is not None and self._clock() - failed[0] < self.jwks_min_refetch_interval:
+            raise VerifierUnavailable(str(failed[1]))
+
     async def _discover(self) -> str:
-        metadata = await server_metadata(self._client, self.issuer, self.max_response_bytes)
-        uri = metadata.get("jwks_uri")
-        if not isinstance(uri, str):
-            raise VerifierUnavailable(f"the metadata of {self.issuer} names no jwks_uri")
+        try:
+            metadata = await server_metadata(self._client, self.issuer, self.max_response_bytes)
+            uri = metadata.get("jwks_uri")
+            if not isinstance(uri, str):
+                raise VerifierUnavailable(f"the metadata of {self.issuer} names no jwks_uri")
+        except VerifierUnavailable as exc:
+            self._discovery_failed = (self._clock(), exc)
+            raise
+        self._discovery_failed = None
         return uri
 
     async def aclose(self) -> None:

@@ -14,13 +14,14 @@ from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
 from ..protocol.errors import INVALID_PARAMS, LocalError, RemoteError
+from ..protocol.jsonrpc import RequestId
 from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..runtime.groups import single_error
 from ..runtime.session import ProgressCallback, Session
 from ..runtime.stream import MessageStream
 from ..runtime.tracing import TracingOption
-from .era import Era, discover, remember, remembered
+from .era import Era, remember, remembered, settle
 from .handlers import Handler, Roots, answer_server, capabilities_for, maybe_await
 from .hosted_tasks import TaskHost
 from .listening import Listening
@@ -123,16 +124,11 @@ class Client(Listening):
 
     async def _initialize(self) -> None:
         era = self.era if self.era is not Era.AUTO else remembered(self.era_key) or Era.AUTO
-        if era is not Era.HANDSHAKE:
-            probe = self.probe_timeout if era is Era.AUTO else self.timeout
-            agreed = await discover(self.session, self.versions, probe, probing=era is Era.AUTO)
-            if agreed is not None:
-                await self.session.apply(self.session.connection.adopt_modern(agreed))
-                remember(self.era_key, Era.MODERN)
-                return
-        await self.session.initialize(self.protocol_version, self.timeout)
-        if era is Era.AUTO:
-            remember(self.era_key, Era.HANDSHAKE)
+        found = await settle(
+            self.session, era, self.versions, self.protocol_version, self.probe_timeout, self.timeout
+        )
+        if era is Era.AUTO or found is Era.MODERN:
+            remember(self.era_key, found)
 
     @property
     def stateless(self) -> bool:
@@ -166,17 +162,17 @@ class Client(Listening):
         *,
         on_progress: ProgressCallback | None = None,
         timeout: float | None = None,
+        on_id: Callable[[RequestId], None] | None = None,
     ) -> JSON:
-        """Send `method`; in the stateless era follow input-required rounds and use the result cache."""
+        """Send `method`; in the stateless era follow input-required rounds and use the result cache.
+        `on_id(id)` learns the id of each request sent for it (a server's request may name it)."""
 
         async def send(p: JSON | None) -> JSON:
-            wait = timeout if timeout is not None else self.timeout
+            wait, cap = timeout if timeout is not None else self.timeout, self.max_timeout
             if self._tracing is not None:
-                return await self._tracing.request(
-                    self.session, method, p, wait, self.max_timeout, on_progress
-                )
+                return await self._tracing.request(self.session, method, p, wait, cap, on_progress, on_id)
             return await self.session.request(
-                method, p, timeout=wait, max_timeout=self.max_timeout, on_progress=on_progress
+                method, p, timeout=wait, max_timeout=cap, on_progress=on_progress, on_id=on_id
             )
 
         if not self.stateless:
@@ -192,10 +188,8 @@ class Client(Listening):
         return result
 
     def _cached(self, key: tuple[str, str, bytes] | None) -> JSON | None:
-        if key is None or self._cache is None:
-            return None
-        found = self._cache.get(key)
-        if found is None and self._shared_cache is not None:
+        found = self._cache.get(key) if key is not None and self._cache is not None else None
+        if found is None and key is not None and self._shared_cache is not None:
             found = self._shared_cache.get(key)
         return found
 

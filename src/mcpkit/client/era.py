@@ -6,12 +6,19 @@ Compatibility": a DiscoverResult (one with a `supportedVersions` list: mocks ans
 list) means modern at another version; anything else, or silence, means legacy. The fallback is
 never keyed to one error code. The answer is a property of the server, so it is remembered for
 the life of the process under a key the caller chooses (command line or origin).
+
+The probe's timeout measures the server's silence: time the transport spends with the user at an
+OAuth login the probe's 401 started does not count (the probe abandoned would fall back, and the
+fallback initialize log in a second time, or fail against a 2026-07-28-only server).
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from typing import Any, Final
+
+import anyio
 
 from ..protocol.connection import Connection
 from ..protocol.errors import (
@@ -27,9 +34,10 @@ from ..protocol.errors import (
 from ..protocol.lifecycle import Negotiated
 from ..protocol.modern import SERVER_INFO
 from ..protocol.versions import is_modern
+from ..runtime.groups import single_error
 from ..runtime.session import Session
 
-__all__ = ["Era", "discover", "forget", "remember", "remembered"]
+__all__ = ["Era", "discover", "forget", "remember", "remembered", "settle"]
 
 JSON = dict[str, Any]
 
@@ -63,6 +71,36 @@ def forget(key: str | None = None) -> None:
         _REMEMBERED.pop(key, None)
 
 
+async def settle(
+    session: Session,
+    era: Era,
+    versions: tuple[str, ...],
+    handshake_version: str,
+    probe_timeout: float,
+    timeout: float | None,
+) -> Era:
+    """Agree on `era` with the server (AUTO: probe, then fall back to initialize); the era agreed."""
+    if era is not Era.HANDSHAKE:
+        probe = probe_timeout if era is Era.AUTO else timeout
+        agreed = await discover(session, versions, probe, probing=era is Era.AUTO)
+        if agreed is not None:
+            await session.apply(session.connection.adopt_modern(agreed))
+            return Era.MODERN
+    try:
+        await session.initialize(handshake_version, timeout)
+    except RemoteError as exc:
+        # A server slow to start may answer the probe we gave up on, settle on 2026-07-28 and refuse
+        # the fallback initialize with -32022: modern evidence, so probe once more (as the official
+        # SDK's client does) rather than give up.
+        if era is not Era.AUTO or exc.code != UNSUPPORTED_PROTOCOL_VERSION:
+            raise
+        agreed = await discover(session, versions, timeout, probing=False)
+        assert agreed is not None  # probing=False raises instead
+        await session.apply(session.connection.adopt_modern(agreed))
+        return Era.MODERN
+    return Era.HANDSHAKE
+
+
 def _mutual(offered: object, mine: tuple[str, ...]) -> str | None:
     """The newest modern version both sides name."""
     if not isinstance(offered, list):
@@ -85,7 +123,7 @@ async def discover(
     for _attempt in range(2):
         rid, message = connection.modern_request("server/discover", version)
         try:
-            result = await session.send_built(rid, message, timeout=timeout)
+            result = await _answer(session, rid, message, timeout)
         except RemoteError as exc:
             if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
                 offered = exc.data.get("supported") if isinstance(exc.data, dict) else None
@@ -114,6 +152,25 @@ async def discover(
             )
         return _agreement(connection, result, version, versions)
     raise LocalError("the server kept refusing the protocol version it advertised")
+
+
+async def _answer(session: Session, rid: Any, message: JSON, timeout: float | None) -> JSON:
+    authorizing: Callable[[], bool] | None = getattr(session.stream, "authorizing", None)
+    if timeout is None or authorizing is None:
+        return await session.send_built(rid, message, timeout=timeout)
+    with single_error():  # the probe's own failure, not a group of one, is what the caller reads
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_postpone_while, session, rid, authorizing, min(timeout / 2, 0.5))
+            result = await session.send_built(rid, message, timeout=timeout)
+            tg.cancel_scope.cancel()
+    return result
+
+
+async def _postpone_while(session: Session, rid: Any, authorizing: Callable[[], bool], every: float) -> None:
+    while True:
+        await anyio.sleep(every)
+        if authorizing():
+            session.postpone(rid)
 
 
 def _agreement(connection: Connection, result: JSON, asked: str, versions: tuple[str, ...]) -> Negotiated:

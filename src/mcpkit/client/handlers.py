@@ -8,9 +8,18 @@ from typing import Any
 
 from ..protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
 from ..protocol.extensions import with_extensions
+from ..protocol.jsonrpc import RequestId
 from ..protocol.schema_check import compile_schema, schema_problems
+from ..runtime.origin import RECEIVED_FROM
 
-__all__ = ["Handler", "answer_server", "capabilities_for", "check_elicitation_answer", "maybe_await"]
+__all__ = [
+    "Handler",
+    "answer_server",
+    "asked_in",
+    "capabilities_for",
+    "check_elicitation_answer",
+    "maybe_await",
+]
 
 JSON = dict[str, Any]
 
@@ -34,6 +43,13 @@ def check_elicitation_answer(params: dict[str, Any], result: dict[str, Any]) -> 
 
 
 Handler = Callable[[JSON], Awaitable[JSON] | JSON]  # a sampling or elicitation handler
+
+
+def asked_in() -> RequestId | None:
+    """In a handler of a server's request: the id of our request it came with, where the transport
+    tells (Streamable HTTP: it came on that request's response stream); None over stdio."""
+    origin = RECEIVED_FROM.get()
+    return origin.answering if origin is not None else None
 
 
 def capabilities_for(

@@ -6,6 +6,7 @@ write) so the server's span is its child (runtime/tracing.py: names, attributes,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.jsonrpc import RequestId
@@ -34,6 +35,7 @@ class ClientTracing:
         timeout: float | None,
         max_timeout: float | None,
         on_progress: ProgressCallback | None,
+        on_id: Callable[[RequestId], None] | None = None,
     ) -> JSON:
         """`session.request(...)` inside a span whose context rides in the request's `_meta`."""
         from opentelemetry import propagate, trace
@@ -62,7 +64,7 @@ class ClientTracing:
                     timeout=timeout,
                     max_timeout=max_timeout,
                     on_progress=on_progress,
-                    on_id=lambda rid: _identify(span, rid),
+                    on_id=lambda rid: _identify(span, rid, on_id),
                 )
             except Exception as exc:
                 record_failure(span, exc)
@@ -71,5 +73,7 @@ class ClientTracing:
             return result
 
 
-def _identify(span: Span, rid: RequestId) -> None:
+def _identify(span: Span, rid: RequestId, on_id: Callable[[RequestId], None] | None) -> None:
     span.set_attribute("jsonrpc.request.id", str(rid))
+    if on_id is not None:
+        on_id(rid)

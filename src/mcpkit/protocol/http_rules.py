@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 from .errors import INVALID_REQUEST
-from .jsonrpc import Message, Request, RequestId
+from .jsonrpc import Message, Notification, Request, RequestId
 from .modern import is_modern_request
 from .versions import SUPPORTED_VERSIONS, V2025_03_26, is_modern
 
@@ -73,6 +73,7 @@ class PostKind(enum.Enum):
     """How a server answers one POSTed message."""
 
     STATELESS_ERA = "a 2026-07-28 request: checked headers, no session"
+    STATELESS_NOTICE = "a 2026-07-28 notification: no session to act in, accepted (202) and dropped"
     SESSIONLESS = "a handshake-era message on a server that keeps no sessions"
     NEW_SESSION = "an initialize that opens a session"
     IN_SESSION = "a message for the session its Mcp-Session-Id names"
@@ -85,11 +86,16 @@ def post_kind(headers: Mapping[str, str], message: Message, keeps_sessions: bool
     MCP-Protocol-Version, is of the stateless era; everything else is of the handshake era, served in a
     session unless the server keeps none (`keeps_sessions` False). An initialize naming no session opens
     one; any other message belongs to the session it names (and is refused later if it names none).
+    A 2026-07-28 notification naming no session is accepted and dropped, as the official servers do
+    (the TypeScript client sends notifications/cancelled when it closes a subscription stream).
     """
-    if isinstance(message, Request):
+    if isinstance(message, Request | Notification):
         header = headers.get("mcp-protocol-version")
         if is_modern_request(message.params) or (header in SUPPORTED_VERSIONS and is_modern(header)):
-            return PostKind.STATELESS_ERA
+            if isinstance(message, Request):
+                return PostKind.STATELESS_ERA
+            if "mcp-session-id" not in headers:
+                return PostKind.STATELESS_NOTICE
     if not keeps_sessions:
         return PostKind.SESSIONLESS
     if isinstance(message, Request) and message.method == "initialize" and "mcp-session-id" not in headers:

@@ -131,7 +131,9 @@ def detailed(task: JSON, *, result: JSON | None, error: JSON | None, input_reque
     out: JSON = {**task}
     status = task["status"]
     if status == Status.COMPLETED.value and result is not None:
-        out["result"] = result
+        # The schema's CallToolResult requires resultType (the extension's own example omits it;
+        # the TypeScript tasks client follows the schema and rejects a result without it).
+        out["result"] = {"resultType": "complete", **result}
     elif status == Status.FAILED.value and error is not None:
         out["error"] = error
     elif status == Status.INPUT_REQUIRED.value:

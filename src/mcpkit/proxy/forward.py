@@ -6,9 +6,9 @@ request is sent on as is (its `progressToken` replaced by the proxy's, the remot
 a cancelled front request cancels the remote one (the Client sends notifications/cancelled).
 
 Back to front: sampling/createMessage, elicitation/create and roots/list go to the client whose request
-is in flight on the remote, as a request related to it (stdio and most remotes name no request a
-server-initiated request belongs to; with several in flight, the latest tools/call asks). The remote's
-list changes, resource updates and log messages go to every front client (each filtered by its level).
+they belong to, as a request related to it, or are refused where that cannot be told (routing.py). The
+remote's list changes, resource updates and log messages go to every front client (each filtered by
+its level).
 
 A front client of the 2026-07-28 era is asked with input-required rounds while the remote call waits
 in this process (parked.py), so it is not run again. Resource subscriptions to a remote of the
@@ -33,6 +33,7 @@ from ..server.context import Context
 from ..server.registry import LIST_CHANGED
 from ..server.server import Server
 from .parked import Parked, parked_id
+from .routing import Flight, Flights
 
 __all__ = ["FORWARDED", "Proxy"]
 
@@ -87,8 +88,7 @@ class Proxy:
         self.timeout = timeout
         self.client: Client | None = None
         self.front: Server | None = None
-        self._in_flight: dict[int, tuple[str, Context | Parked]] = {}  # insertion order: the latest last
-        self._next = 0
+        self.flights = Flights()
         self._parked: dict[str, Parked] = {}
         self._tg: anyio.abc.TaskGroup | None = None  # where parked calls run (while `serving`)
 
@@ -152,17 +152,15 @@ class Proxy:
         assert self.client is not None and self.front is not None
         if ctx.stateless and method in INPUT_REQUIRED_METHODS and self._tg is not None:
             return self._for_front(ctx, method, await self._round(ctx, method, params))
-        key = self._flying(method, ctx)
-        try:
-            wants_progress = isinstance(params.get("_meta"), dict) and "progressToken" in params["_meta"]
+        wants_progress = isinstance(params.get("_meta"), dict) and "progressToken" in params["_meta"]
+        with self.flights.flying(method, ctx) as flight:
             result = await self.client.request(
                 method,
                 outgoing(params),
                 on_progress=ctx.report_progress if wants_progress else None,
                 timeout=self.timeout,
+                on_id=functools.partial(self.flights.sent, flight),
             )
-        finally:
-            del self._in_flight[key]
         if method == "resources/subscribe" and isinstance(params.get("uri"), str):
             await self.front.peers.subscribe(ctx.session, params["uri"])
         return self._for_front(ctx, method, result)
@@ -173,11 +171,6 @@ class Proxy:
         if method in _CACHEABLE and is_modern(ctx.negotiated.version) and self.front is not None:
             return {**self.front.registry.cache.fields(), **result}
         return result
-
-    def _flying(self, method: str, target: Context | Parked) -> int:
-        self._next += 1
-        self._in_flight[self._next] = (method, target)
-        return self._next
 
     async def _round(self, ctx: Context, method: str, params: JSON) -> JSON:
         """One round of a stateless client's request whose remote call may ask it (parked.py)."""
@@ -194,16 +187,22 @@ class Proxy:
     def _park(self, client: Client, method: str, sent: JSON) -> Parked:
         def ended() -> None:
             self._parked.pop(parked.ident, None)
-            self._in_flight.pop(key, None)
+            self.flights.end(flight)
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
             if parked.ctx is not None:
                 await parked.ctx.report_progress(value, total, message)
 
+        async def call() -> JSON:
+            with self.flights.current(flight):
+                on_id = functools.partial(self.flights.sent, flight)
+                return await client.request(
+                    method, sent, on_progress=progress, timeout=self.timeout, on_id=on_id
+                )
+
         parked = Parked(method, sent, timeout=self.timeout, on_end=ended)
         self._parked[parked.ident] = parked
-        key = self._flying(method, parked)
-        call = functools.partial(client.request, method, sent, on_progress=progress, timeout=self.timeout)
+        flight: Flight = self.flights.start(method, parked)
         assert self._tg is not None
         self._tg.start_soon(parked.run, call)
         return parked
@@ -221,12 +220,8 @@ class Proxy:
     # ---- back to front -----------------------------------------------------------------------
 
     def _asking(self, method: str) -> Context | Parked:
-        """The front request a server-initiated request of the remote belongs to (see the module doc)."""
-        flight = list(self._in_flight.values())
-        calls = [target for m, target in flight if m == "tools/call"]
-        chosen = calls[-1] if calls else flight[-1][1] if flight else None
-        if chosen is None:
-            raise MCPError(INVALID_REQUEST, f"{method}: no client request is in flight through the proxy")
+        """The front request a server-initiated request of the remote belongs to (routing.py)."""
+        chosen = self.flights.asking(method).target
         if isinstance(chosen, Context) and chosen.stateless:
             raise MCPError(INVALID_REQUEST, f"{method}: the proxy's client cannot be asked in this request")
         return chosen

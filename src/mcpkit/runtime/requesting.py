@@ -138,6 +138,13 @@ class Requesting:
         """Send a request message a Connection method built (its id known to the caller) and wait."""
         return await self._send_and_wait(rid, message, timeout, None, on_progress, None)
 
+    def postpone(self, rid: RequestId) -> None:
+        """Restart the timeout of our request `rid` from now, as the peer's progress would (the
+        transport is still busy with it: the time is not the peer's)."""
+        pending = self._pending.get(rid)
+        if pending is not None and pending.scope is not None:
+            pending.scope.deadline = min(anyio.current_time() + pending.timeout, pending.cap)
+
     async def _progressed(self, event: ev.ProgressReceived) -> None:
         pending = self._pending.get(event.request_id)
         if pending is None:

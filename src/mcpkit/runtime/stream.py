@@ -118,8 +118,9 @@ class MessageStream(Protocol):
     already read may still be answered once input ends) and `pre_agreed` (a protocol version the
     server side proceeds with without an initialize, for a transport that serves handshake-era
     messages with no session), `restored` (a `Restored` agreement another process made with the
-    client: the session is served as if this connection had been initialized) and `request_ids` (an
-    iterator our request ids are taken from, unique beyond this connection).
+    client: the session is served as if this connection had been initialized), `request_ids` (an
+    iterator our request ids are taken from, unique beyond this connection) and `authorizing` (a
+    callable: whether the transport is waiting on the user at a login, time that is not the peer's).
     """
 
     async def receive(self) -> bytes | bytearray | JSON | Oversized | Processed: ...

@@ -12,11 +12,16 @@ rule fastmcp's "path" format uses). A URI with no scheme cannot be mounted (Valu
 The child's broadcasts reach the parent's clients: its list changes (as the parent's list_changed),
 notifications/resources/updated (with the prefixed URI) and log messages. A mounted child is served
 through its parent: its own middleware and lifespan are not run, handlers get the parent's context.
+
+Collisions: mounting refuses (ValueError naming them) a child whose items would take names or URIs the
+parent already serves, its own or another mount's: replacing one would silently drop it and its scopes.
+An item the child adds later under a taken name is not offered (a warning names it).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
 from typing import Any, Final
 
@@ -24,6 +29,8 @@ from .peers import Peers
 from .registry import LIST_CHANGED, Registry
 
 __all__ = ["Mount", "prefixed_uri"]
+
+log = logging.getLogger("mcpkit")
 
 _PREFIX: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:(//)?")
@@ -61,6 +68,9 @@ class Mount:
         self.prefix, self.separator = prefix, separator
         self._offered: dict[str, dict[str, Any]] = {kind: {} for kind in _KINDS}
         self._origin: dict[str, dict[str, str]] = {kind: {} for kind in _KINDS}  # parent key: child's
+        clashes = [f"{kind} {key!r}" for kind in _KINDS for key in self._clashes(kind, self._fresh(kind)[0])]
+        if clashes:
+            raise ValueError(f"cannot mount at {prefix!r}: the parent already serves {', '.join(clashes)}")
         for kind in _KINDS:
             self._sync(kind)
         parent.completions.include(child.completions, self._child_target)
@@ -81,13 +91,28 @@ class Mount:
             return dataclasses.replace(item, uri=self.uri(item.uri))
         return dataclasses.replace(item, template=type(item.template)(self.uri(item.template.template)))
 
-    def _sync(self, kind: str) -> None:
-        """Replace what this mount offers of one kind with the child's items now."""
+    def _fresh(self, kind: str) -> tuple[dict[str, Any], dict[str, str]]:
+        """The child's items of one kind now, under the parent's keys, and the child's key of each."""
         fresh, origin = {}, {}
         for key, item in self.child.of(kind).items():
             renamed = self._renamed(kind, item)
             parent_key = renamed.name if kind in ("tools", "prompts") else self.uri(key)
             fresh[parent_key], origin[parent_key] = renamed, key
+        return fresh, origin
+
+    def _clashes(self, kind: str, fresh: dict[str, Any]) -> list[str]:
+        """The keys of `fresh` the parent serves already, other than as this mount's."""
+        taken, mine = self.parent.of(kind), self._offered[kind]
+        return sorted(key for key in fresh if key in taken and taken[key] is not mine.get(key))
+
+    def _sync(self, kind: str) -> None:
+        """Replace what this mount offers of one kind with the child's items now."""
+        fresh, origin = self._fresh(kind)
+        for key in self._clashes(kind, fresh):
+            log.warning(
+                "mount %r: not offering %s %r, a name the parent already serves", self.prefix, kind, key
+            )
+            del fresh[key], origin[key]
         self.parent.replace(kind, self._offered[kind], fresh)
         self._offered[kind], self._origin[kind] = fresh, origin
 

@@ -237,7 +237,8 @@ class Registry:
         return hint or self.cache
 
     def scopes_for(self, method: str, params: JSON) -> frozenset[str]:
-        """The scopes a request needs: those of the tool, prompt, resource or template it names."""
+        """The scopes a request needs: those of the tool, prompt, resource or template it names (of
+        every resource a subscriptions/listen names)."""
         if method == "tools/call" or method == "prompts/get":
             named = (self.tools if method == "tools/call" else self.prompts).get(params.get("name"))  # type: ignore[arg-type]
             return named.scopes if named is not None else frozenset()
@@ -246,6 +247,11 @@ class Registry:
             return self.resource_scopes(uri) if isinstance(uri, str) else frozenset()
         if method == "completion/complete":
             return self._completion_scopes(params.get("ref"))
+        if method == "subscriptions/listen":  # its acknowledgement names the URIs, its updates follow them
+            wanted = params.get("notifications")
+            uris = wanted.get("resourceSubscriptions") if isinstance(wanted, dict) else None
+            listed = [uri for uri in uris if isinstance(uri, str)] if isinstance(uris, list) else []
+            return frozenset().union(*(self.resource_scopes(uri) for uri in listed))
         return frozenset()
 
     def resource_scopes(self, uri: str) -> frozenset[str]:

@@ -86,9 +86,10 @@ class TaskCluster(Protocol):
 class TaskEngine:
     """Creates, runs and answers for tasks; `store` keeps them (InMemoryTaskStore by default).
 
-    `ttl_ms`: how long a task is kept after its creation (its `ttlMs`), `poll_interval_ms` the polling
-    interval suggested to clients, `max_live_per_owner` how many unfinished tasks one principal (or
-    all unauthenticated callers together) may hold: past it a call is refused with -32010.
+    `ttl_ms`: how long a task is kept after its creation (its `ttlMs`); `anonymous_ttl_ms` (lower):
+    that of a task no access token authorized. `poll_interval_ms`: the polling interval suggested to
+    clients; `max_live_per_owner`: how many unfinished tasks one principal, or one unauthenticated
+    caller (owner_of), may hold: past it a call is refused with -32010.
     """
 
     def __init__(
@@ -96,11 +97,13 @@ class TaskEngine:
         store: TaskStore | None = None,
         *,
         ttl_ms: int = 3_600_000,
+        anonymous_ttl_ms: int = 600_000,
         poll_interval_ms: int = 500,
         max_live_per_owner: int = 100,
     ) -> None:
-        if min(ttl_ms, poll_interval_ms, max_live_per_owner) < 1:
+        if min(ttl_ms, anonymous_ttl_ms, poll_interval_ms, max_live_per_owner) < 1:
             raise ValueError("task ttl, poll interval and cap must be positive")
+        self.anonymous_ttl_ms = min(anonymous_ttl_ms, ttl_ms)
         self.store: TaskStore = store if store is not None else InMemoryTaskStore()
         self.ttl_ms, self.poll_interval_ms, self.max_live = ttl_ms, poll_interval_ms, max_live_per_owner
         self._legs: dict[str, Leg] = {}  # the legs running in this process, by task id
@@ -129,7 +132,7 @@ class TaskEngine:
             raise MCPError(INTERNAL_ERROR, "Internal error: a task needs the request's round trip")
         leg = Leg()
         if not tool.task_ask_first:
-            leg.record = await self._create(tool, arguments, ctx, asker.answers, self.ttl_ms)
+            leg.record = await self._create(tool, arguments, ctx, asker.answers, self._ttl_for(ctx))
             leg.created.set()
             leg.escalated.set()
         task_ctx = TaskContext(ctx, leg, asker)
@@ -139,7 +142,7 @@ class TaskEngine:
                 await either(leg.done, leg.escalated)
                 if not leg.escalated.is_set():  # it ended inside the request: no task
                     return answer_of(leg.outcome, asker)
-                leg.record = await self._create(tool, arguments, ctx, asker.answers, self.ttl_ms)
+                leg.record = await self._create(tool, arguments, ctx, asker.answers, self._ttl_for(ctx))
             except BaseException:
                 await leg.runner.aclose()
                 raise
@@ -156,6 +159,10 @@ class TaskEngine:
         if not await self.store.create(record, self.max_live):
             raise MCPError(SERVER_BUSY, f"Too many unfinished tasks (at most {self.max_live} per caller)")
         return record
+
+    def _ttl_for(self, ctx: Context) -> int:
+        """An anonymous caller's tasks are kept for less (`anonymous_ttl_ms`)."""
+        return self.ttl_ms if ctx.origin is not None and ctx.origin.principal else self.anonymous_ttl_ms
 
     def _record(
         self, tool: Tool, arguments: JSON | None, ctx: Context, answers: JSON, ttl_ms: int
@@ -333,7 +340,8 @@ class TaskEngine:
         ttl = task.get("ttl") if isinstance(task, dict) else None
         if not isinstance(task, dict) or (ttl is not None and (not isinstance(ttl, int) or ttl < 1)):
             raise MCPError(INVALID_PARAMS, "Invalid params: task must be an object with a positive ttl")
-        ttl_ms = min(ttl, self.ttl_ms) if ttl is not None else self.ttl_ms  # capped, and reported
+        base = self._ttl_for(ctx)
+        ttl_ms = min(ttl, base) if ttl is not None else base  # capped, and reported
         record = await self._create(tool, arguments, ctx, {}, ttl_ms)
         leg = Leg(record=record)
         leg.created.set()
@@ -387,10 +395,10 @@ async def _same(session: Session) -> AsyncIterator[Session]:
 
 def owner_of(ctx: Context) -> str | None:
     """Whose tasks a request sees: its access token's principal; without one, in the handshake era, its
-    session (2025-11-25 tasks/list returns only the requestor's tasks); else nobody in particular (a
-    2026-07-28 task id is an unguessable bearer of its own)."""
+    session (2025-11-25 tasks/list returns only the requestor's tasks); else the caller its transport
+    names (so one anonymous caller's tasks do not count against another's cap); else nobody."""
     if ctx.origin is not None and ctx.origin.principal is not None:
         return ctx.origin.principal
     if not ctx.stateless and ctx.session_id is not None:
         return f"session:{ctx.session_id}"
-    return None
+    return f"anonymous {ctx.origin.caller}" if ctx.origin is not None and ctx.origin.caller else None

@@ -95,6 +95,10 @@ class OAuthClient(httpx.Auth):
         self._target: _Target | None = None
         self._lock = anyio.Lock()
 
+    def authorizing(self) -> bool:
+        """Whether tokens are being obtained now (a login, a refresh): a request waits on that."""
+        return self._lock.locked()
+
     async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
         sent = await self._usable_tokens()
         present(request, sent, self.dpop)

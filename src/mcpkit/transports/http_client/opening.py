@@ -37,6 +37,9 @@ async def open_http_stream(
             anyio.create_task_group() as tg,
         ):
             stream = HTTPClientStream(url, http, tg, **options)
+            # An Auth that may keep the user at a login says so (OAuthClient.authorizing): that time
+            # is not the server's silence (client/era.py).
+            stream.authorizing = getattr(auth, "authorizing", None)
             try:
                 with cancelled.noting():
                     yield stream

@@ -13,6 +13,7 @@ resumption; its refusal's JSON-RPC error is its answer (`modern_traffic`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, suppress
 from typing import Any
 
@@ -23,11 +24,12 @@ from anyio.abc import TaskGroup
 from ...protocol.framing import Oversized
 from ...protocol.http_rules import agreed_version
 from ...protocol.sse import SSEDecoder
+from ...runtime.origin import Origin
 from ...runtime.stream import Inbox, Outgoing
 from .backoff import Backoff
 from .failures import describe_error, describe_status, describe_unexpected, error_reply, read_head, too_large
 from .handshake import new_session, renew_hint
-from .inbound import Inbound, NotAnAnswer, TooLarge, answers, decoded, progressed
+from .inbound import Inbound, NotAnAnswer, Related, TooLarge, answers, decoded, progressed, related
 from .legacy_sse import LegacyEndpointError, LegacySSEStream, connect_legacy, long_lived
 from .modern_traffic import ModernTraffic, error_answer
 
@@ -68,7 +70,9 @@ class HTTPClientStream:
         self.backoff = backoff or Backoff()
         self.legacy: LegacySSEStream | None = None
         self._tg = tg
-        self._inbox = Inbox[Inbound]()
+        self._inbox = Inbox[Inbound | Related]()
+        self.received_from: Origin | None = None  # of the message `receive` returned last
+        self.authorizing: Callable[[], bool] | None = None  # whether the user is at a login now
         self._listening = False
         self._handshake: list[bytes] = []  # initialize, notifications/initialized: replayed after a 404
         self._renewing = anyio.Lock()
@@ -76,8 +80,9 @@ class HTTPClientStream:
         self.modern = ModernTraffic()
 
     async def receive(self) -> Inbound:
-        item: Inbound = await self._inbox.get()
-        return item
+        item = await self._inbox.get()
+        self.received_from = item.origin if isinstance(item, Related) else None
+        return item.message if isinstance(item, Related) else item
 
     async def send(self, out: Outgoing) -> None:
         if self.legacy is not None:
@@ -218,7 +223,7 @@ class HTTPClientStream:
                 if not event.data:
                     continue  # a priming event: only an id (and retry) to resume from
                 message = decoded(event.data.encode())
-                await self._take(message, initialize)
+                await self._take(message, initialize, rid)
                 answered = answered or (rid is not None and answers(message, rid))
             if answered:
                 return True
@@ -328,14 +333,14 @@ class HTTPClientStream:
 
     # ---- the GET stream ------------------------------------------------------------------------
 
-    async def _take(self, message: bytes | JSON, initialize: bool) -> None:
-        """Hand a server's message to the session, decoded when it could be (the session parses
-        nothing twice), after learning what it tells the transport."""
+    async def _take(self, message: bytes | JSON, initialize: bool, rid: Any = None) -> None:
+        """Hand a server's message (that came on `rid`'s response stream, if any) to the session, decoded
+        when it could be (the session parses nothing twice), after learning what it tells the transport."""
         if isinstance(message, dict):
             if initialize:
                 self._learn_version(message)
             message = self.modern.screen(message)
-        await self._deliver(message)
+        self._inbox.put(related(message, rid))
 
     def _learn_version(self, message: JSON) -> None:
         version = agreed_version(message) if self.protocol_version is None else None

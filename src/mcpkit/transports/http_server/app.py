@@ -40,8 +40,8 @@ from ...protocol.jsonrpc import (
     decode,
 )
 from ...protocol.resource_auth import AuthRefusal
-from .asgi import AUTH_SCOPE_KEY, Receive, Scope, Send, endpoint_path, handle, read_body
-from .clients import ClientCounts, SessionKey
+from .asgi import AUTH_SCOPE_KEY, Receive, Scope, Send, endpoint_path, handle, read_body, respond
+from .clients import ClientCounts, SessionKey, client_address
 from .delivery import Answering, serve_alone
 from .event_store import EventStore, InMemoryEventStore
 from .exchange import Exchange
@@ -159,6 +159,7 @@ class StreamableHTTPApp:
         method = scope["method"]
         if method == "POST":
             exchange.client = self.session_key(scope) if self.session_key is not None else None
+            exchange.peer = client_address(scope)
             await self._post(exchange)
             return
         refuse_repeats(repeated)  # a POST is checked once its era is known
@@ -179,6 +180,9 @@ class StreamableHTTPApp:
         if exchange.auth is not None and isinstance(message, Request):
             self._check_scopes(exchange.auth.scopes, message)
         kind = post_kind(headers, message, keeps_sessions=not self.sessionless)
+        if kind is PostKind.STATELESS_NOTICE:
+            await respond(exchange.send, 202, b"", [])
+            return
         if kind is PostKind.STATELESS_ERA:
             run, json_only = self._registry.run, self._answering.json_response
             with self._sessionless_clients.held(exchange.client, _rid(message)):

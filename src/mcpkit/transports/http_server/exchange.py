@@ -33,6 +33,7 @@ class Exchange:
     send: Send
     repeated: frozenset[str] = frozenset()
     client: str | None = None  # who sent it, when the server's session_key can tell
+    peer: str | None = None  # the address it came from, when the ASGI server says
     body: bytes = b""
     decoded: dict[str, Any] | None = None  # the body parsed, handed on so the session does not parse it again
     message: Message | None = None
@@ -52,4 +53,5 @@ class Exchange:
 
     def origin(self, session_id: str | None) -> Origin:
         """What a handler may know of the request that carried its message."""
-        return Origin(self.headers, self.auth, session_id)
+        caller = f"client:{self.client}" if self.client is not None else self.peer and f"address:{self.peer}"
+        return Origin(self.headers, self.auth, session_id, caller=caller)
