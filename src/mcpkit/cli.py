@@ -19,6 +19,7 @@ from .cli_call import coerce
 from .cli_connect import add_client_options, open_client
 from .cli_errors import OK, PROTOCOL, TOOL_ERROR, USAGE, Failure, UsageError
 from .cli_escape import terminal_json, terminal_line, terminal_text
+from .cli_group import group_parser, run_group, wants_group
 from .cli_install import add_install, run_install
 from .cli_output import ProgressDisplay, print_table
 from .cli_proxy import add_proxy, run_proxy
@@ -169,6 +170,7 @@ def parser() -> argparse.ArgumentParser:
             cmd.add_argument("name")
             cmd.add_argument("pairs", nargs="*", metavar="key=value")
     add_tasks(sub.add_parser("tasks", help="list a server's tasks, or --get / --cancel one"))
+    sub.add_parser("search", help="search the tools of every server in a config (list/call/search --config)")
     return top
 
 
@@ -184,10 +186,12 @@ _EXTRAS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv, script_args = split_script_args(sys.argv[1:] if argv is None else argv)
-    args = parser().parse_args(argv)
+    args = (group_parser() if wants_group(argv) else parser()).parse_args(argv)
     from .protocol.errors import MISSING_CLIENT_CAPABILITY, MCPError
 
     try:
+        if getattr(args, "group", False):
+            return anyio.run(run_group, args)
         if args.command == "proxy":
             return run_proxy(args)
         if args.command == "serve":

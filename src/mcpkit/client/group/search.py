@@ -1,0 +1,93 @@
+"""Ranked tool search over a catalog: Okapi BM25 on names, titles, descriptions and parameter names.
+
+A few dozen lines beat a dependency here: the corpus is small (thousands of short documents), rebuilt
+when a list changes, and queried by a model. Field weights repeat a field's terms: a word in a tool's
+name says more about it than the same word deep in its description.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from typing import Any, Final
+
+__all__ = ["ToolIndex", "terms"]
+
+JSON = dict[str, Any]
+_WORD: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_STOP_WORDS = (
+    "a an and are as at be by for from has how i in is it its me my of on or the this"
+    " to was what when which with you your can do does get"
+)
+_STOP: Final = frozenset(_STOP_WORDS.split())
+_K1, _B = 1.2, 0.75
+_WEIGHTS: Final = {"name": 3, "title": 2, "params": 2, "description": 1, "param_text": 1}
+
+
+def _stem(word: str) -> str:
+    """Plurals only: `issues` finds `issue`, `queries` finds `query`; more would merge unrelated words."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """The search terms of `text`: words split at case changes and punctuation, lowercased, stemmed."""
+    return [_stem(w.lower()) for w in _WORD.findall(text) if w.lower() not in _STOP]
+
+
+def _fields(tool: JSON) -> dict[str, str]:
+    schema = tool.get("inputSchema")
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    props = props if isinstance(props, dict) else {}
+    described = [p.get("description", "") for p in props.values() if isinstance(p, dict)]
+    return {
+        "name": str(tool.get("name", "")),
+        "title": str(tool.get("title") or (tool.get("annotations") or {}).get("title") or ""),
+        "description": str(tool.get("description") or ""),
+        "params": " ".join(props),
+        "param_text": " ".join(d for d in described if isinstance(d, str)),
+    }
+
+
+class ToolIndex:
+    """BM25 over tool definitions (`name`, `title`, `description`, `inputSchema` properties)."""
+
+    def __init__(self, tools: Iterable[JSON]) -> None:
+        self.tools = list(tools)
+        self._postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        self._lengths: list[int] = []
+        for doc, tool in enumerate(self.tools):
+            bag: Counter[str] = Counter()
+            for field_name, text in _fields(tool).items():
+                for term in terms(text):
+                    bag[term] += _WEIGHTS[field_name]
+            self._lengths.append(sum(bag.values()))
+            for term, tf in bag.items():
+                self._postings[term].append((doc, tf))
+        self._average = sum(self._lengths) / len(self._lengths) if self._lengths else 0.0
+
+    def __len__(self) -> int:
+        return len(self.tools)
+
+    def scores(self, query: str) -> list[tuple[float, int]]:
+        """(score, document) for every tool sharing a term with `query`, best first."""
+        n = len(self.tools)
+        totals: dict[int, float] = defaultdict(float)
+        for term in set(terms(query)):
+            postings = self._postings.get(term, [])
+            if not postings:
+                continue
+            idf = math.log(1 + (n - len(postings) + 0.5) / (len(postings) + 0.5))
+            for doc, tf in postings:
+                norm = _K1 * (1 - _B + _B * self._lengths[doc] / self._average)
+                totals[doc] += idf * tf * (_K1 + 1) / (tf + norm)
+        return sorted(((s, d) for d, s in totals.items()), key=lambda sd: (-sd[0], sd[1]))
+
+    def search(self, query: str, limit: int = 5) -> list[JSON]:
+        """The `limit` best-matching tool definitions for `query`."""
+        return [self.tools[doc] for _, doc in self.scores(query)[:limit]]

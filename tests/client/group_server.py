@@ -1,0 +1,68 @@
+"""A server for the group tests: `python group_server.py NAME` over stdio, `... NAME --http --port N` over
+Streamable HTTP. It says who it is (name and process id), can crash, and can grow a tool at runtime."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from mcpkit import Server
+
+NAME = sys.argv[1] if len(sys.argv) > 1 else "group"
+server = Server(f"group-{NAME}", "1.0.0")
+
+
+@server.tool(read_only=True)
+def whoami() -> str:
+    """Say which server and process answered."""
+    return f"{NAME} {os.getpid()}"
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@server.tool()
+def crash() -> str:
+    """Exit the server process at once, mid-call."""
+    os._exit(3)
+
+
+@server.tool()
+def delete_everything() -> str:
+    """A dangerous tool the tests' filters hide."""
+    return "deleted"
+
+
+@server.tool()
+def grow(name: str) -> str:
+    """Register a new tool called `name` (the server then says its tool list changed)."""
+    server.add_tool(lambda: f"{name} from {NAME}", name=name, description=f"A tool grown at runtime: {name}")
+    return f"grew {name}"
+
+
+@server.resource(f"group://{NAME}/about")
+def about() -> str:
+    return f"about {NAME}"
+
+
+@server.resource("group://" + NAME + "/notes/{note}")
+def note(note: str) -> str:
+    return f"note {note} of {NAME}"
+
+
+@server.prompt()
+def hello(who: str) -> str:
+    """Greet someone."""
+    return f"Hello {who} from {NAME}"
+
+
+if __name__ == "__main__":
+    if "--http" in sys.argv:
+        from mcpkit.transports import serve_http
+
+        serve_http(server, host="127.0.0.1", port=int(sys.argv[sys.argv.index("--port") + 1]))
+    else:
+        server.run()

@@ -1,0 +1,260 @@
+"""ClientGroup against a config of real servers: mcpkit servers over stdio and HTTP, the TypeScript
+reference server-everything, an official-SDK server, one that never starts; one killed and restarted."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+import peers
+from mcpkit.client.group import ClientGroup, Filters, ServerUnavailable, StdioServer
+from mcpkit.client.group.sync import open_group
+from mcpkit.protocol.errors import LocalError
+from mcpkit.transports.http_client.backoff import Backoff
+
+pytestmark = pytest.mark.anyio
+ROOT = Path(__file__).resolve().parents[2]
+SRC = {"PYTHONPATH": str(ROOT / "src")}
+GROUP_SERVER = str(ROOT / "tests" / "client" / "group_server.py")
+SDK_SERVER = str(ROOT / "tests" / "interop" / "sdk_server.py")
+EVERYTHING = Path(
+    os.environ.get(
+        "MCPKIT_EVERYTHING_SERVER",
+        ROOT / ".interop/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+    )
+)
+FAST = Backoff(floor_ms=50, max_ms=300)
+JSON = dict[str, Any]
+
+
+def mcpkit_stdio(name: str, **extra: Any) -> JSON:
+    return {"command": sys.executable, "args": [GROUP_SERVER, name], "env": SRC, **extra}
+
+
+def reference_server() -> JSON:
+    if not EVERYTHING.is_file() or shutil.which("node") is None:
+        if os.environ.get("MCPKIT_CI"):
+            pytest.fail(f"server-everything is not installed at {EVERYTHING}")
+        pytest.skip(f"server-everything is not installed at {EVERYTHING}")
+    return {"command": "node", "args": [str(EVERYTHING), "stdio"]}
+
+
+class HttpServerProcess:
+    """group_server.py over HTTP on a fixed port, which the test may kill and start again."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.port = name, peers.free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        command = [sys.executable, GROUP_SERVER, self.name, "--http", "--port", str(self.port)]
+        self.process = subprocess.Popen(
+            command, env={**os.environ, **SRC}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                assert time.monotonic() < deadline, "the HTTP server did not listen within 20 s"
+                time.sleep(0.05)
+
+    def kill(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture
+def http_server() -> Iterator[HttpServerProcess]:
+    server = HttpServerProcess("http")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+def real_config(http: HttpServerProcess) -> JSON:
+    return {
+        "mcpServers": {
+            "stdio": mcpkit_stdio("stdio", tools={"deny": ["delete_*"]}),
+            "http": {"type": "http", "url": http.url},
+            "ref": reference_server(),
+            "sdk": {"command": sys.executable, "args": [SDK_SERVER]},
+            "never": {"command": sys.executable, "args": ["-c", "import sys; sys.exit(7)"]},
+        },
+        "mcpkit": {"tools": {"deny": ["http.delete_everything", "sdk.ask_llm"]}},
+    }
+
+
+async def text_of(result: JSON) -> str:
+    return str(result["content"][0]["text"])
+
+
+async def test_a_config_of_real_servers_is_one_catalog_and_calls_go_to_their_server(
+    http_server: HttpServerProcess,
+) -> None:
+    async with ClientGroup.from_config(real_config(http_server), backoff=FAST, wait=2) as group:
+        status = group.status()
+        assert {name: s["state"] for name, s in status.items()} == {
+            "stdio": "ready",
+            "http": "ready",
+            "ref": "ready",
+            "sdk": "ready",
+            "never": "down",
+        }
+        assert status["never"]["failures"] >= 1
+        names = [t["name"] for t in group.tools()]
+        assert {"stdio.whoami", "http.whoami", "ref.get-sum", "ref.echo", "sdk.add", "sdk.echo"} <= set(names)
+        assert not [
+            n for n in names if n.startswith("never.") or "delete_everything" in n or n == "sdk.ask_llm"
+        ]
+        assert (await text_of(await group.call_tool("stdio.whoami"))).startswith("stdio ")
+        assert (await text_of(await group.call_tool("http.whoami"))).startswith("http ")
+        assert (await group.call_tool("sdk.add", {"a": 2, "b": 3}))["structuredContent"] == {"result": 5}
+        assert "5" in await text_of(await group.call_tool("ref.get-sum", {"a": 2, "b": 3}))
+        with pytest.raises(LocalError, match=r"no tool 'stdio\.delete_everything'"):
+            await group.call_tool("stdio.delete_everything")
+        about = await group.read_resource("group://http/about")
+        assert about["contents"][0]["text"] == "about http"
+        note = await group.read_resource("group://stdio/notes/9")  # no server listed it: its template did
+        assert note["contents"][0]["text"] == "note 9 of stdio"
+        hello = await group.get_prompt("http.hello", {"who": "Ann"})
+        assert hello["messages"][0]["content"]["text"] == "Hello Ann from http"
+        found = [t["name"] for t in group.search("add two integers", 4)]
+        assert {"stdio.add", "sdk.add"} <= set(found)
+
+
+async def test_a_server_that_never_starts_is_retried_with_backoff_while_the_others_serve() -> None:
+    servers = {
+        "ok": StdioServer(sys.executable, (GROUP_SERVER, "ok"), SRC),
+        "never": StdioServer(str(ROOT / "no-such-server")),
+    }
+    async with ClientGroup(servers, backoff=FAST, wait=0.2) as group:
+        assert group.status()["ok"]["state"] == "ready"
+        with anyio.fail_after(10):
+            while group.status()["never"]["failures"] < 4:
+                await anyio.sleep(0.05)
+        assert "FileNotFoundError" in str(group.status()["never"]["error"])
+        with pytest.raises(ServerUnavailable, match="'never' is down"):
+            await group.call_tool("never.anything")
+        assert (await group.call_tool("ok.add", {"a": 1, "b": 1}))["structuredContent"] == {"result": 2}
+
+
+async def test_a_slow_server_does_not_hold_up_the_group() -> None:
+    servers = {
+        "ok": StdioServer(sys.executable, (GROUP_SERVER, "ok"), SRC),
+        "slow": StdioServer(sys.executable, ("-c", "import time; time.sleep(60)")),
+    }
+    start = time.monotonic()
+    async with ClientGroup(servers, start_timeout=4, connect_timeout=60) as group:
+        assert time.monotonic() - start < 20
+        assert group.status()["ok"]["state"] == "ready" and group.status()["slow"]["state"] == "starting"
+        assert [t["name"] for t in group.tools()][:1] == ["ok.whoami"]
+
+
+async def test_a_stdio_server_killed_mid_call_is_restarted_and_the_call_is_not_retried() -> None:
+    servers = {"victim": StdioServer(sys.executable, (GROUP_SERVER, "victim"), SRC)}
+    async with ClientGroup(servers, backoff=FAST, wait=20) as group:
+        first = await text_of(await group.call_tool("victim.whoami"))
+        with pytest.raises(ServerUnavailable, match="may have run, so it is not retried"):
+            await group.call_tool("victim.crash")
+        second = await text_of(await group.call_tool("victim.whoami"))  # waits for the restart
+        assert second.startswith("victim ") and second != first
+        assert "victim.crash" in group.catalog.tools
+
+
+async def test_an_http_server_killed_and_restarted_is_reconnected_and_a_read_is_retried(
+    http_server: HttpServerProcess,
+) -> None:
+    servers = {"http": {"url": http_server.url}, "local": mcpkit_stdio("local")}
+    async with ClientGroup.from_config({"mcpServers": servers}, backoff=FAST, wait=30) as group:
+        first = await text_of(await group.call_tool("http.whoami"))
+        http_server.kill()
+        async with anyio.create_task_group() as tg:
+
+            async def restart_soon() -> None:
+                await anyio.sleep(1)
+                await anyio.to_thread.run_sync(http_server.start)
+
+            tg.start_soon(restart_soon)
+            read = await group.read_resource("group://http/about")  # safe to send twice: it is
+        assert read["contents"][0]["text"] == "about http"
+        assert (await text_of(await group.call_tool("http.whoami"))) != first
+        assert group.status()["local"]["state"] == "ready"
+
+
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+async def test_list_changed_from_a_server_refreshes_the_catalog_and_tells_the_user(
+    era: str, http_server: HttpServerProcess
+) -> None:
+    told: list[int] = []
+    servers = {"a": mcpkit_stdio("a"), "h": {"url": http_server.url}}
+    options: JSON = {"era": era, "on_change": lambda g: told.append(len(g.tools()))}
+    async with ClientGroup.from_config({"mcpServers": servers}, **options) as group:
+        assert group.client("a").stateless is (era == "modern")
+        before = len(told)
+        for server in ("a", "h"):
+            await group.call_tool(f"{server}.grow", {"name": "fresh"})
+        with anyio.fail_after(10):
+            while not {"a.fresh", "h.fresh"} <= set(group.catalog.tools):
+                await group.changed()
+        assert (await text_of(await group.call_tool("h.fresh"))) == "fresh from http"
+        assert len(told) > before
+
+
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+async def test_names_filters_and_collisions_hold_in_both_eras(
+    era: str, http_server: HttpServerProcess
+) -> None:
+    servers = {"one": mcpkit_stdio("one"), "two": {"url": http_server.url}}
+    options: JSON = {
+        "era": era,
+        "prefix": False,
+        "collisions": "first",
+        "filters": Filters.of(tools={"deny": ["crash", "grow", "delete_*"]}),
+    }
+    async with ClientGroup.from_config({"mcpServers": servers}, **options) as group:
+        assert sorted(t["name"] for t in group.tools()) == ["add", "whoami"]
+        assert (await text_of(await group.call_tool("whoami"))).startswith("one ")
+        assert any("'whoami' is hidden by one's" in p for p in group.problems)
+    async with ClientGroup.from_config({"mcpServers": servers}, era=era, prefix=False) as group:
+        assert {"one.whoami", "two.whoami"} <= {t["name"] for t in group.tools()}  # collisions="prefix"
+    async with ClientGroup.from_config({"mcpServers": servers}, era=era, separator="__") as group:
+        assert (await text_of(await group.call_tool("two__whoami"))).startswith("http ")
+
+
+async def test_search_tools_is_one_meta_tool_answering_with_definitions() -> None:
+    servers = {"a": StdioServer(sys.executable, (GROUP_SERVER, "a"), SRC)}
+    async with ClientGroup(servers, search_tool=True) as group:
+        offered = group.tools()
+        assert offered[0]["name"] == "search_tools" and len(offered) == 6
+        result = await group.call_tool("search_tools", {"query": "add two integers", "limit": 2})
+        found = result["structuredContent"]["tools"]
+        assert found[0]["name"] == "a.add" and found[0]["inputSchema"]["required"] == ["a", "b"]
+        assert (await group.call_tool("search_tools", {}))["isError"] is True
+
+
+def test_the_sync_facade_covers_the_group(http_server: HttpServerProcess) -> None:
+    config = {"mcpServers": {"s": mcpkit_stdio("s"), "h": {"url": http_server.url}}}
+    with open_group(config) as group:
+        assert {"s.add", "h.add"} <= {t["name"] for t in group.tools()}
+        assert group.call_tool("h.add", {"a": 4, "b": 5})["structuredContent"] == {"result": 9}
+        assert group.search("which process answered", 1)[0]["name"] in ("s.whoami", "h.whoami")
+        assert group.read_resource("group://s/about")["contents"][0]["text"] == "about s"
+        assert group.status()["h"]["state"] == "ready"
+    with pytest.raises(RuntimeError, match="closed"):
+        group.tools()
