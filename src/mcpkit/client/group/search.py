@@ -22,6 +22,18 @@ _STOP_WORDS = (
     " to was what when which with you your can do does get"
 )
 _STOP: Final = frozenset(_STOP_WORDS.split())
+# Everyday verbs for the actions tool names spell one way (create/delete/update/search/list/export): a
+# query's verb also counts as the name's. Query-side only, so a tool's own words keep their weight.
+_VERBS: Final = {
+    "create": "add make new open post send upload start write",
+    "delete": "remove drop erase destroy discard cancel",
+    "update": "change edit modify rename set move assign",
+    "search": "find look lookup query",
+    "list": "show all which enumerate",
+    "export": "download dump",
+    "get": "fetch read retrieve",
+}
+_SYNONYM: Final = {word: verb for verb, words in _VERBS.items() for word in words.split()}
 _K1, _B = 1.2, 0.75
 _WEIGHTS: Final = {"name": 3, "title": 2, "params": 2, "description": 1, "param_text": 1}
 
@@ -57,8 +69,8 @@ def _fields(tool: JSON) -> dict[str, str]:
 class ToolIndex:
     """BM25 over tool definitions (`name`, `title`, `description`, `inputSchema` properties)."""
 
-    def __init__(self, tools: Iterable[JSON]) -> None:
-        self.tools = list(tools)
+    def __init__(self, tools: Iterable[JSON], *, synonyms: bool = True) -> None:
+        self.tools, self.synonyms = list(tools), synonyms
         self._postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
         self._lengths: list[int] = []
         for doc, tool in enumerate(self.tools):
@@ -78,7 +90,10 @@ class ToolIndex:
         """(score, document) for every tool sharing a term with `query`, best first."""
         n = len(self.tools)
         totals: dict[int, float] = defaultdict(float)
-        for term in set(terms(query)):
+        asked = terms(query)
+        if self.synonyms:
+            asked += [_SYNONYM[t] for t in asked if t in _SYNONYM]
+        for term in set(asked):
             postings = self._postings.get(term, [])
             if not postings:
                 continue
