@@ -7,6 +7,7 @@ import os
 import sys
 
 from mcpkit import Server
+from mcpkit.server import CacheHint
 
 NAME = sys.argv[1] if len(sys.argv) > 1 else "group"
 server = Server(f"group-{NAME}", "1.0.0")
@@ -51,6 +52,18 @@ def about() -> str:
 @server.resource("group://" + NAME + "/notes/{note}")
 def note(note: str) -> str:
     return f"note {note} of {NAME}"
+
+
+@server.resource(f"group://{NAME}/pid/public", cache=CacheHint(60_000, "public"))
+def pid_public() -> str:
+    """The process id, which any client of this command may reuse for a minute (2026-07-28)."""
+    return str(os.getpid())
+
+
+@server.resource(f"group://{NAME}/pid/private", cache=CacheHint(60_000, "private"))
+def pid_private() -> str:
+    """The process id, reusable for a minute by the client that read it only."""
+    return str(os.getpid())
 
 
 @server.prompt()

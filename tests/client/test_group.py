@@ -19,6 +19,7 @@ import pytest
 import peers
 from mcpkit.client.group import ClientGroup, Filters, ServerUnavailable, StdioServer
 from mcpkit.client.group.sync import open_group
+from mcpkit.client.result_cache import ResultCache
 from mcpkit.protocol.errors import LocalError
 from mcpkit.transports.http_client.backoff import Backoff
 
@@ -258,3 +259,38 @@ def test_the_sync_facade_covers_the_group(http_server: HttpServerProcess) -> Non
         assert group.status()["h"]["state"] == "ready"
     with pytest.raises(RuntimeError, match="closed"):
         group.tools()
+
+
+async def test_public_results_are_shared_across_reconnects_and_groups_private_ones_are_not() -> None:
+    """2026-07-28 server utilities "Caching": only a public result may be reused beyond its client."""
+    servers = {"c": StdioServer(sys.executable, (GROUP_SERVER, "c"), SRC)}
+    cache = ResultCache(max_entries=100, max_bytes=1 << 20)
+
+    async def read(group: ClientGroup, kind: str) -> str:
+        result = await group.read_resource(f"group://c/pid/{kind}")
+        return str(result["contents"][0]["text"])
+
+    async with ClientGroup(servers, era="modern", cache=cache, backoff=FAST, wait=20) as group:
+        public, private = await read(group, "public"), await read(group, "private")
+        assert public == private and len(cache) == 1
+        with pytest.raises(ServerUnavailable):
+            await group.call_tool("c.crash")
+        assert await read(group, "public") == public  # from the shared cache: the process is new
+        assert await read(group, "private") != private  # the new connection's client asked again
+    async with ClientGroup(servers, era="modern", cache=cache) as other:
+        assert await read(other, "public") == public
+        assert await read(other, "private") != public
+
+
+def test_the_shared_cache_is_bounded_in_entries_and_bytes() -> None:
+    clock = [0.0]
+    cache = ResultCache(max_entries=3, clock=lambda: clock[0], max_bytes=200)
+    result = {"contents": [{"text": "x" * 50}], "ttlMs": 1000}
+    for n in range(4):
+        cache.put(("s", "resources/read", str(n).encode()), result)
+    assert len(cache) == 2 and cache.size <= 200  # three would be over 200 bytes
+    assert cache.get(("s", "resources/read", b"3")) is not None
+    cache.put(("s", "resources/read", b"big"), {"contents": [{"text": "y" * 500}], "ttlMs": 1000})
+    assert cache.get(("s", "resources/read", b"big")) is None  # larger than the whole bound
+    clock[0] = 2.0
+    assert cache.get(("s", "resources/read", b"3")) is None and len(cache) == 1

@@ -30,6 +30,7 @@ from ...transports.http_client.backoff import Backoff
 from ..client import Client
 from ..handlers import maybe_await
 from ..result_cache import ResultCache
+from .cache import ScopedCache, endpoint
 from .catalog import Catalog, Entry, build_catalog
 from .config import GroupConfig, ServerSpec, load_config, parse_config
 from .filters import Filters
@@ -62,7 +63,12 @@ class ClientGroup:
     `servers`: name -> StdioServer/HttpServer, in the order collisions are settled. `separator`, `prefix`,
     `collisions`: see names.Naming. `filters`: the group's own, on catalog names. `search_tool`: offer
     the `search_tools` meta-tool in `tools()`. `on_change(group)`: after each catalog rebuild. The rest
-    (`timeout`, `sampling`, ...) goes to every server's Client; `cache` is shared by all of them.
+    (`timeout`, `sampling`, ...) goes to every server's Client.
+
+    Caching: the catalog is the list cache (read at connection, again only on list_changed or a
+    reconnect). `cache` holds the results servers mark `cacheScope: public` for their `ttlMs`
+    (2026-07-28), per endpoint, across reconnects, and across groups given the same one; bounded by
+    entries and bytes (4096 and 64 MiB by default). Private results stay in each Client's own cache.
     """
 
     def __init__(
@@ -87,14 +93,13 @@ class ClientGroup:
             self.naming.check_server(name)
         self.filters = filters or Filters()
         self.search_tool, self.start_timeout, self.wait = search_tool, start_timeout, wait
-        self.cache = cache if cache is not None else ResultCache(max_entries=4096)
-        options = {"shared_cache": self.cache, **client_options}
+        self.cache = cache if cache is not None else ResultCache(max_entries=4096, max_bytes=64 << 20)
         self._on_change = on_change
         self.members = {
             name: Member(
                 name,
                 spec,
-                {"era_key": f"group:{name}", **options},
+                {"shared_cache": ScopedCache(self.cache, endpoint(spec)), **client_options},
                 backoff=backoff or Backoff(floor_ms=500, max_ms=30_000),
                 connect_timeout=connect_timeout,
                 on_change=self._member_changed,
@@ -222,14 +227,20 @@ class ClientGroup:
         return member
 
     async def _entry(self, kind: str, name: str) -> Entry:
-        found: dict[str, Entry] = getattr(self.catalog, kind)
-        entry = found.get(name)
+        """The catalog entry for `name`; a server coming back brings its names back, so while the
+        server the name points at (or, for a bare name, any server) is not up, this waits up to `wait`."""
         split = self.naming.split(name)
-        if entry is None and split is not None and split[0] in self.members:
-            await self.members[split[0]].ready(self.wait)  # a server coming back brings its tools back
-            entry = getattr(self.catalog, kind).get(name)
+        named = self.members.get(split[0]) if split is not None else None
+        awaited = [named] if named is not None else list(self.members.values())
+        entry: Entry | None = getattr(self.catalog, kind).get(name)
+        with anyio.move_on_after(self.wait):
+            while entry is None and any(m.client is None for m in awaited):
+                await self.changed()
+                entry = getattr(self.catalog, kind).get(name)
+        if entry is None and named is not None and named.client is None:
+            await named.ready(0)  # raises ServerUnavailable, saying why
         if entry is None:
-            close = difflib.get_close_matches(name, list(found), n=3)
+            close = difflib.get_close_matches(name, list(getattr(self.catalog, kind)), n=3)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
             raise LocalError(f"no {kind[:-1]} {name!r} in this group{hint}", INVALID_PARAMS)
         return entry
@@ -262,28 +273,37 @@ class ClientGroup:
             lambda c: c.get_prompt(entry.original, arguments), retry=True, wait=self.wait
         )
 
-    def _resource_server(self, uri: str) -> str:
+    def _owner(self, uri: str) -> str | None:
         entry = self.catalog.resources.get(uri)
         if entry is not None:
             return entry.server
-        for template in self.catalog.templates:
-            if template_matches(template.name, uri):
-                return template.server
-        raise LocalError(f"no server in this group offers {uri!r}: pass server=", INVALID_PARAMS)
+        return next((t.server for t in self.catalog.templates if template_matches(t.name, uri)), None)
+
+    async def _resource_server(self, uri: str) -> str:
+        """The server listing `uri` or a template matching it; while some server is not up, that may
+        be the one, so this waits (up to `wait`) for it to come back and list its resources."""
+        owner = self._owner(uri)
+        with anyio.move_on_after(self.wait):
+            while owner is None and any(m.client is None for m in self.members.values()):
+                await self.changed()
+                owner = self._owner(uri)
+        if owner is None:
+            raise LocalError(f"no server in this group offers {uri!r}: pass server=", INVALID_PARAMS)
+        return owner
 
     async def read_resource(self, uri: str, server: str | None = None) -> JSON:
         """resources/read on the server listing `uri` (or matching it with a template), or on `server`."""
-        member = self._member(server or self._resource_server(uri))
+        member = self._member(server or await self._resource_server(uri))
         return await member.use(lambda c: c.read_resource(uri), retry=True, wait=self.wait)
 
     async def subscribe(self, uri: str, server: str | None = None) -> None:
         """resources/subscribe, renewed after a reconnect; updates reach `on_notification`."""
-        member = self._member(server or self._resource_server(uri))
+        member = self._member(server or await self._resource_server(uri))
         await member.use(lambda c: c.subscribe(uri), retry=True, wait=self.wait)
         member.subscriptions.add(uri)
 
     async def unsubscribe(self, uri: str, server: str | None = None) -> None:
-        member = self._member(server or self._resource_server(uri))
+        member = self._member(server or await self._resource_server(uri))
         member.subscriptions.discard(uri)
         await member.use(lambda c: c.unsubscribe(uri), retry=True, wait=self.wait)
 
