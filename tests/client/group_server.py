@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
-from mcpkit import Server
+from mcpkit import Context, Server
 from mcpkit.server import CacheHint
 
 NAME = sys.argv[1] if len(sys.argv) > 1 else "group"
@@ -42,6 +42,13 @@ def grow(name: str) -> str:
     """Register a new tool called `name` (the server then says its tool list changed)."""
     server.add_tool(lambda: f"{name} from {NAME}", name=name, description=f"A tool grown at runtime: {name}")
     return f"grew {name}"
+
+
+@server.tool()
+async def touch(uri: str, ctx: Context) -> str:
+    """Tell the sessions subscribed to `uri` that it changed."""
+    await ctx.server.notify_resource_updated(uri)
+    return "touched"
 
 
 @server.resource(f"group://{NAME}/about")

@@ -226,7 +226,7 @@ async def test_names_filters_and_collisions_hold_in_both_eras(
         "era": era,
         "prefix": False,
         "collisions": "first",
-        "filters": Filters.of(tools={"deny": ["crash", "grow", "delete_*"]}),
+        "filters": Filters.of(tools={"deny": ["crash", "grow", "touch", "delete_*"]}),
     }
     async with ClientGroup.from_config({"mcpServers": servers}, **options) as group:
         assert sorted(t["name"] for t in group.tools()) == ["add", "whoami"]
@@ -242,7 +242,7 @@ async def test_search_tools_is_one_meta_tool_answering_with_definitions() -> Non
     servers = {"a": StdioServer(sys.executable, (GROUP_SERVER, "a"), SRC)}
     async with ClientGroup(servers, search_tool=True) as group:
         offered = group.tools()
-        assert offered[0]["name"] == "search_tools" and len(offered) == 6
+        assert offered[0]["name"] == "search_tools" and len(offered) == 7
         result = await group.call_tool("search_tools", {"query": "add two integers", "limit": 2})
         found = result["structuredContent"]["tools"]
         assert found[0]["name"] == "a.add" and found[0]["inputSchema"]["required"] == ["a", "b"]
@@ -294,3 +294,40 @@ def test_the_shared_cache_is_bounded_in_entries_and_bytes() -> None:
     assert cache.get(("s", "resources/read", b"big")) is None  # larger than the whole bound
     clock[0] = 2.0
     assert cache.get(("s", "resources/read", b"3")) is None and len(cache) == 1
+
+
+async def test_a_dead_server_is_found_by_its_pings_before_any_call(http_server: HttpServerProcess) -> None:
+    servers = {"http": {"url": http_server.url}}
+    async with ClientGroup.from_config({"mcpServers": servers}, ping_interval=0.2, backoff=FAST) as group:
+        assert "http.whoami" in group.catalog.tools
+        http_server.kill()
+        with anyio.fail_after(10):
+            while group.status()["http"]["state"] == "ready":
+                await group.changed()
+        assert group.tools() == []
+        await anyio.to_thread.run_sync(http_server.start)
+        with anyio.fail_after(20):
+            while "http.whoami" not in group.catalog.tools:
+                await group.changed()
+
+
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+async def test_resource_subscriptions_are_renewed_after_a_reconnect(era: str) -> None:
+    heard: list[str] = []
+
+    def on_notification(method: str, params: JSON) -> None:
+        if method == "notifications/resources/updated":
+            heard.append(params["uri"])
+
+    servers = {"s": StdioServer(sys.executable, (GROUP_SERVER, "s"), SRC)}
+    options: JSON = {"era": era, "backoff": FAST, "wait": 20, "on_notification": on_notification}
+    async with ClientGroup(servers, **options) as group:
+        await group.subscribe("group://s/about")
+        await group.call_tool("s.touch", {"uri": "group://s/about"})
+        with pytest.raises(ServerUnavailable):
+            await group.call_tool("s.crash")
+        await group.call_tool("s.touch", {"uri": "group://s/about"})  # a new process: told only if renewed
+        with anyio.fail_after(10):
+            while len(heard) < 2:
+                await anyio.sleep(0.02)
+        assert heard == ["group://s/about", "group://s/about"]

@@ -61,7 +61,9 @@ class ClientGroup:
     """Clients of many servers under one lifecycle (`async with`) and one catalog.
 
     `servers`: name -> StdioServer/HttpServer, in the order collisions are settled. `separator`, `prefix`,
-    `collisions`: see names.Naming. `filters`: the group's own, on catalog names. `search_tool`: offer
+    `collisions`: see names.Naming. `filters`: the group's own, on catalog names. `wait`: how long a
+    call waits for its server to be up. `ping_interval`: ping every server that often, so one that went
+    away is found (and reconnected) without waiting for a call. `search_tool`: offer
     the `search_tools` meta-tool in `tools()`. `on_change(group)`: after each catalog rebuild. The rest
     (`timeout`, `sampling`, ...) goes to every server's Client.
 
@@ -84,6 +86,7 @@ class ClientGroup:
         start_timeout: float = 30.0,
         connect_timeout: float = 30.0,
         wait: float = 10.0,
+        ping_interval: float | None = None,
         backoff: Backoff | None = None,
         cache: ResultCache | None = None,
         **client_options: Any,
@@ -103,6 +106,7 @@ class ClientGroup:
                 backoff=backoff or Backoff(floor_ms=500, max_ms=30_000),
                 connect_timeout=connect_timeout,
                 on_change=self._member_changed,
+                ping_interval=ping_interval,
             )
             for name, spec in servers.items()
         }
@@ -297,15 +301,14 @@ class ClientGroup:
         return await member.use(lambda c: c.read_resource(uri), retry=True, wait=self.wait)
 
     async def subscribe(self, uri: str, server: str | None = None) -> None:
-        """resources/subscribe, renewed after a reconnect; updates reach `on_notification`."""
+        """Updates of `uri` reach `on_notification` (resources/subscribe, or the 2026-07-28 listen
+        stream), renewed after every reconnect."""
         member = self._member(server or await self._resource_server(uri))
-        await member.use(lambda c: c.subscribe(uri), retry=True, wait=self.wait)
-        member.subscriptions.add(uri)
+        await member.subscribe(uri, self.wait)
 
     async def unsubscribe(self, uri: str, server: str | None = None) -> None:
         member = self._member(server or await self._resource_server(uri))
-        member.subscriptions.discard(uri)
-        await member.use(lambda c: c.unsubscribe(uri), retry=True, wait=self.wait)
+        await member.unsubscribe(uri, self.wait)
 
     async def ping(self, server: str) -> None:
         await self._member(server).use(lambda c: c.ping(), retry=True, wait=self.wait)

@@ -55,9 +55,11 @@ class Member:
         backoff: Backoff,
         connect_timeout: float,
         on_change: Callable[[str], None],
+        ping_interval: float | None = None,
     ) -> None:
         self.name, self.spec, self.options = name, spec, options
         self.backoff, self.connect_timeout, self.on_change = backoff, connect_timeout, on_change
+        self.ping_interval = ping_interval
         self.client: Client | None = None
         self.state = State.STARTING
         self.error: BaseException | None = None
@@ -69,6 +71,8 @@ class Member:
         self._lost = anyio.Event()
         self._dirty: set[str] = set()
         self._changed = anyio.Event()
+        self._relisten = anyio.Event()
+        self._listening = anyio.Event()
 
     def status(self) -> JSON:
         """What a user is told about this server: state, tool count, last error, failed attempts."""
@@ -105,9 +109,14 @@ class Member:
     async def _connected_session(self) -> None:
         """Connect, list, and stay ready until the connection is lost."""
         with anyio.CancelScope(deadline=anyio.current_time() + self.connect_timeout) as scope:
-            async with self._connect() as client:
+            async with self._connect() as client, anyio.create_task_group() as tg:
                 await self._load(client, ("tools", "prompts", "resources", "resourceTemplates"))
-                for uri in sorted(self.subscriptions):  # restored after a reconnect (handshake era)
+                tg.start_soon(self._refresh_on_change, client)
+                if client.stateless:
+                    self._listening = anyio.Event()
+                    tg.start_soon(self._listen, client)
+                    await self._listening.wait()
+                for uri in [] if client.stateless else sorted(self.subscriptions):  # renewed on reconnect
                     await client.subscribe(uri)
                 scope.deadline = math.inf
                 self.client, self.state, self.error = client, State.READY, None
@@ -115,12 +124,10 @@ class Member:
                 self._ready.set()
                 self.settled.set()
                 self.on_change(self.name)
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._refresh_on_change, client)
-                    if client.stateless:
-                        tg.start_soon(self._listen, client)
-                    await self._until_lost(client)
-                    tg.cancel_scope.cancel()
+                if self.ping_interval:
+                    tg.start_soon(self._watch_health, client, self.ping_interval)
+                await self._until_lost(client)
+                tg.cancel_scope.cancel()
         if scope.cancelled_caught:
             raise TimeoutError(f"no answer within {self.connect_timeout:g}s")
 
@@ -167,14 +174,66 @@ class Member:
         if user is not None:
             await maybe_await(user(method, params))
 
+    async def _watch_health(self, client: Client, interval: float) -> None:
+        """A server that stops answering pings is down, found without waiting for the next call."""
+        while True:
+            await anyio.sleep(interval)
+            if await self._lost_after(client):
+                return
+
     async def _listen(self, client: Client) -> None:
-        """2026-07-28: list changes come only on a subscriptions/listen stream."""
+        """2026-07-28: list changes and resource updates come only on a subscriptions/listen stream; it
+        is reopened whenever the subscribed URIs change."""
+        while True:
+            self._relisten = anyio.Event()
+            ended = False
+            async with anyio.create_task_group() as tg:
+
+                async def follow() -> None:
+                    nonlocal ended
+                    try:
+                        uris = sorted(self.subscriptions)
+                        async with client.listen(
+                            tools=True, prompts=True, resources=True, uris=uris
+                        ) as changes:
+                            self._listening.set()
+                            async for method, params in changes:
+                                await self._heard(method, params)
+                    except MCPError:
+                        pass  # a server that cannot be listened to: its lists are read once per connection
+                    ended = True
+                    self._listening.set()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(follow)
+                await self._relisten.wait()
+                tg.cancel_scope.cancel()
+            if ended:
+                return
+
+    async def subscribe(self, uri: str, wait: float) -> None:
+        """Hear notifications/resources/updated for `uri`, on this connection and every later one."""
+        client = await self.ready(wait)
+        self.subscriptions.add(uri)
         try:
-            async with client.listen(tools=True, prompts=True, resources=True) as changes:
-                async for method, params in changes:
-                    await self._heard(method, params)
-        except MCPError:
-            pass  # a server that cannot be listened to: its lists are read once per connection
+            if client.stateless:
+                self._listening = anyio.Event()
+                self._relisten.set()
+                with anyio.fail_after(wait):
+                    await self._listening.wait()
+            else:
+                await self.use(lambda c: c.subscribe(uri), retry=True, wait=wait)
+        except BaseException:
+            self.subscriptions.discard(uri)
+            raise
+
+    async def unsubscribe(self, uri: str, wait: float) -> None:
+        self.subscriptions.discard(uri)
+        client = await self.ready(wait)
+        if client.stateless:
+            self._relisten.set()
+        else:
+            await self.use(lambda c: c.unsubscribe(uri), retry=True, wait=wait)
 
     async def _refresh_on_change(self, client: Client) -> None:
         while True:
