@@ -109,6 +109,7 @@ async def run_group(args: argparse.Namespace) -> int:
         "timeout": args.timeout,
         "probe_timeout": min(10.0, args.timeout),
         "on_log": log_printer(args.log_level),
+        "auth": _oauth,
     }
     try:
         async with ClientGroup.from_config(config, **options) as group:
@@ -127,6 +128,15 @@ async def run_group(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     except LocalError as exc:
         raise UsageError(exc.message) from None
+
+
+def _oauth(name: str, spec: Any) -> Any:
+    """A server marked `oauth` in the config logs in as `mcpkit --auth oauth` does (tokens kept)."""
+    if spec.oauth is None:
+        return None
+    from .cli_oauth import oauth_client
+
+    return oauth_client(spec.url, spec.oauth.get("clientId"), spec.oauth.get("clientSecret"))
 
 
 def _report(group: Any) -> None:

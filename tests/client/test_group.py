@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
 import peers
-from mcpkit.client.group import ClientGroup, Filters, ServerUnavailable, StdioServer
+from mcpkit.client.group import ClientGroup, Filters, HttpServer, ServerUnavailable, StdioServer
 from mcpkit.client.group.sync import open_group
 from mcpkit.client.result_cache import ResultCache
 from mcpkit.protocol.errors import LocalError
@@ -331,3 +332,27 @@ async def test_resource_subscriptions_are_renewed_after_a_reconnect(era: str) ->
             while len(heard) < 2:
                 await anyio.sleep(0.02)
         assert heard == ["group://s/about", "group://s/about"]
+
+
+async def test_an_http_server_gets_the_auth_its_factory_makes_and_a_stdio_one_none(
+    http_server: HttpServerProcess,
+) -> None:
+    class Counting(httpx.Auth):
+        def __init__(self) -> None:
+            self.requests = 0
+
+        def auth_flow(self, request: httpx.Request) -> Any:
+            self.requests += 1
+            request.headers["Authorization"] = "Bearer group-test"
+            yield request
+
+    made: dict[str, Counting] = {}
+
+    def auth(name: str, spec: HttpServer) -> Counting:
+        assert spec.url == http_server.url
+        return made.setdefault(name, Counting())
+
+    servers = {"h": {"url": http_server.url, "oauth": True}, "s": mcpkit_stdio("s")}
+    async with ClientGroup.from_config({"mcpServers": servers}, auth=auth) as group:
+        await group.call_tool("h.whoami")
+        assert list(made) == ["h"] and made["h"].requests >= 2

@@ -161,6 +161,22 @@ def test_a_config_file_gives_stdio_and_http_servers_filters_and_settings(tmp_pat
     assert (loaded.separator, loaded.collisions, loaded.source) == ("__", "first", str(path))
 
 
+def test_an_http_server_may_ask_for_oauth_with_or_without_a_registered_client() -> None:
+    servers = {
+        "a": {"url": "https://a.example/mcp", "oauth": True},
+        "b": {"url": "https://b.example/mcp", "oauth": {"clientId": "id", "clientSecret": "s"}},
+        "c": {"url": "https://c.example/mcp"},
+    }
+    config = parse_config({"mcpServers": servers})
+    assert [getattr(s, "oauth", "-") for s in config.servers.values()] == [
+        {},
+        {"clientId": "id", "clientSecret": "s"},
+        None,
+    ]
+    with pytest.raises(ConfigError, match="oauth is true or"):
+        parse_config({"mcpServers": {"x": {"url": "https://x/mcp", "oauth": "yes"}}})
+
+
 def test_vs_code_servers_key_is_read_too() -> None:
     config = parse_config({"servers": {"s": {"type": "stdio", "command": "srv", "args": ["--x"]}}})
     assert config.servers["s"] == StdioServer("srv", ("--x",))

@@ -2,7 +2,8 @@
 server specs: a stdio command with args/env/cwd, or an HTTP URL with headers.
 
 mcpkit's own keys sit beside the usual ones and other clients ignore them: per server `tools`, `prompts`
-and `resources` filters (`{"allow": [globs], "deny": [globs]}`); at the top level an `mcpkit` object
+and `resources` filters (`{"allow": [globs], "deny": [globs]}`) and, for an HTTP one, `oauth` (true, or a
+pre-registered `clientId`/`clientSecret`; the CLI then logs in); at the top level an `mcpkit` object
 with `separator`, `prefix`, `collisions` and the group's filters. `"disabled": true` skips a server.
 `${VAR}` and `${VAR:-default}` in strings are taken from the environment, as Claude Code does.
 """
@@ -61,6 +62,7 @@ class HttpServer:
     url: str
     headers: Mapping[str, str] = field(default_factory=dict)
     filters: Filters = field(default_factory=Filters)
+    oauth: Mapping[str, str] | None = None  # "oauth": true, or {"clientId": ..., "clientSecret": ...}
 
 
 ServerSpec = StdioServer | HttpServer
@@ -103,6 +105,16 @@ def _strings(value: Any, where: str) -> dict[str, str]:
     return dict(value)
 
 
+def _oauth(value: Any, name: str) -> Mapping[str, str] | None:
+    if value is None or value is False:
+        return None
+    if value is True:
+        return {}
+    if isinstance(value, dict) and set(value) <= {"clientId", "clientSecret"}:
+        return _strings(value, f"server {name!r}: oauth")
+    raise ConfigError(f"server {name!r}: oauth is true or {{'clientId': ..., 'clientSecret': ...}}")
+
+
 def server_spec(name: str, entry: Any) -> ServerSpec:
     """One `mcpServers` entry as a spec; ConfigError saying what is wrong with it."""
     if not isinstance(entry, dict):
@@ -113,7 +125,8 @@ def server_spec(name: str, entry: Any) -> ServerSpec:
     if isinstance(url, str) and (command is None or entry.get("type") in _HTTP_TYPES):
         if not url.startswith(("http://", "https://")):
             raise ConfigError(f"server {name!r}: url must be http:// or https://, not {url!r}")
-        return HttpServer(url, _strings(entry.get("headers"), f"server {name!r}: headers"), filters)
+        headers = _strings(entry.get("headers"), f"server {name!r}: headers")
+        return HttpServer(url, headers, filters, _oauth(entry.get("oauth"), name))
     if not isinstance(command, str) or not command:
         raise ConfigError(f"server {name!r}: give a command (stdio) or a url (HTTP)")
     args = entry.get("args") or []

@@ -32,7 +32,7 @@ from ..handlers import maybe_await
 from ..result_cache import ResultCache
 from .cache import ScopedCache, endpoint
 from .catalog import Catalog, Entry, build_catalog
-from .config import GroupConfig, ServerSpec, load_config, parse_config
+from .config import GroupConfig, HttpServer, ServerSpec, load_config, parse_config
 from .filters import Filters
 from .member import Member, ServerUnavailable
 from .names import Naming, NamingError
@@ -63,7 +63,8 @@ class ClientGroup:
     `servers`: name -> StdioServer/HttpServer, in the order collisions are settled. `separator`, `prefix`,
     `collisions`: see names.Naming. `filters`: the group's own, on catalog names. `wait`: how long a
     call waits for its server to be up. `ping_interval`: ping every server that often, so one that went
-    away is found (and reconnected) without waiting for a call. `search_tool`: offer
+    away is found (and reconnected) without waiting for a call. `auth(name, spec)`: the httpx.Auth
+    (such as mcpkit.client.oauth.OAuthClient) for an HTTP server, or None. `search_tool`: offer
     the `search_tools` meta-tool in `tools()`. `on_change(group)`: after each catalog rebuild. The rest
     (`timeout`, `sampling`, ...) goes to every server's Client.
 
@@ -89,6 +90,7 @@ class ClientGroup:
         ping_interval: float | None = None,
         backoff: Backoff | None = None,
         cache: ResultCache | None = None,
+        auth: Callable[[str, HttpServer], Any] | None = None,
         **client_options: Any,
     ) -> None:
         self.naming = Naming(separator, prefix, collisions)
@@ -102,7 +104,7 @@ class ClientGroup:
             name: Member(
                 name,
                 spec,
-                {"shared_cache": ScopedCache(self.cache, endpoint(spec)), **client_options},
+                self._options(name, spec, auth, client_options),
                 backoff=backoff or Backoff(floor_ms=500, max_ms=30_000),
                 connect_timeout=connect_timeout,
                 on_change=self._member_changed,
@@ -115,6 +117,14 @@ class ClientGroup:
         self._rebuilt = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None
         self._stack: AsyncExitStack | None = None
+
+    def _options(
+        self, name: str, spec: ServerSpec, auth: Callable[[str, HttpServer], Any] | None, given: JSON
+    ) -> JSON:
+        options = {"shared_cache": ScopedCache(self.cache, endpoint(spec)), **given}
+        if auth is not None and isinstance(spec, HttpServer):
+            options["auth"] = auth(name, spec)
+        return options
 
     @classmethod
     def from_config(
