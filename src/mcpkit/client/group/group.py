@@ -185,7 +185,8 @@ class ClientGroup:
         except NamingError as exc:
             if strict:
                 raise
-            self.catalog.problems.append(str(exc))
+            if str(exc) not in self.catalog.problems:  # the catalog before the collision stays
+                self.catalog.problems.append(str(exc))
         self._index = None
         rebuilt, self._rebuilt = self._rebuilt, anyio.Event()
         rebuilt.set()

@@ -29,6 +29,12 @@ _LIST_CHANGED = {
 }
 
 
+def _described(error: BaseException) -> str:
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]  # a task group's wrapping says nothing
+    return f"{type(error).__name__}: {error}"
+
+
 class State(StrEnum):
     STARTING = "starting"
     READY = "ready"
@@ -64,6 +70,7 @@ class Member:
         self.state = State.STARTING
         self.error: BaseException | None = None
         self.failures = 0
+        self._was_up = False
         self.lists: dict[str, list[JSON]] = {}
         self.subscriptions: set[str] = set()
         self.settled = anyio.Event()  # the first attempt ended, either way
@@ -76,7 +83,7 @@ class Member:
 
     def status(self) -> JSON:
         """What a user is told about this server: state, tool count, last error, failed attempts."""
-        error = f"{type(self.error).__name__}: {self.error}" if self.error is not None else None
+        error = _described(self.error) if self.error is not None else None
         return {
             "state": self.state.value,
             "tools": len(self.lists.get("tools", [])),
@@ -86,13 +93,13 @@ class Member:
 
     async def run(self) -> None:
         while True:
+            self._was_up = False
             try:
                 await self._connected_session()
             except Exception as exc:  # any failure to start or to stay up is reported, then retried
                 self.error = exc
-            connected = self.state is State.READY  # it was up: come back at once, then back off
             self._down()
-            self.failures = 0 if connected else self.failures + 1
+            self.failures = 0 if self._was_up else self.failures + 1  # was up: come back at once
             await anyio.sleep(self.backoff.delay(0, self.failures))
 
     @asynccontextmanager
@@ -119,7 +126,7 @@ class Member:
                 for uri in [] if client.stateless else sorted(self.subscriptions):  # renewed on reconnect
                     await client.subscribe(uri)
                 scope.deadline = math.inf
-                self.client, self.state, self.error = client, State.READY, None
+                self.client, self.state, self.error, self._was_up = client, State.READY, None, True
                 self._lost = anyio.Event()
                 self._ready.set()
                 self.settled.set()
@@ -127,6 +134,7 @@ class Member:
                 if self.ping_interval:
                     tg.start_soon(self._watch_health, client, self.ping_interval)
                 await self._until_lost(client)
+                self._mark_lost(client)
                 tg.cancel_scope.cancel()
         if scope.cancelled_caught:
             raise TimeoutError(f"no answer within {self.connect_timeout:g}s")
@@ -249,7 +257,7 @@ class Member:
             with anyio.move_on_after(wait):
                 await self._ready.wait()
         if self.client is None:
-            why = f": {type(self.error).__name__}: {self.error}" if self.error is not None else ""
+            why = f": {_described(self.error)}" if self.error is not None else ""
             raise ServerUnavailable(f"server {self.name!r} is {self.state.value}{why}")
         return self.client
 
@@ -280,9 +288,14 @@ class Member:
                     return False
                 except (MCPError, OSError):
                     pass
-        if self.client is client:
-            self._lost.set()
-            with anyio.move_on_after(1):  # let run() see it, so ready() waits for the next session
-                while self.client is client:
-                    await anyio.sleep(0.01)
+        self._mark_lost(client)
         return True
+
+    def _mark_lost(self, client: Client) -> None:
+        """From now on calls wait for the next connection; run() tears this one down."""
+        if self.client is client:
+            self.client, self.state = None, State.DOWN
+            self.error = ConnectionError("the connection was lost")
+            if self._ready.is_set():
+                self._ready = anyio.Event()
+            self._lost.set()
