@@ -356,3 +356,41 @@ async def test_an_http_server_gets_the_auth_its_factory_makes_and_a_stdio_one_no
     async with ClientGroup.from_config({"mcpServers": servers}, auth=auth) as group:
         await group.call_tool("h.whoami")
         assert list(made) == ["h"] and made["h"].requests >= 2
+
+
+FASTMCP_PYTHON = ROOT / "benchmarks" / ".venv-fastmcp" / "bin" / "python"  # benchmarks/launchers.py makes it
+FASTMCP_SERVER = '''
+from fastmcp import FastMCP
+
+server = FastMCP("group-fastmcp")
+
+
+@server.tool
+def shout(text: str) -> str:
+    """Say the text in capitals."""
+    return text.upper()
+
+
+@server.tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+server.run("stdio", show_banner=False)
+'''
+
+
+async def test_a_fastmcp_server_joins_the_group_beside_an_mcpkit_one(tmp_path: Path) -> None:
+    """fastmcp pins its own `mcp`, so it runs from its own venv (benchmarks/.venv-fastmcp), when present."""
+    if not FASTMCP_PYTHON.exists():
+        pytest.skip(f"no fastmcp venv at {FASTMCP_PYTHON} (benchmarks/run.py --only fastmcp creates it)")
+    script = tmp_path / "fastmcp_server.py"
+    script.write_text(FASTMCP_SERVER)
+    servers = {"fast": {"command": str(FASTMCP_PYTHON), "args": [str(script)]}, "kit": mcpkit_stdio("kit")}
+    async with ClientGroup.from_config({"mcpServers": servers}, prefix=False) as group:
+        assert group.status()["fast"]["state"] == "ready", group.status()["fast"]
+        names = {t["name"] for t in group.tools()}
+        assert {"shout", "fast.add", "kit.add", "whoami"} <= names  # only `add` collides
+        assert (await text_of(await group.call_tool("shout", {"text": "hi"}))) == "HI"
+        assert (await group.call_tool("fast.add", {"a": 1, "b": 2}))["structuredContent"] == {"result": 3}

@@ -1,6 +1,10 @@
 """One catalog of many servers' tools, prompts, resources and templates, built from what each one listed.
 
-Pure: no I/O. The group rebuilds it whenever a server connects, goes away or says its list changed.
+Tools and prompts get catalog names (names.py). Resources and templates keep their URIs: a tool's
+resource_link and an embedded resource name the server's own URI, so a renamed one would lead nowhere; a
+URI is routed to the server that lists it (or whose template matches it), and one two servers list goes
+to the first and is reported. Pure: no I/O. The group rebuilds it whenever a server connects, goes away
+or says its list changed.
 """
 
 from __future__ import annotations

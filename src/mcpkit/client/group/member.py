@@ -207,7 +207,7 @@ class Member:
                             self._listening.set()
                             async for method, params in changes:
                                 await self._heard(method, params)
-                    except MCPError:
+                    except* (MCPError, TimeoutError):
                         pass  # a server that cannot be listened to: its lists are read once per connection
                     ended = True
                     self._listening.set()

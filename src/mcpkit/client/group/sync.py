@@ -102,6 +102,12 @@ class SyncClientGroup:
     def read_resource(self, uri: str, server: str | None = None) -> JSON:
         return self._run(self.group.read_resource, uri, server)
 
+    def subscribe(self, uri: str, server: str | None = None) -> None:
+        self._run(self.group.subscribe, uri, server)
+
+    def unsubscribe(self, uri: str, server: str | None = None) -> None:
+        self._run(self.group.unsubscribe, uri, server)
+
     def ping(self, server: str) -> None:
         self._run(self.group.ping, server)
 
