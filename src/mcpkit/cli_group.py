@@ -105,7 +105,7 @@ async def run_group(args: argparse.Namespace) -> int:
     options: JSON = {
         "start_timeout": args.timeout,
         "connect_timeout": args.timeout,
-        "wait": args.timeout,
+        "wait": 0,  # entering already gave every server --timeout to start
         "timeout": args.timeout,
         "probe_timeout": min(10.0, args.timeout),
         "on_log": log_printer(args.log_level),

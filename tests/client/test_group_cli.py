@@ -69,6 +69,12 @@ def test_call_of_an_unknown_or_filtered_tool_is_a_usage_error_with_suggestions(c
     assert mcpkit("call", "--config", str(config), "a.crash").returncode == 2
 
 
+def test_call_to_a_server_that_is_down_is_a_connection_error_saying_why(config: Path) -> None:
+    done = mcpkit("call", "--config", str(config), "never.anything")
+    assert done.returncode == 3
+    assert "server 'never' is down: FileNotFoundError" in done.stderr
+
+
 def test_search_ranks_the_tools_of_every_server(config: Path) -> None:
     done = mcpkit("search", "--config", str(config), "which process answered", "--json", "--limit", "2")
     assert done.returncode == 0, done.stderr
