@@ -168,6 +168,7 @@ async def test_a_slow_server_does_not_hold_up_the_group() -> None:
         assert [t["name"] for t in group.tools()][:1] == ["ok.whoami"]
 
 
+@pytest.mark.both_loops
 async def test_a_stdio_server_killed_mid_call_is_restarted_and_the_call_is_not_retried() -> None:
     servers = {"victim": StdioServer(sys.executable, (GROUP_SERVER, "victim"), SRC)}
     async with ClientGroup(servers, backoff=FAST, wait=20) as group:
@@ -199,6 +200,7 @@ async def test_an_http_server_killed_and_restarted_is_reconnected_and_a_read_is_
         assert group.status()["local"]["state"] == "ready"
 
 
+@pytest.mark.both_loops
 @pytest.mark.parametrize("era", ["handshake", "modern"])
 async def test_list_changed_from_a_server_refreshes_the_catalog_and_tells_the_user(
     era: str, http_server: HttpServerProcess
