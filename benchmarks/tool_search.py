@@ -110,6 +110,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=200, help="searches per query for the latency figures")
     parser.add_argument("--misses", action="store_true", help="print each query whose tool is not first")
+    parser.add_argument("--scale", type=int, default=10, help="copies of the synthetic set, for latency")
     args = parser.parse_args()
     live, states = anyio.run(reference_tools)
     catalog = synthetic_tools() + live
@@ -125,6 +126,15 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     for synonyms in (False, True):
         measure(catalog, queries, synonyms, args.repeat, args.misses)
+    if args.scale > 1:
+        copies = [
+            {**tool, "name": f"{tool['name'].replace('.', f'{n}.', 1)}"}
+            for n in range(2, args.scale + 1)
+            for tool in synthetic_tools()
+        ]
+        big = catalog + copies
+        print(f"\n{args.scale} copies of the synthetic set ({len(big)} tools; the recall is not comparable):")
+        measure(big, queries, True, max(1, args.repeat // 10), False)
 
 
 def measure(catalog: list[JSON], queries: list[JSON], synonyms: bool, repeat: int, misses: bool) -> None:

@@ -7,6 +7,7 @@ name says more about it than the same word deep in its description.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections import Counter, defaultdict
@@ -71,38 +72,46 @@ class ToolIndex:
 
     def __init__(self, tools: Iterable[JSON], *, synonyms: bool = True) -> None:
         self.tools, self.synonyms = list(tools), synonyms
-        self._postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        self._lengths: list[int] = []
-        for doc, tool in enumerate(self.tools):
+        bags: list[Counter[str]] = []
+        for tool in self.tools:
             bag: Counter[str] = Counter()
             for field_name, text in _fields(tool).items():
                 for term in terms(text):
                     bag[term] += _WEIGHTS[field_name]
-            self._lengths.append(sum(bag.values()))
+            bags.append(bag)
+        average = sum(b.total() for b in bags) / len(bags) if bags else 0.0
+        # Each posting carries its BM25 term-frequency factor, so a query only adds idf-weighted numbers.
+        self._postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
+        for doc, bag in enumerate(bags):
+            norm = _K1 * (1 - _B + _B * bag.total() / average)
             for term, tf in bag.items():
-                self._postings[term].append((doc, tf))
-        self._average = sum(self._lengths) / len(self._lengths) if self._lengths else 0.0
+                self._postings[term].append((doc, tf * (_K1 + 1) / (tf + norm)))
 
     def __len__(self) -> int:
         return len(self.tools)
 
-    def scores(self, query: str) -> list[tuple[float, int]]:
-        """(score, document) for every tool sharing a term with `query`, best first."""
+    def _totals(self, query: str) -> dict[int, float]:
         n = len(self.tools)
         totals: dict[int, float] = defaultdict(float)
         asked = terms(query)
         if self.synonyms:
             asked += [_SYNONYM[t] for t in asked if t in _SYNONYM]
         for term in set(asked):
-            postings = self._postings.get(term, [])
+            postings = self._postings.get(term)
             if not postings:
                 continue
             idf = math.log(1 + (n - len(postings) + 0.5) / (len(postings) + 0.5))
-            for doc, tf in postings:
-                norm = _K1 * (1 - _B + _B * self._lengths[doc] / self._average)
-                totals[doc] += idf * tf * (_K1 + 1) / (tf + norm)
-        return sorted(((s, d) for d, s in totals.items()), key=lambda sd: (-sd[0], sd[1]))
+            for doc, weight in postings:
+                totals[doc] += idf * weight
+        return totals
+
+    def scores(self, query: str, limit: int | None = None) -> list[tuple[float, int]]:
+        """(score, document) for the tools sharing a term with `query` (the `limit` best), best first;
+        equal scores keep catalog order."""
+        ranked = ((-score, doc) for doc, score in self._totals(query).items())
+        best = sorted(ranked) if limit is None else heapq.nsmallest(limit, ranked)
+        return [(-negative, doc) for negative, doc in best]
 
     def search(self, query: str, limit: int = 5) -> list[JSON]:
         """The `limit` best-matching tool definitions for `query`."""
-        return [self.tools[doc] for _, doc in self.scores(query)[:limit]]
+        return [self.tools[doc] for _, doc in self.scores(query, limit)]
