@@ -96,7 +96,7 @@ class ToolIndex:
         asked = terms(query)
         if self.synonyms:
             asked += [_SYNONYM[t] for t in asked if t in _SYNONYM]
-        for term in set(asked):
+        for term in dict.fromkeys(asked):  # in query order: the same float sums, the same ties, every run
             postings = self._postings.get(term)
             if not postings:
                 continue
