@@ -207,7 +207,11 @@ async def test_list_changed_from_a_server_refreshes_the_catalog_and_tells_the_us
 ) -> None:
     told: list[int] = []
     servers = {"a": mcpkit_stdio("a"), "h": {"url": http_server.url}}
-    options: JSON = {"era": era, "on_change": lambda g: told.append(len(g.tools()))}
+    options: JSON = {
+        "era": era,
+        "on_change": lambda g: told.append(len(g.tools())),
+        "stderr": subprocess.DEVNULL,  # a stdio server's option, which the HTTP one does without
+    }
     async with ClientGroup.from_config({"mcpServers": servers}, **options) as group:
         assert group.client("a").stateless is (era == "modern")
         before = len(told)

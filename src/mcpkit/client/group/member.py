@@ -22,6 +22,11 @@ __all__ = ["Member", "ServerUnavailable", "State"]
 
 JSON = dict[str, Any]
 T = TypeVar("T")
+# Options of one transport's connect function, given to a whole group: each server takes its own.
+_STDIO_ONLY = frozenset({"stderr", "max_line", "shutdown_timeout", "start_new_session"})
+_HTTP_ONLY = frozenset(
+    {"auth", "max_message", "reconnect_attempts", "reconnect_on_404", "retry_ms", "legacy_fallback"}
+)
 _LIST_CHANGED = {
     "notifications/tools/list_changed": ("tools",),
     "notifications/prompts/list_changed": ("prompts",),
@@ -104,7 +109,11 @@ class Member:
 
     @asynccontextmanager
     async def _connect(self) -> AsyncIterator[Client]:
-        options = {**self.options, "on_notification": self._heard}
+        http = isinstance(self.spec, HttpServer)
+        foreign = _STDIO_ONLY if http else _HTTP_ONLY
+        options = {k: v for k, v in self.options.items() if k not in foreign} | {
+            "on_notification": self._heard
+        }
         if isinstance(self.spec, HttpServer):
             async with connect_http(self.spec.url, headers=dict(self.spec.headers), **options) as client:
                 yield client
