@@ -1,6 +1,7 @@
 """`mcpkit list|call|search --config mcp.json`: the client commands over every server of an `mcpServers`
-config at once, through a ClientGroup. Without --config, `search` and a bare `list` use the first client
-config found on this machine (Claude Code, Cursor, VS Code, Claude Desktop) and say which.
+config at once, through a ClientGroup. Without --config, `search`, a `list` naming no server and a `call`
+of SERVER.TOOL use the first client config found on this machine (Claude Code, Cursor, VS Code, Claude
+Desktop) and say which.
 
     mcpkit list --config mcp.json [tools|prompts|resources|templates]
     mcpkit call --config mcp.json SERVER.TOOL key=value ...
@@ -10,8 +11,11 @@ config found on this machine (Claude Code, Cursor, VS Code, Claude Desktop) and 
 from __future__ import annotations
 
 import argparse
+import re
+import shutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -27,14 +31,40 @@ __all__ = ["group_parser", "run_group", "wants_group"]
 
 JSON = dict[str, Any]
 COMMANDS = ("list", "call", "search")
+KINDS = ("tools", "prompts", "resources", "templates")
+_VALUED = frozenset({"--timeout", "--log-level", "--limit", "--args"})
+_SERVER_DOT_TOOL = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+")
 
 
 def wants_group(argv: Sequence[str]) -> bool:
-    """Whether these words are a config command: `search`, a command with --config, a bare `list`."""
+    """Whether these words are a config command: `search`, any with --config, `list` naming no server,
+    `call SERVER.TOOL` where SERVER.TOOL is no command, file or URL (a server of a found config)."""
     if not argv or argv[0] not in COMMANDS:
         return False
-    configured = any(a == "--config" or a.startswith("--config=") for a in argv)
-    return configured or argv[0] == "search" or list(argv) == ["list"]
+    if argv[0] == "search" or any(a == "--config" or a.startswith("--config=") for a in argv):
+        return True
+    words = _positionals(argv[1:])
+    if argv[0] == "list":
+        return words == [] or (len(words) == 1 and words[0] in KINDS)
+    return bool(words) and _catalog_name(words[0])
+
+
+def _positionals(argv: Sequence[str]) -> list[str]:
+    words, skip = [], False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word.startswith("-"):
+            skip = word in _VALUED
+        else:
+            words.append(word)
+    return words
+
+
+def _catalog_name(word: str) -> bool:
+    if _SERVER_DOT_TOOL.fullmatch(word) is None or word.endswith(".py"):
+        return False
+    return shutil.which(word) is None and not Path(word).exists()
 
 
 def group_parser() -> argparse.ArgumentParser:
@@ -54,9 +84,7 @@ def group_parser() -> argparse.ArgumentParser:
         )
         cmd.add_argument("--log-level", choices=LEVELS, default="warning", metavar="LEVEL")
         if name == "list":
-            cmd.add_argument(
-                "kind", nargs="?", default="tools", choices=["tools", "prompts", "resources", "templates"]
-            )
+            cmd.add_argument("kind", nargs="?", default="tools", choices=KINDS)
         elif name == "call":
             cmd.add_argument("tool", metavar="SERVER.TOOL")
             cmd.add_argument("pairs", nargs="*", metavar="key=value")

@@ -90,11 +90,30 @@ def test_without_config_the_client_config_found_is_used_and_named(tmp_path: Path
     assert done.returncode == 0, done.stderr
     assert orjson.loads(done.stdout)[0]["name"] == "p.add"
     assert f"using {project / '.mcp.json'} (Claude Code (project))" in done.stderr
+    call = mcpkit("call", "p.add", "a=1", "b=2", cwd=project, env=env)  # SERVER.TOOL is no command
+    assert (call.returncode, call.stdout) == (0, '{"result":3}\n'), call.stderr
+    listed = mcpkit("list", "--json", cwd=project, env=env)
+    assert "p.whoami" in {tool["name"] for tool in orjson.loads(listed.stdout)}, listed.stderr
     empty = tmp_path / "empty"
     empty.mkdir()
     bare = {**env, "HOME": str(empty), "XDG_CONFIG_HOME": str(empty)}
     nothing = mcpkit("search", "add", cwd=empty, env=bare)
     assert nothing.returncode == 2 and "no client config found" in nothing.stderr
+
+
+def test_only_words_that_name_no_server_are_taken_for_a_config_command(tmp_path: Path) -> None:
+    from mcpkit.cli_group import wants_group
+
+    script = tmp_path / "srv.py"
+    script.write_text("")
+    assert wants_group(["call", "github.create_issue", "title=x"])
+    assert wants_group(["list"]) and wants_group(["list", "--json"]) and wants_group(["search", "q"])
+    assert wants_group(["list", "prompts", "--timeout", "5"])
+    assert wants_group(["call", "--config", "mcp.json", "a.b"])
+    assert not wants_group(["call", "python3", "add"])
+    assert not wants_group(["call", str(script), "add"]) and not wants_group(["call", "server.py", "add"])
+    assert not wants_group(["call", "http://x.example/mcp", "add"])
+    assert not wants_group(["list", "http://127.0.0.1:8000/mcp"]) and not wants_group(["serve", "--config"])
 
 
 def test_a_broken_config_is_a_usage_error(tmp_path: Path) -> None:
