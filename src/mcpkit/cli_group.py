@@ -43,6 +43,8 @@ def wants_group(argv: Sequence[str]) -> bool:
         return False
     if argv[0] == "search" or any(a == "--config" or a.startswith("--config=") for a in argv):
         return True
+    if "-h" in argv or "--help" in argv:
+        return False  # the server commands' own help, which names --config
     words = _positionals(argv[1:])
     if argv[0] == "list":
         return words == [] or (len(words) == 1 and words[0] in KINDS)

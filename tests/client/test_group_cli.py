@@ -108,7 +108,7 @@ def test_only_words_that_name_no_server_are_taken_for_a_config_command(tmp_path:
     script.write_text("")
     assert wants_group(["call", "github.create_issue", "title=x"])
     assert wants_group(["list"]) and wants_group(["list", "--json"]) and wants_group(["search", "q"])
-    assert wants_group(["list", "prompts", "--timeout", "5"])
+    assert wants_group(["list", "prompts", "--timeout", "5"]) and not wants_group(["list", "--help"])
     assert wants_group(["call", "--config", "mcp.json", "a.b"])
     assert not wants_group(["call", "python3", "add"])
     assert not wants_group(["call", str(script), "add"]) and not wants_group(["call", "server.py", "add"])
