@@ -19,6 +19,7 @@ import pytest
 
 import peers
 from mcpkit.client.group import ClientGroup, Filters, HttpServer, ServerUnavailable, StdioServer
+from mcpkit.client.group.names import NamingError
 from mcpkit.client.group.sync import open_group
 from mcpkit.client.result_cache import ResultCache
 from mcpkit.protocol.errors import LocalError
@@ -166,6 +167,9 @@ async def test_a_slow_server_does_not_hold_up_the_group() -> None:
         assert time.monotonic() - start < 20
         assert group.status()["ok"]["state"] == "ready" and group.status()["slow"]["state"] == "starting"
         assert [t["name"] for t in group.tools()][:1] == ["ok.whoami"]
+    async with ClientGroup({"slow": servers["slow"]}, start_timeout=10, connect_timeout=1) as group:
+        status = group.status()["slow"]
+        assert status["state"] == "down" and status["error"] == "TimeoutError: no answer within 1s"
 
 
 @pytest.mark.both_loops
@@ -243,6 +247,10 @@ async def test_names_filters_and_collisions_hold_in_both_eras(
         assert {"one.whoami", "two.whoami"} <= {t["name"] for t in group.tools()}  # collisions="prefix"
     async with ClientGroup.from_config({"mcpServers": servers}, era=era, separator="__") as group:
         assert (await text_of(await group.call_tool("two__whoami"))).startswith("http ")
+    strict = ClientGroup.from_config({"mcpServers": servers}, era=era, prefix=False, collisions="error")
+    with pytest.raises(NamingError, match="offered by more than one server"):
+        async with strict:
+            pass
 
 
 async def test_search_tools_is_one_meta_tool_answering_with_definitions() -> None:
