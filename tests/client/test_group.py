@@ -408,3 +408,15 @@ async def test_a_fastmcp_server_joins_the_group_beside_an_mcpkit_one(tmp_path: P
         assert {"shout", "fast.add", "kit.add", "whoami"} <= names  # only `add` collides
         assert (await text_of(await group.call_tool("shout", {"text": "hi"}))) == "HI"
         assert (await group.call_tool("fast.add", {"a": 1, "b": 2}))["structuredContent"] == {"result": 3}
+
+
+async def test_completion_is_routed_by_prompt_name_or_template() -> None:
+    everything = StdioServer(sys.executable, (str(ROOT / "examples" / "everything.py"),), SRC)
+    servers = {"demo": everything, "other": StdioServer(sys.executable, (GROUP_SERVER, "other"), SRC)}
+    async with ClientGroup(servers) as group:
+        styles = await group.complete({"type": "ref/prompt", "name": "demo.greet"}, "style", "f")
+        assert styles["values"] == ["friendly", "formal"]
+        notes = await group.complete({"type": "ref/resource", "uri": "demo://notes/{note_id}"}, "note_id", "")
+        assert notes["values"]
+        with pytest.raises(LocalError, match=r"no prompt 'other\.greet'"):
+            await group.complete({"type": "ref/prompt", "name": "other.greet"}, "style", "f")

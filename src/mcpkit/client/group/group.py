@@ -321,5 +321,21 @@ class ClientGroup:
         member = self._member(server or await self._resource_server(uri))
         await member.unsubscribe(uri, self.wait)
 
+    async def complete(
+        self, ref: JSON, argument: str, value: str, context: dict[str, str] | None = None
+    ) -> JSON:
+        """completion/complete for a prompt (`{"type": "ref/prompt", "name": <catalog name>}`) or a
+        resource template (`{"type": "ref/resource", "uri": <its URI template>}`), on its server."""
+        if ref.get("type") == "ref/prompt":
+            entry = await self._entry("prompts", str(ref.get("name")))
+            server, ref = entry.server, {**ref, "name": entry.original}
+        else:
+            uri = str(ref.get("uri"))
+            owners = [t.server for t in self.catalog.templates if t.name == uri]
+            server = owners[0] if owners else await self._resource_server(uri)
+        return await self.members[server].use(
+            lambda c: c.complete(ref, argument, value, context), retry=True, wait=self.wait
+        )
+
     async def ping(self, server: str) -> None:
         await self._member(server).use(lambda c: c.ping(), retry=True, wait=self.wait)

@@ -108,6 +108,9 @@ class SyncClientGroup:
     def unsubscribe(self, uri: str, server: str | None = None) -> None:
         self._run(self.group.unsubscribe, uri, server)
 
+    def complete(self, ref: JSON, argument: str, value: str, context: dict[str, str] | None = None) -> JSON:
+        return self._run(self.group.complete, ref, argument, value, context)
+
     def ping(self, server: str) -> None:
         self._run(self.group.ping, server)
 
