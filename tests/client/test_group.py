@@ -262,6 +262,11 @@ async def test_search_tools_is_one_meta_tool_answering_with_definitions() -> Non
         found = result["structuredContent"]["tools"]
         assert found[0]["name"] == "a.add" and found[0]["inputSchema"]["required"] == ["a", "b"]
         assert (await group.call_tool("search_tools", {}))["isError"] is True
+    async with ClientGroup(servers, search_tool="only") as group:
+        assert [t["name"] for t in group.tools()] == ["search_tools"]
+        found = await group.call_tool("search_tools", {"query": "which process answered"})
+        assert found["structuredContent"]["tools"][0]["name"] == "a.whoami"
+        assert (await text_of(await group.call_tool("a.whoami"))).startswith("a ")
 
 
 def test_the_sync_facade_covers_the_group(http_server: HttpServerProcess) -> None:

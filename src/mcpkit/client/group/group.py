@@ -19,7 +19,7 @@ import difflib
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import orjson
@@ -65,8 +65,10 @@ class ClientGroup:
     call waits for its server to be up. `ping_interval`: ping every server that often, so one that went
     away is found (and reconnected) without waiting for a call. `auth(name, spec)`: the httpx.Auth
     (such as mcpkit.client.oauth.OAuthClient) for an HTTP server, or None. `search_tool`: offer
-    the `search_tools` meta-tool in `tools()`. `on_change(group)`: after each catalog rebuild. The rest
-    (`timeout`, `sampling`, ...) goes to every server's Client.
+    the `search_tools` meta-tool in `tools()`; "only": offer nothing else there, so a model sees one
+    tool and then the definitions its searches return (every tool can still be called).
+    `on_change(group)`: after each catalog rebuild. The rest (`timeout`, `sampling`, ...) goes to every
+    server's Client.
 
     Caching: the catalog is the list cache (read at connection, again only on list_changed or a
     reconnect). `cache` holds the results servers mark `cacheScope: public` for their `ttlMs`
@@ -82,7 +84,7 @@ class ClientGroup:
         prefix: bool = True,
         collisions: str = "prefix",
         filters: Filters | None = None,
-        search_tool: bool = False,
+        search_tool: bool | Literal["only"] = False,
         on_change: Callable[[ClientGroup], Awaitable[None] | None] | None = None,
         start_timeout: float = 30.0,
         connect_timeout: float = 30.0,
@@ -205,8 +207,11 @@ class ClientGroup:
         return list(self.catalog.problems)
 
     def tools(self) -> list[JSON]:
-        """Every tool under its catalog name (with `search_tools` first when the group offers it)."""
+        """Every tool under its catalog name (with `search_tools` first when the group offers it; with
+        `search_tool="only"`, just that one)."""
         defined = [e.definition for e in self.catalog.tools.values()]
+        if self.search_tool == "only":
+            return [SEARCH_TOOL]
         return [SEARCH_TOOL, *defined] if self.search_tool else defined
 
     def prompts(self) -> list[JSON]:
