@@ -97,6 +97,13 @@ def _expand(value: Any, where: str) -> Any:
     return value
 
 
+def _filters(entry: dict[str, Any], where: str) -> Filters:
+    try:
+        return Filters.from_config(entry, where)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def _strings(value: Any, where: str) -> dict[str, str]:
     if value is None:
         return {}
@@ -120,7 +127,7 @@ def server_spec(name: str, entry: Any) -> ServerSpec:
     if not isinstance(entry, dict):
         raise ConfigError(f"server {name!r}: an entry is an object")
     entry = _expand(entry, f"server {name!r}")
-    filters = Filters.from_config(entry, f"server {name!r}")
+    filters = _filters(entry, f"server {name!r}")
     url, command = entry.get("url"), entry.get("command")
     if isinstance(url, str) and (command is None or entry.get("type") in _HTTP_TYPES):
         if not url.startswith(("http://", "https://")):
@@ -159,7 +166,7 @@ def parse_config(data: Any, source: str | None = None) -> GroupConfig:
         separator=str(own.get("separator", ".")),
         prefix=bool(own.get("prefix", True)),
         collisions=str(own.get("collisions", "prefix")),
-        filters=Filters.from_config(own, "mcpkit"),
+        filters=_filters(own, "mcpkit"),
         source=source,
     )
 

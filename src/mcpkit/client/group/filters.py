@@ -48,19 +48,10 @@ class Filters:
 
     @classmethod
     def from_config(cls, entry: dict[str, Any], where: str) -> Filters:
-        """The `tools` / `prompts` / `resources` keys of a config entry."""
-        from .config import ConfigError
-
-        rules: dict[str, Rule] = {}
-        for kind in KINDS:
-            value = entry.get(kind)
-            if value is None:
-                continue
-            try:
-                rules[kind] = _rule(value, f"{where}: {kind}")
-            except ValueError as exc:
-                raise ConfigError(str(exc)) from None
-        return cls(**rules)
+        """The `tools` / `prompts` / `resources` keys of a config entry (ValueError naming `where`)."""
+        return cls(
+            **{kind: _rule(entry[kind], f"{where}: {kind}") for kind in KINDS if entry.get(kind) is not None}
+        )
 
 
 def _rule(value: Any, where: str) -> Rule:
