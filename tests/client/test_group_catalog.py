@@ -177,9 +177,12 @@ def test_an_http_server_may_ask_for_oauth_with_or_without_a_registered_client() 
         parse_config({"mcpServers": {"x": {"url": "https://x/mcp", "oauth": "yes"}}})
 
 
-def test_vs_code_servers_key_is_read_too() -> None:
-    config = parse_config({"servers": {"s": {"type": "stdio", "command": "srv", "args": ["--x"]}}})
-    assert config.servers["s"] == StdioServer("srv", ("--x",))
+def test_vs_code_servers_key_and_variables_are_read_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GROUP_TEST_KEY", "k1")
+    args = ["${workspaceFolder}/x", "${env:GROUP_TEST_KEY}"]
+    entry: JSON = {"type": "stdio", "command": "srv", "args": args, "env": {"TOKEN": "${input:token}"}}
+    config = parse_config({"servers": {"s": entry}})
+    assert config.servers["s"] == StdioServer("srv", (f"{Path.cwd()}/x", "k1"), {"TOKEN": "${input:token}"})
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,8 @@ mcpkit's own keys sit beside the usual ones and other clients ignore them: per s
 and `resources` filters (`{"allow": [globs], "deny": [globs]}`) and, for an HTTP one, `oauth` (true, or a
 pre-registered `clientId`/`clientSecret`; the CLI then logs in); at the top level an `mcpkit` object
 with `separator`, `prefix`, `collisions` and the group's filters. `"disabled": true` skips a server.
-`${VAR}` and `${VAR:-default}` in strings are taken from the environment, as Claude Code does.
+`${VAR}` and `${VAR:-default}` in strings are taken from the environment, as Claude Code does (and VS
+Code's `${env:VAR}`; its `${workspaceFolder}` is the current directory).
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ __all__ = [
 ]
 
 JSON = dict[str, Any]
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+# ${VAR}, ${VAR:-default} (Claude Code), ${env:VAR} and ${workspaceFolder} (VS Code); VS Code's
+# ${input:...} asks the user, which a config reader cannot, so it is left as written.
+_VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _HTTP_TYPES = frozenset({"http", "streamable-http", "streamableHttp", "sse"})
 
 
@@ -84,7 +87,8 @@ def _expand(value: Any, where: str) -> Any:
     if isinstance(value, str):
 
         def var(m: re.Match[str]) -> str:
-            found = os.environ.get(m.group(1), m.group(2))
+            default = os.getcwd() if m.group(1) == "workspaceFolder" else m.group(2)
+            found = os.environ.get(m.group(1), default)
             if found is None:
                 raise ConfigError(f"{where}: ${{{m.group(1)}}} is not set in the environment")
             return found
