@@ -236,6 +236,14 @@ async def test_list_changed_from_a_server_refreshes_the_catalog_and_tells_the_us
         assert len(told) > before
 
 
+async def test_one_server_options_override_the_group_ones() -> None:
+    servers = {name: StdioServer(sys.executable, (GROUP_SERVER, name), SRC) for name in ("old", "new")}
+    options: JSON = {"era": "modern", "server_options": {"old": {"era": "handshake"}}}
+    async with ClientGroup(servers, **options) as group:
+        assert (group.client("old").stateless, group.client("new").stateless) == (False, True)
+        assert {"old.add", "new.add"} <= {t["name"] for t in group.tools()}
+
+
 @pytest.mark.parametrize("era", ["handshake", "modern"])
 async def test_names_filters_and_collisions_hold_in_both_eras(
     era: str, http_server: HttpServerProcess

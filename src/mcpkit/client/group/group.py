@@ -67,8 +67,8 @@ class ClientGroup:
     (such as mcpkit.client.oauth.OAuthClient) for an HTTP server, or None. `search_tool`: offer
     the `search_tools` meta-tool in `tools()`; "only": offer nothing else there, so a model sees one
     tool and then the definitions its searches return (every tool can still be called).
-    `on_change(group)`: after each catalog rebuild. The rest (`timeout`, `sampling`, ...) goes to every
-    server's Client.
+    `on_change(group)`: after each catalog rebuild. The rest (`timeout`, `sampling`, `era`, ...) goes to
+    every server's Client; `server_options[name]` adds to or overrides them for one server.
 
     Caching: the catalog is the list cache (read at connection, again only on list_changed or a
     reconnect). `cache` holds the results servers mark `cacheScope: public` for their `ttlMs`
@@ -93,6 +93,7 @@ class ClientGroup:
         backoff: Backoff | None = None,
         cache: ResultCache | None = None,
         auth: Callable[[str, HttpServer], Any] | None = None,
+        server_options: Mapping[str, JSON] | None = None,
         **client_options: Any,
     ) -> None:
         self.naming = Naming(separator, prefix, collisions)
@@ -106,7 +107,7 @@ class ClientGroup:
             name: Member(
                 name,
                 spec,
-                self._options(name, spec, auth, client_options),
+                self._options(name, spec, auth, {**client_options, **(server_options or {}).get(name, {})}),
                 backoff=backoff or Backoff(floor_ms=500, max_ms=30_000),
                 connect_timeout=connect_timeout,
                 on_change=self._member_changed,
