@@ -9,8 +9,9 @@ Servers start concurrently; entering waits at most `start_timeout` for each one'
 that fails (or is slow) is reported in `status()`, retried with backoff, and its tools are absent until
 it is up. Which calls are retried after a reconnect: only those that change nothing (lists, reads,
 prompts/get, completion, ping). A tools/call is sent only on a live connection (waiting up to `wait`
-seconds for one) and is never sent twice: if the server goes away while it is in flight, the caller gets
-ServerUnavailable, since the tool may have run.
+seconds for one) and is never sent twice where it may have run: if the server goes away while it is in
+flight, the caller gets ServerUnavailable. Only a call whose connection was refused (it reached no
+server) is sent again once the server is back.
 """
 
 from __future__ import annotations

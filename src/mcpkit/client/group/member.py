@@ -40,6 +40,11 @@ def _described(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+def _never_sent(error: BaseException) -> bool:
+    """A refused connection: the request reached no server (the HTTP client's wording, failures.py)."""
+    return isinstance(error, MCPError) and error.message.startswith("cannot connect to ")
+
+
 class State(StrEnum):
     STARTING = "starting"
     READY = "ready"
@@ -272,7 +277,8 @@ class Member:
 
     async def use(self, call: Callable[[Client], Awaitable[T]], *, retry: bool, wait: float) -> T:
         """`call` on the connected client. When the connection turns out lost, the server is
-        reconnected and, if `retry` (a request that changes nothing), `call` is made once more."""
+        reconnected and `call` is made once more if `retry` (a request that changes nothing) or if
+        it never reached the server (the connection was refused)."""
         client = await self.ready(wait)
         try:
             return await call(client)
@@ -281,7 +287,7 @@ class Member:
                 raise
             if not await self._lost_after(client):
                 raise
-            if not retry:
+            if not retry and not _never_sent(exc):
                 raise ServerUnavailable(
                     f"server {self.name!r} went away during the call; it may have run, so it is not retried"
                 ) from exc
