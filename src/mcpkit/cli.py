@@ -34,6 +34,7 @@ from .cli_errors import (
     needs_extra,
 )
 from .cli_escape import terminal_json, terminal_line, terminal_text
+from .cli_group import group_parser, run_group, wants_group
 from .cli_install import add_install, run_install
 from .cli_output import ProgressDisplay, print_table, silence_stdout, stdout_closed
 from .cli_proxy import add_proxy, run_proxy
@@ -206,6 +207,7 @@ def parser() -> argparse.ArgumentParser:
             cmd.add_argument("name")
             cmd.add_argument("pairs", nargs="*", metavar="key=value")
     add_tasks(sub.add_parser("tasks", help="list a server's tasks, or --get / --cancel one"))
+    sub.add_parser("search", help="search the tools of every server in a config (list/call/search --config)")
     return top
 
 
@@ -231,6 +233,8 @@ _EXTRAS = {
 
 
 def _dispatch(args: argparse.Namespace, script_args: list[str]) -> int:
+    if getattr(args, "group", False):  # `--config FILE`: many servers (cli_group.py)
+        return anyio.run(run_group, args)
     if args.command == "proxy":
         return run_proxy(args)
     if args.command == "serve":
@@ -258,7 +262,7 @@ def _protocol_line(exc: Any, args: argparse.Namespace) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv, script_args = split_script_args(sys.argv[1:] if argv is None else argv)
-    args = parse(argv)
+    args = group_parser().parse_args(argv) if wants_group(argv) else parse(argv)
     from .protocol.errors import ConnectionFailed, MCPError
 
     try:

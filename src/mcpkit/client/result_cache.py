@@ -41,12 +41,20 @@ def cache_key(scope: str, method: str, params: JSON | None) -> tuple[str, str, b
 
 
 class ResultCache:
-    """Results by (server, method, params), each until its ttlMs runs out; bounded in entries."""
+    """Results by (server, method, params), each until its ttlMs runs out; bounded in entries and, with
+    `max_bytes`, in the JSON size of what it holds (the least recently used go first)."""
 
-    def __init__(self, max_entries: int = 1024, clock: Callable[[], float] = time.monotonic) -> None:
-        self.max_entries = max_entries
+    def __init__(
+        self,
+        max_entries: int = 1024,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        max_bytes: int | None = None,
+    ) -> None:
+        self.max_entries, self.max_bytes = max_entries, max_bytes
         self._clock = clock
-        self._entries: OrderedDict[tuple[str, str, bytes], tuple[float, JSON]] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, str, bytes], tuple[float, JSON, int]] = OrderedDict()
+        self.size = 0  # bytes held, counted when max_bytes is set
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -56,28 +64,38 @@ class ResultCache:
         if entry is None:
             return None
         if self._clock() >= entry[0]:
-            del self._entries[key]
+            self._drop(key)
             return None
+        self._entries.move_to_end(key)
         return entry[1]
 
     def put(self, key: tuple[str, str, bytes], result: JSON) -> None:
         ttl = result.get("ttlMs")
         if not isinstance(ttl, int) or isinstance(ttl, bool) or ttl <= 0:
             return
-        self._entries[key] = (self._clock() + ttl / 1000, result)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
+        size = len(orjson.dumps(result)) if self.max_bytes is not None else 0
+        if self.max_bytes is not None and size > self.max_bytes:
+            return
+        if key in self._entries:
+            self._drop(key)
+        self._entries[key] = (self._clock() + ttl / 1000, result, size)
+        self.size += size
+        while len(self._entries) > self.max_entries or (
+            self.max_bytes is not None and self.size > self.max_bytes
+        ):
+            self._drop(next(iter(self._entries)))
 
-    def invalidate(self, notification: str, params: JSON | None = None) -> None:
-        """Drop the entries a change notification makes stale."""
+    def _drop(self, key: tuple[str, str, bytes]) -> None:
+        self.size -= self._entries.pop(key)[2]
+
+    def invalidate(self, notification: str, params: JSON | None = None, scope: str | None = None) -> None:
+        """Drop the entries a change notification makes stale (only `scope`'s, when given)."""
+        mine = [k for k in self._entries if scope is None or k[0] == scope]
         if notification == "notifications/resources/updated":
             uri = (params or {}).get("uri")
-            stale = [
-                k for k in self._entries if k[1] == "resources/read" and orjson.loads(k[2]).get("uri") == uri
-            ]
+            stale = [k for k in mine if k[1] == "resources/read" and orjson.loads(k[2]).get("uri") == uri]
         else:
             methods = _STALE_AFTER.get(notification, ())
-            stale = [k for k in self._entries if k[1] in methods]
+            stale = [k for k in mine if k[1] in methods]
         for key in stale:
-            del self._entries[key]
+            self._drop(key)

@@ -32,7 +32,7 @@ JSON = dict[str, Any]
 T = TypeVar("T")
 
 
-def _start_portal() -> tuple[BlockingPortal, threading.Thread]:
+def start_portal() -> tuple[BlockingPortal, threading.Thread]:
     """An event loop on a daemon thread (an unclosed client never keeps the interpreter from exiting)."""
     handed: queue.Queue[BlockingPortal | BaseException] = queue.Queue(maxsize=1)
 
@@ -61,7 +61,7 @@ class SyncClient:
     `client` is the async Client underneath, for what this class does not wrap."""
 
     def __init__(self, connect: AbstractAsyncContextManager[Client]) -> None:
-        self._portal, self._thread = _start_portal()
+        self._portal, self._thread = start_portal()
         self._connection: AbstractContextManager[Client] | None = None
         try:
             connection = self._portal.wrap_async_context_manager(connect)
