@@ -104,5 +104,6 @@ def build() -> Any:
         from .cluster import RedisBackplane
 
         backplane = RedisBackplane(os.environ[_REDIS], worker=f"p{os.getpid()}")
+        backplane.adopt(server)  # its peers and tasks across the workers
     hosts, origins = settings.get("hosts") or None, settings.get("origins") or None
     return StreamableHTTPApp(server, backplane=backplane, allowed_hosts=hosts, allowed_origins=origins)

@@ -119,6 +119,7 @@ def make_app(server: Server) -> StreamableHTTPApp:
         backplane = RedisBackplane(
             url, worker=worker_name(), heartbeat=heartbeat, dead_after=dead_after, idle_timeout=idle
         )
+        backplane.adopt(server)
     return StreamableHTTPApp(server, allowed_hosts=["*"], allowed_origins=["*"], backplane=backplane)
 
 

@@ -153,11 +153,13 @@ async def cluster(
     with redis_server(tmp_path, appendonly=appendonly) as redis:
         seen = Seen()
         async with AsyncExitStack() as stack:
-            servers = [make_server(seen, f"w{i}", **(server_options or {})) for i in range(n)]
-            urls = []
-            for i, server in enumerate(servers):
+            servers, urls = [], []
+            for i in range(n):
                 options = {"heartbeat": 0.2, "dead_after": 1.0, **backplane}
                 plane = RedisBackplane(redis.url, worker=f"w{i}", **options)
+                parts = {"peers": plane.peers(), "tasks": plane.tasks(), **(server_options or {})}
+                server = make_server(seen, f"w{i}", **parts)
+                servers.append(server)
                 app = StreamableHTTPApp(server, backplane=plane)
                 served = wrap(app) if wrap is not None else app
                 urls.append(await stack.enter_async_context(peers.serving(served)))

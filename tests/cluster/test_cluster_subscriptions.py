@@ -30,12 +30,12 @@ async def test_subscriptions_past_a_sessions_limit_or_to_a_long_uri_are_refused_
     async with cluster(tmp_path) as workers, connect_http(workers.url, protocol_version=VERSION) as client:
         before = used_memory(workers)
         refused = []
-        for i in range(40):  # 40 MiB asked for: Server(max_uri_length=2048) by default
+        for i in range(40):  # 40 MiB asked for: Peers(max_uri_length=2048) by default
             with pytest.raises(RemoteError) as info:
                 await client.subscribe(f"mem://any/{i}" + "a" * MIB)
             refused.append(info.value.code)
         grown = used_memory(workers) - before
-        for i in range(100):  # Server(max_subscriptions=100) by default, counted in Redis on every worker
+        for i in range(100):  # Peers(max_subscriptions=100) by default, counted in Redis on every worker
             await client.subscribe(f"mem://any/{i}")
         await client.subscribe("mem://any/0")  # already subscribed: not another one
         with pytest.raises(RemoteError) as full:

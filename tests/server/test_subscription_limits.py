@@ -1,18 +1,19 @@
 """resources/subscribe is bounded in one process: a session's count of subscriptions and a URI's length
-(Server(max_subscriptions=, max_uri_length=)); past either, -32602 and nothing is kept."""
+(Server(peers=Peers(max_subscriptions=, max_uri_length=))); past either, -32602 and nothing is kept."""
 
 from __future__ import annotations
 
 import pytest
 
 from mcpkit import RemoteError, Server
+from mcpkit.server.peers import Peers
 from mcpkit.testing import connect
 
 pytestmark = pytest.mark.anyio
 
 
-def notes_server(**options: int | None) -> Server:
-    server = Server("notes", **options)  # type: ignore[arg-type]
+def notes_server(**limits: int | None) -> Server:
+    server = Server("notes", peers=Peers(**limits))  # type: ignore[arg-type]
 
     @server.resource("notes://{name}")
     def note(name: str) -> str:

@@ -14,10 +14,11 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..server.peers import Peers
-from ..server.task_store import InMemoryTaskStore
+from ..server.server import Server
 from ..server.tasks import TaskEngine
 from ..transports.http_server.delivery import Answering
 from ..transports.http_server.sessions import SessionStream
+from .fanout import Fanout
 from .http import ClusterSessions
 from .pool import WaitingPool
 from .relay import ClusterRelay
@@ -84,6 +85,8 @@ class RedisBackplane:
         self.heartbeat, self.dead_after, self.socket_timeout = heartbeat, dead_after, socket_timeout
         self.max_in_flight = max_in_flight
         self.max_connections, self.pool_timeout = max_connections, pool_timeout
+        self._state: SharedState | None = None
+        self._fanout: Fanout | None = None
         self.task_bounds = {
             "max_tasks": max_tasks,
             "max_live": max_live_tasks,
@@ -111,6 +114,60 @@ class RedisBackplane:
         """DPoP replay checks in the same Redis, for every worker's `DPoPChecker(replays=...)`."""
         return RedisReplayStore(self.client(), self.prefix, max_entries)
 
+    def state(self) -> SharedState:
+        """What every worker shares about its sessions (one per backplane)."""
+        if self._state is None:
+            self._state = SharedState(
+                self.client(),
+                prefix=self.prefix,
+                idle_timeout=self.idle_timeout,
+                max_sessions=self.max_sessions,
+                max_events=self.max_events,
+                max_bytes=self.max_bytes,
+                max_in_flight=self.max_in_flight,
+            )
+        return self._state
+
+    def peers(self, *, max_subscriptions: int | None = 100, max_uri_length: int | None = 2048) -> Peers:
+        """The Server's `peers=`: subscriptions in Redis, changes and logs to every worker's sessions."""
+        fanout = self._handed()
+        if fanout.peers is None:
+            limits = {"max_subscriptions": max_subscriptions, "max_uri_length": max_uri_length}
+            fanout.peers = Peers(relay=fanout.relay, **limits)
+        return fanout.peers
+
+    def tasks(self, **options: Any) -> TaskEngine:
+        """The Server's `tasks=`: a TaskEngine (`options` are its own) whose tasks live in the same Redis,
+        any worker answering for any task."""
+        fanout = self._handed()
+        if fanout.engine is None:
+            store = RedisTaskStore(self.client(), self.prefix, **self.task_bounds)
+            fanout.engine = TaskEngine(store, workers=ClusterTasks(self.state(), self.worker), **options)
+        return fanout.engine
+
+    def adopt(self, server: Server) -> Server:
+        """Give a Server built without this backplane's parts (a file that `mcpkit serve --workers N
+        --redis URL` loads) its `peers()` and `tasks()`, keeping their limits: the one explicit step of
+        assembling such a server, before it serves anything. Built in code, pass them to `Server()`."""
+        old_peers, old_tasks = server.peers, server.tasks
+        server.peers = self.peers(
+            max_subscriptions=old_peers.max_subscriptions, max_uri_length=old_peers.max_uri_length
+        )
+        server.registry.on_change = server.peers.changed
+        server.tasks = self.tasks(
+            ttl_ms=old_tasks.ttl_ms,
+            anonymous_ttl_ms=old_tasks.anonymous_ttl_ms,
+            poll_interval_ms=old_tasks.poll_interval_ms,
+            max_live_per_owner=old_tasks.max_live,
+        )
+        return server
+
+    def _handed(self) -> Fanout:
+        """The parts handed out so far, which the bus reaches."""
+        if self._fanout is None:
+            self._fanout = Fanout(ClusterRelay(self.state()))
+        return self._fanout
+
     def sessions(
         self,
         serve: Callable[[SessionStream], Awaitable[None]],
@@ -119,42 +176,26 @@ class RedisBackplane:
         *,
         strict_version: bool,
     ) -> ClusterSessions:
-        state = SharedState(
-            self.client(),
-            prefix=self.prefix,
-            idle_timeout=self.idle_timeout,
-            max_sessions=self.max_sessions,
-            max_events=self.max_events,
-            max_bytes=self.max_bytes,
-            max_in_flight=self.max_in_flight,
-        )
-        peers = getattr(target, "peers", None)
-        offer = peers.offer if isinstance(peers, Peers) else None
-
-        def on_change(message: JSON) -> None:
-            if offer is None:
-                return
-            if message.get("k") == "changed":
-                offer(str(message.get("m")))
-            elif message.get("k") == "updated":
-                offer("notifications/resources/updated", {"uri": message.get("uri")})
-
-        cluster = ClusterSessions(
-            state,
+        """The app's session host. A Server served with it must have been built with this backplane's
+        `peers()` and `tasks()`, or its subscriptions and tasks would be this worker's alone."""
+        fanout = self._handed()
+        if isinstance(target, Server) and (
+            target.peers is not fanout.peers or target.tasks is not fanout.engine
+        ):
+            raise ValueError(_ASSEMBLY)
+        return ClusterSessions(
+            self.state(),
             self.worker,
             serve,
             answering,
             strict_version=strict_version,
             heartbeat=self.heartbeat,
             dead_after=self.dead_after,
-            on_change=on_change,
+            fanout=fanout,
         )
-        if isinstance(peers, Peers):
-            cluster.relay = ClusterRelay(cluster)
-            peers.share(cluster.relay)
-        engine = getattr(target, "tasks", None)
-        if isinstance(engine, TaskEngine) and isinstance(engine.store, InMemoryTaskStore):
-            store = RedisTaskStore(state.redis, self.prefix, **self.task_bounds)  # tasks in the same Redis
-            engine.share(store, ClusterTasks(cluster))
-            cluster.tasks = engine
-        return cluster
+
+
+_ASSEMBLY = """a Server served with a RedisBackplane is built with its parts:
+    backplane = RedisBackplane(url)
+    server = Server(name, peers=backplane.peers(), tasks=backplane.tasks())
+    app = StreamableHTTPApp(server, backplane=backplane)"""

@@ -15,29 +15,27 @@ import itertools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import anyio
 import orjson
 from redis.exceptions import RedisError
 
-from ..protocol.errors import INTERNAL_ERROR, SERVER_BUSY
+from ..protocol.errors import INTERNAL_ERROR
 from ..protocol.http_rules import SESSION_NOT_FOUND, HTTPRefusal, asks_for_notifications, request_version
-from ..protocol.jsonrpc import Notification, Request, RequestId, encode, error_response
+from ..protocol.jsonrpc import Notification, Request, RequestId
 from ..protocol.utilities import read_cancel
 from ..runtime.groups import single_error
 from ..runtime.stream import Restored
-from ..server.tasks import TaskEngine
 from ..transports.http_server.asgi import JSON_HEADERS, respond
 from ..transports.http_server.delivery import Answering, deliver
 from ..transports.http_server.exchange import Exchange
 from ..transports.http_server.sessions import SessionStream
-from .pool import PoolExhausted
-from .relay import ClusterRelay
+from .fanout import Fanout
 from .replica import Replica
 from .signals import Signals
 from .state import DuplicateRequest, SessionBusy, SharedState
+from .store_health import SessionFull, StoreHealth
 from .tails import Tails, lost_answer
 
 __all__ = ["ClusterSessions"]
@@ -61,7 +59,7 @@ class ClusterSessions:
         strict_version: bool,
         heartbeat: float,
         dead_after: float,
-        on_change: Callable[[JSON], None],
+        fanout: Fanout,
     ) -> None:
         self.state, self.worker = state, worker
         self._serve, self.answering, self.strict_version = serve, answering, strict_version
@@ -82,17 +80,15 @@ class ClusterSessions:
             on_bus=self._on_bus,
         )
         self.tails = Tails(self)
-        self._on_change = on_change
-        self._store_down = False
+        self.fanout = fanout  # what the bus brings for the Server's peers and tasks
+        self.health = StoreHealth()
         self._unsettled: list[tuple[str, RequestId, str, str | None]] = []
-        self.relay: ClusterRelay | None = None  # the Server's peers across the cluster, when it has them
-        self.tasks: TaskEngine | None = None  # the Server's tasks, kept in the same Redis
 
     def inbox_of(self, worker: str) -> str:
         return f"{self.state.prefix}w:{worker}"
 
     def alive_key(self, worker: str) -> str:
-        return f"{self.state.prefix}alive:{worker}"
+        return self.state.alive_key(worker)
 
     def next_stream(self) -> str:
         return f"p{next(self._stream_numbers)}_{self.worker}"
@@ -103,8 +99,7 @@ class ClusterSessions:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self.signals.run)
             tg.start_soon(self._settle_later)
-            if self.relay is not None:
-                tg.start_soon(self.relay.run)
+            tg.start_soon(self.fanout.run)
             await self._beat()
 
     async def _beat(self) -> None:
@@ -116,10 +111,6 @@ class ClusterSessions:
                 log.debug("heartbeat failed: %s", exc)
             await anyio.sleep(self.heartbeat)
 
-    async def cancel_elsewhere(self, task_id: str) -> None:
-        """A task cancelled here whose leg runs on another worker: that worker cancels it."""
-        await self.signals.send(self.signals.bus, {"k": "cancel-task", "id": task_id})
-
     async def alive(self, worker: str) -> bool:
         return worker == self.worker or bool(await self.state.redis.exists(self.alive_key(worker)))
 
@@ -130,44 +121,16 @@ class ClusterSessions:
 
     # ---- POST --------------------------------------------------------------------------------
 
-    @contextmanager
-    def _reachable(self) -> Iterator[None]:
-        """503 with Retry-After while Redis cannot be reached (logged once per outage, not per request)."""
-        try:
-            yield
-        except PoolExhausted as exc:
-            message = f"Server busy: {exc}; retry shortly"
-            raise HTTPRefusal(429, message, SERVER_BUSY, retry_after="1") from None
-        except RedisError as exc:
-            self.store_lost(exc)
-            message = "Service Unavailable: the session store (Redis) is unreachable"
-            raise HTTPRefusal(503, message, INTERNAL_ERROR, retry_after="1") from None
-
-    def store_lost(self, exc: RedisError) -> None:
-        """Redis failed a step: logged once per outage, which lasts until `store_ok`."""
-        if isinstance(exc, PoolExhausted):  # this worker is busy, Redis is fine
-            return
-        if not self._store_down:
-            log.warning("the session store (Redis) is unreachable: %s", exc)
-        self._store_down = True
-
-    def store_ok(self) -> None:
-        """A whole exchange went through Redis (one step succeeding is not enough: an outage can fail
-        writes and not reads)."""
-        if self._store_down:
-            log.warning("the session store (Redis) is reachable again")
-            self._store_down = False
-
     async def new(self, exchange: Exchange) -> None:
         session_id = secrets.token_urlsafe(32)
-        with self._reachable():
+        with self.health.reachable():
             created = await self.state.create(session_id, exchange.principal)
         if not created:
             raise HTTPRefusal(503, "Service Unavailable: too many sessions", INTERNAL_ERROR, retry_after="5")
         message = exchange.message
         assert isinstance(message, Request)
         stream_id = self.next_stream()
-        with self._reachable():
+        with self.health.reachable():
             await self.state.begin_initialize(session_id, self.worker, message.id, stream_id)
         replica = Replica(session_id, self, None, stream_id)
         params = message.params
@@ -190,14 +153,14 @@ class ClusterSessions:
         else:
             await self._answer(session_id, exchange)
         await respond(exchange.send, 202, b"", [])
-        self.store_ok()
+        self.health.ok()
 
     async def _restore(
         self, session_id: str, exchange: Exchange, request: Request | None = None, stream_id: str = ""
     ) -> Restored:
         """The session's agreement (404 when there is none for this principal), its idle time restarted."""
         try:
-            with self._reachable():
+            with self.health.reachable():
                 restored = await self.state.begin(
                     session_id,
                     exchange.principal,
@@ -210,7 +173,7 @@ class ClusterSessions:
             raise HTTPRefusal(400, f"Bad Request: request id {rid!r} is already in flight") from None
         except SessionBusy:
             assert request is not None
-            raise _Busy(request.id, self.state.max_in_flight) from None
+            raise SessionFull(request.id, self.state.max_in_flight) from None
         if restored is None:
             raise HTTPRefusal(404, "Session not found", SESSION_NOT_FOUND)
         header = exchange.headers.get("mcp-protocol-version")
@@ -221,7 +184,7 @@ class ClusterSessions:
         stream_id = self.next_stream()
         try:
             restored = await self._restore(session_id, exchange, request, stream_id)
-        except _Busy as busy:  # answered as one process answers it: the request's error, as JSON
+        except SessionFull as busy:  # answered as one process answers it: the request's error, as JSON
             await respond(exchange.send, 200, busy.response(), JSON_HEADERS)
             return
         replica = Replica(session_id, self, restored, stream_id)
@@ -238,7 +201,7 @@ class ClusterSessions:
         stored = not self.answering.json_response or asks_for_notifications(request.method, request.params)
         try:
             # a Redis failure before the response started (its priming event not stored) is a 503
-            with self._reachable(), single_error():
+            with self.health.reachable(), single_error():
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self._run, replica)
                     try:
@@ -248,7 +211,7 @@ class ClusterSessions:
                     finally:
                         replica.close()
             if not replica.store_failed:
-                self.store_ok()
+                self.health.ok()
         finally:
             self.serving.pop(key, None)
             asked = [held for held, waiting in self.awaiting.items() if waiting is replica]
@@ -329,7 +292,7 @@ class ClusterSessions:
         no client completes another session's elicitation, sampling or roots request."""
         decoded = exchange.decoded or {}
         rid = decoded.get("id")
-        with self._reachable():
+        with self.health.reachable():
             owner = await self.state.take_asked(session_id, rid) if isinstance(rid, str | int) else None
         if owner is None:
             raise HTTPRefusal(
@@ -375,7 +338,7 @@ class ClusterSessions:
         if session_id is None:
             raise HTTPRefusal(400, _NO_SESSION)
         await self._restore(session_id, exchange)
-        with self._reachable():  # what fails before the stream starts; a tail ends quietly after
+        with self.health.reachable():  # what fails before the stream starts; a tail ends quietly after
             await self.tails.serve(session_id, exchange)
 
     async def delete(self, exchange: Exchange) -> None:
@@ -396,20 +359,6 @@ class ClusterSessions:
             self.tails.end(session_id)
         elif kind == "takeover" and isinstance(session_id, str):
             self.tails.taken_over(session_id, str(message.get("token")))
-        elif kind == "cancel-task" and self.tasks is not None:
-            self.tasks.cancel_here(str(message.get("id")))
         else:
-            self._on_change(message)
+            self.fanout.deliver(message)
             await self.tails.on_change(message)
-
-
-class _Busy(Exception):
-    """A request refused because `cap` requests of its session are in flight across the cluster."""
-
-    def __init__(self, rid: RequestId, cap: int) -> None:
-        super().__init__(rid)
-        self.rid, self.cap = rid, cap
-
-    def response(self) -> bytes:
-        why = f"Server busy: {self.cap} requests of this session are already in flight; retry when one ends"
-        return encode(error_response(self.rid, SERVER_BUSY, why, {"maxInFlight": self.cap}))

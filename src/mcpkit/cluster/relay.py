@@ -1,7 +1,7 @@
-"""The Server's peers across a cluster (`server.peers.share(relay)`): resource subscriptions live in
-Redis, resources/updated is stored on each subscribed session's standalone stream; list_changed is counted in
-Redis (every session hears it on its GET stream, now or on its next one), and it and logs go over the bus
-to every worker, which hands them to the streams it holds."""
+"""The Server's peers across a cluster (`Peers(relay=...)`, from `RedisBackplane.peers()`): resource
+subscriptions live in Redis, resources/updated is stored on each subscribed session's standalone
+stream; list_changed is counted in Redis (every session hears it on its GET stream, now or on its next
+one), and it and logs go over the bus to every worker, which hands them to the streams it holds."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
     from anyio.lowlevel import EventLoopToken
 
-    from .http import ClusterSessions
+    from .state import SharedState
 
 __all__ = ["ClusterRelay"]
 
@@ -28,16 +28,17 @@ log = logging.getLogger("mcpkit.cluster")
 
 
 class ClusterRelay:
-    def __init__(self, cluster: ClusterSessions) -> None:
-        self.cluster = cluster
+    def __init__(self, state: SharedState) -> None:
+        self.state = state
+        self.bus = state.prefix + "bus"
         self.task_group: TaskGroup | None = None  # where `changed` publishes from; set while serving
         self._token: EventLoopToken | None = None
 
     async def subscribe(self, session_id: str, uri: str, limit: int | None) -> bool:
-        return await self.cluster.state.subscribe(session_id, uri, limit)
+        return await self.state.subscribe(session_id, uri, limit)
 
     async def unsubscribe(self, session_id: str, uri: str) -> None:
-        await self.cluster.state.unsubscribe(session_id, uri)
+        await self.state.unsubscribe(session_id, uri)
 
     def changed(self, method: str) -> None:
         """Publish a list_changed; callable from the event loop or from a sync tool's worker thread."""
@@ -53,13 +54,13 @@ class ClusterRelay:
     async def _changed(self, method: str) -> None:
         """Counted in Redis first: a session with no GET open hears it on its next one."""
         try:
-            await self.cluster.state.changed(method)
+            await self.state.changed(method)
         except Exception as exc:
             log.warning("cluster: %s not recorded (%s)", method, exc)
         await self._publish({"k": "changed", "m": method})
 
     async def resource_updated(self, uri: str) -> None:
-        state = self.cluster.state
+        state = self.state
         note = orjson.dumps(
             {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}}
         )
@@ -73,7 +74,7 @@ class ClusterRelay:
 
     async def _publish(self, message: dict[str, Any]) -> None:
         try:
-            await self.cluster.signals.send(self.cluster.signals.bus, message)
+            await self.state.redis.publish(self.bus, orjson.dumps(message))
         except Exception as exc:
             log.warning("cluster bus: %s not published (%s)", message.get("k"), exc)
 

@@ -81,7 +81,7 @@ class Replica(SessionStream):
     def _lost(self, exc: RedisError) -> None:
         self.store_failed = True
         self.close()
-        self.cluster.store_lost(exc)
+        self.cluster.health.lost(exc)
 
     async def send(self, out: Outgoing) -> None:
         """What a handler sends; with Redis lost, dropped as on a closed stream (the request is settled

@@ -85,6 +85,10 @@ class SharedState:
     def key(self, session_id: str, part: str) -> str:
         return f"{self.prefix}{{{session_id}}}:{part}"
 
+    def alive_key(self, worker: str) -> str:
+        """Set while `worker` beats (its heartbeat's TTL)."""
+        return f"{self.prefix}alive:{worker}"
+
     def channel(self, session_id: str) -> str:
         """Where a stored event of the session is announced (the stream it is on)."""
         return self.key(session_id, "c")

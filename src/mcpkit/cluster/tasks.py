@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import orjson
 
 from ..protocol import events as ev
 from ..protocol.capabilities import Role
@@ -26,7 +27,7 @@ from ..runtime.stream import Restored
 from .replica import Replica
 
 if TYPE_CHECKING:
-    from .http import ClusterSessions
+    from .state import SharedState
 
 __all__ = ["ClusterTasks"]
 
@@ -34,15 +35,22 @@ JSON = dict[str, Any]
 
 
 class ClusterTasks:
-    def __init__(self, sessions: ClusterSessions) -> None:
-        self.sessions = sessions
-        self.worker = sessions.worker
+    """`worker` among the workers sharing `state`."""
+
+    def __init__(self, state: SharedState, worker: str) -> None:
+        self.state = state
+        self._worker = worker
+
+    @property
+    def worker(self) -> str | None:
+        return self._worker
 
     async def alive(self, worker: str) -> bool:
-        return await self.sessions.alive(worker)
+        return worker == self._worker or bool(await self.state.redis.exists(self.state.alive_key(worker)))
 
     async def cancel_elsewhere(self, task_id: str) -> None:
-        await self.sessions.cancel_elsewhere(task_id)
+        message = orjson.dumps({"k": "cancel-task", "id": task_id})
+        await self.state.redis.publish(self.state.prefix + "bus", message)
 
     @asynccontextmanager
     async def outliving(self, session: Session) -> AsyncIterator[Session]:
@@ -54,13 +62,13 @@ class ClusterTasks:
             return
         log_level = session.connection.log_level
         restored = Restored(agreed.version, agreed.client_capabilities, agreed.client_info, log_level)
-        own = Replica(replica.session_id, self.sessions, restored, "")
+        own = Replica(replica.session_id, replica.cluster, restored, "")
         connection = Connection(Role.SERVER, info=agreed.server_info, capabilities=agreed.server_capabilities)
         outliving = Session(connection, own, _no_requests)
         # among the replicas this worker serves, so it is closed with them when the session ends
         # (DELETE, on any worker) or the worker stops: a leg's pending ask then fails at once
         key = (replica.session_id, f"leg:{id(own)}")  # never a request id as JSON
-        self.sessions.serving[key] = own
+        replica.cluster.serving[key] = own
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(outliving.run)
@@ -69,8 +77,8 @@ class ClusterTasks:
                 finally:
                     own.close()
         finally:
-            self.sessions.serving.pop(key, None)
-            awaiting = self.sessions.awaiting
+            replica.cluster.serving.pop(key, None)
+            awaiting = replica.cluster.awaiting
             for rid in [rid for rid, held in awaiting.items() if held is own]:  # asked, never answered
                 del awaiting[rid]
 

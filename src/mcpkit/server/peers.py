@@ -1,9 +1,9 @@
 """Who is connected: the live sessions with their resource subscriptions, the subscriptions/listen
 listeners, and the fan-out of change notifications and logs to them.
 
-This is the one place a deployment of several processes replaces: `share(relay)` hands subscriptions
-and fan-out to a `Relay` that sees every worker's peers (mcpkit.cluster); handlers and the Registry
-never hold a session.
+This is the one place a deployment of several processes replaces: built with a `Relay` that sees every
+worker's peers (`mcpkit.cluster.RedisBackplane.peers()`), it hands subscriptions and fan-out to it;
+handlers and the Registry never hold a session.
 """
 
 from __future__ import annotations
@@ -42,22 +42,31 @@ class Relay(Protocol):
 class Peers:
     """The sessions one server process serves, and what each of them asked to hear.
 
-    `max_subscriptions`: resources one session may subscribe to; `max_uri_length`: the longest URI it
-    may subscribe to (characters). Past either, resources/subscribe is refused with -32602. None: no cap.
+    `relay`: peers in other processes too (mcpkit.cluster): subscriptions and fan-out go through it, and
+    it calls `offer` on every process for its own listeners. `max_subscriptions`: resources one session
+    may subscribe to; `max_uri_length`: the longest URI it may subscribe to (characters). Past either,
+    resources/subscribe is refused with -32602. None: no cap.
     """
 
-    def __init__(self, *, max_subscriptions: int | None = 100, max_uri_length: int | None = 2048) -> None:
-        self.max_subscriptions, self.max_uri_length = max_subscriptions, max_uri_length
+    def __init__(
+        self,
+        *,
+        relay: Relay | None = None,
+        max_subscriptions: int | None = 100,
+        max_uri_length: int | None = 2048,
+    ) -> None:
+        self.relay = relay
+        self.max_subscriptions = max_subscriptions
+        self.max_uri_length = max_uri_length
         self._subscribed: dict[Session, set[str]] = {}
         self.listeners: set[Listener] = set()
-        self.relay: Relay | None = None
 
     def __len__(self) -> int:
         return len(self._subscribed)
 
     def share(self, relay: Relay) -> None:
-        """From now on subscriptions and fan-out go through `relay`, which calls `offer` on every
-        process for its own listeners."""
+        """From now on subscriptions and fan-out go through `relay`: a mounted child's go to its parent
+        (mount.py). A cluster's peers are built with theirs."""
         self.relay = relay
 
     @contextmanager

@@ -58,9 +58,8 @@ class Server:
     `max_in_flight`: requests of one session (stdio, an HTTP session) handled at once; one more is
     answered with SERVER_BUSY (-32010). `max_worker_threads`: the worker threads one session's sync
     handlers hold at once, so it cannot take the whole pool (anyio's 40). None: no cap.
-    `max_subscriptions` / `max_uri_length`: resources/subscribe is refused (-32602) past this many
-    subscriptions in one session, or for a longer URI (characters), in one process and across a
-    cluster. None: no cap.
+    `peers`: who is connected, and how far changes fan out: `Peers(max_subscriptions=100,
+    max_uri_length=2048)` in one process, a cluster's (`RedisBackplane.peers()`) across workers.
     `tasks`: where tool calls that become tasks are kept and run (a TaskEngine on its store).
     `lifespan(server)`: an async context manager open while it serves: `ctx.lifespan` (lifespan.py).
     `tracing`: an OpenTelemetry span per request and notification, under the client's (tracing.py).
@@ -84,8 +83,7 @@ class Server:
         mask_errors: bool = False,
         max_in_flight: int | None = 100,
         max_worker_threads: int | None = 8,
-        max_subscriptions: int | None = 100,
-        max_uri_length: int | None = 2048,
+        peers: Peers | None = None,
         tasks: TaskEngine | None = None,
         lifespan: LifespanFactory | None = None,
         tracing: TracingOption = False,
@@ -94,7 +92,7 @@ class Server:
         self.versions, self.identify, self.client_request_timeout = versions, identify, client_request_timeout
         self.info: JSON = {"name": name, "version": version} | ({"title": title} if title else {})
         self.state_sealer = StateSealer(state_key, ttl=state_ttl)
-        self.peers = Peers(max_subscriptions=max_subscriptions, max_uri_length=max_uri_length)
+        self.peers = peers if peers is not None else Peers()
         self.tasks = tasks if tasks is not None else TaskEngine()
         self.lifespan = Lifespan(lifespan, self)
         self.middleware = Chain()  # around requests: server/middleware.py

@@ -17,9 +17,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -53,12 +51,12 @@ from .task_legs import Leg, TaskContext, answer_of, either, fields_of, task_supp
 from .task_notices import task_note, tell
 from .task_session import UtilityContext
 from .task_store import Change, InMemoryTaskStore, TaskRecord, TaskStore
+from .task_workers import OneProcess, TaskCluster
 
 if TYPE_CHECKING:
-    from ..runtime.session import Session
     from .tools import Tool
 
-__all__ = ["TaskCluster", "TaskContext", "TaskEngine", "task_support"]  # the last two: task_legs
+__all__ = ["TaskContext", "TaskEngine", "task_support"]  # the last two: task_legs
 
 log = logging.getLogger("mcpkit")
 _LIST_PAGE = 100  # tasks a tasks/list page holds
@@ -67,35 +65,21 @@ _LOST_EVERY = 10  # a blocking tasks/result checks the leg's worker every this m
 JSON = dict[str, Any]
 
 
-class TaskCluster(Protocol):
-    """The workers sharing a TaskStore, as the engine needs them (mcpkit.cluster gives one)."""
-
-    worker: str
-
-    async def alive(self, worker: str) -> bool: ...
-
-    async def cancel_elsewhere(self, task_id: str) -> None:
-        """Have whichever worker runs the task's leg cancel it."""
-        ...
-
-    def outliving(self, session: Session) -> AbstractAsyncContextManager[Session]:
-        """A session to the same client as `session` (a request's) that lasts until the block ends."""
-        ...
-
-
 class TaskEngine:
     """Creates, runs and answers for tasks; `store` keeps them (InMemoryTaskStore by default).
 
     `ttl_ms`: how long a task is kept after its creation (its `ttlMs`); `anonymous_ttl_ms` (lower):
     that of a task no access token authorized. `poll_interval_ms`: the polling interval suggested to
     clients; `max_live_per_owner`: how many unfinished tasks one principal, or one unauthenticated
-    caller (owner_of), may hold: past it a call is refused with -32010.
+    caller (owner_of), may hold: past it a call is refused with -32010. `workers`: where legs run, this
+    process alone by default (task_workers.py); a cluster's engine is `RedisBackplane.tasks()`.
     """
 
     def __init__(
         self,
         store: TaskStore | None = None,
         *,
+        workers: TaskCluster | None = None,
         ttl_ms: int = 3_600_000,
         anonymous_ttl_ms: int = 600_000,
         poll_interval_ms: int = 500,
@@ -107,11 +91,7 @@ class TaskEngine:
         self.store: TaskStore = store if store is not None else InMemoryTaskStore()
         self.ttl_ms, self.poll_interval_ms, self.max_live = ttl_ms, poll_interval_ms, max_live_per_owner
         self._legs: dict[str, Leg] = {}  # the legs running in this process, by task id
-        self.cluster: TaskCluster | None = None  # set when workers share the store (mcpkit.cluster)
-
-    def share(self, store: TaskStore, cluster: TaskCluster) -> None:
-        """Keep tasks in `store`, shared by the workers `cluster` tells apart (mcpkit.cluster)."""
-        self.store, self.cluster = store, cluster
+        self.workers: TaskCluster = workers if workers is not None else OneProcess()
 
     def cancel_here(self, task_id: str) -> None:
         """Another worker cancelled a task whose leg may run here."""
@@ -169,7 +149,7 @@ class TaskEngine:
     ) -> TaskRecord:
         now = time.time()
         return TaskRecord(
-            runner=self.cluster.worker if self.cluster is not None else None,
+            runner=self.workers.worker,
             task_id=secrets.token_urlsafe(24),  # the id is all a caller needs: unguessable
             owner=owner_of(ctx),
             tool=tool.name,
@@ -256,10 +236,10 @@ class TaskEngine:
 
     async def _unless_lost(self, record: TaskRecord, ctx: Context) -> TaskRecord:
         """The task, failed if its leg runs on a worker that has stopped (it would never end)."""
-        cluster, runner = self.cluster, record.runner
-        if cluster is None or runner is None or runner == cluster.worker or not running(record):
+        runner = record.runner
+        if runner is None or runner == self.workers.worker or not running(record):
             return record
-        if await cluster.alive(runner):
+        if await self.workers.alive(runner):
             return record
         found, _ = await self.change(record.task_id, ctx, lost(runner, record.leg))
         return found if found is not None else record
@@ -271,7 +251,7 @@ class TaskEngine:
         responses = params.get("inputResponses")
         if not isinstance(responses, dict):
             raise MCPError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
-        runner = self.cluster.worker if self.cluster is not None else None
+        runner = self.workers.worker
         found, changed = await self.change(record.task_id, ctx, answered(responses, runner))
         if found is not None and changed and found.status is Status.WORKING:  # this update resumed it
             self._resume(found, ctx)
@@ -306,8 +286,8 @@ class TaskEngine:
         leg = self._legs.pop(record.task_id, None)
         if leg is not None and leg.runner is not None:
             await leg.runner.aclose()
-        elif self.cluster is not None and record.runner not in (None, self.cluster.worker):
-            await self.cluster.cancel_elsewhere(record.task_id)
+        elif record.runner not in (None, self.workers.worker):
+            await self.workers.cancel_elsewhere(record.task_id)
         return {} if ctx.stateless else utility_task(fields_of(record))
 
     async def followed(self, ctx: Context, task_ids: Any) -> list[JSON]:
@@ -360,8 +340,7 @@ class TaskEngine:
     ) -> None:
         """A 2025-11-25 leg, talking to the client on a session that lasts as long as it runs (the
         request's own ends with the request, on a cluster's worker)."""
-        outliving = self.cluster.outliving(ctx.session) if self.cluster is not None else _same(ctx.session)
-        async with outliving as session:
+        async with self.workers.outliving(ctx.session) as session:
             await self._run(leg, tool, arguments, UtilityContext(ctx, leg, session, self, timeout), mask)
 
     async def result(self, ctx: Context, params: JSON) -> JSON:
@@ -386,11 +365,6 @@ class TaskEngine:
         start, stop, next_cursor = page(len(tasks), params.get("cursor"), _LIST_PAGE)
         listed: JSON = {"tasks": [utility_task(fields_of(r)) for r in tasks[start:stop]]}
         return listed | ({"nextCursor": next_cursor} if next_cursor else {})
-
-
-@asynccontextmanager
-async def _same(session: Session) -> AsyncIterator[Session]:
-    yield session  # in one process the session outlives its requests
 
 
 def owner_of(ctx: Context) -> str | None:

@@ -360,8 +360,7 @@ class HTTPClientStream:
         brought no event and no new id counts as a failure, and waits longer before the next try.
         """
         last_id: str | None = None
-        retry = self.retry_ms
-        failures = 0
+        retry, failures = self.retry_ms, 0
         try:
             while failures <= self.reconnect_attempts:
                 decoder = SSEDecoder(self.max_message)
@@ -396,7 +395,6 @@ class HTTPClientStream:
         if self.legacy is not None:
             await self.legacy.aclose()
         elif self.session_id:
-            with anyio.move_on_after(2, shield=True):
-                with suppress(httpx.HTTPError):
-                    await self.http.delete(self.url, headers=self._headers("application/json"))
+            with anyio.move_on_after(2, shield=True), suppress(httpx.HTTPError):
+                await self.http.delete(self.url, headers=self._headers("application/json"))
         self._inbox.end()

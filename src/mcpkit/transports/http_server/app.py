@@ -98,10 +98,7 @@ class StreamableHTTPApp:
     ) -> None:
         serve: Callable[[SessionStream], Awaitable[None]] = getattr(target, "serve", target)
         self.path, self.session_key = path, session_key
-        if stateless is not None:
-            warnings.warn(_RENAMED, DeprecationWarning, stacklevel=2)
-            sessionless = sessionless or stateless
-        self.sessionless = sessionless
+        self.sessionless = sessionless or _renamed_stateless(stateless)
         self.allowed_origins = tuple(o.lower() for o in (allowed_origins or DEFAULT_ORIGINS))
         self.allowed_hosts = tuple(h.lower() for h in (allowed_hosts or DEFAULT_HOSTS))
         self.max_body, self.body_timeout = max_body, body_timeout
@@ -227,6 +224,13 @@ class StreamableHTTPApp:
             raise HTTPRefusal(406, "Not Acceptable: Accept must include text/event-stream")
         await self._registry.hosted()
         await self._host.get(exchange)
+
+
+def _renamed_stateless(stateless: bool | None) -> bool:
+    if stateless is None:
+        return False
+    warnings.warn(_RENAMED, DeprecationWarning, stacklevel=3)
+    return stateless
 
 
 def _shared(
