@@ -19,6 +19,7 @@ from .cli_call import coerce
 from .cli_connect import add_client_options, open_client
 from .cli_errors import OK, PROTOCOL, TOOL_ERROR, USAGE, Failure, UsageError
 from .cli_escape import terminal_json, terminal_line, terminal_text
+from .cli_inspect import add_inspect, run_inspect
 from .cli_install import add_install, run_install
 from .cli_output import ProgressDisplay, print_table
 from .cli_proxy import add_proxy, run_proxy
@@ -169,6 +170,7 @@ def parser() -> argparse.ArgumentParser:
             cmd.add_argument("name")
             cmd.add_argument("pairs", nargs="*", metavar="key=value")
     add_tasks(sub.add_parser("tasks", help="list a server's tasks, or --get / --cancel one"))
+    add_inspect(sub)
     return top
 
 
@@ -192,6 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_proxy(args)
         if args.command == "serve":
             return run_serve(args, script_args)
+        if args.command == "inspect":
+            return run_inspect(args)
         if args.command == "install":
             return run_install(args, script_args)
         return anyio.run(run_command, args)

@@ -1,0 +1,92 @@
+"""Connect the inspector's client to the server named by a target (as the client commands take it),
+every message shown to the hub, the server's stderr too."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from ..cli_connect import parse_headers, server_target
+from ..client.client import Client
+from .hub import Hub
+from .tap import TappedStream
+
+__all__ = ["Target", "open_client"]
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Target:
+    """What to connect to, and how: an http(s) URL, a server.py file or a command line; `era` is auto,
+    modern or handshake (with `protocol_version`, a handshake-era version to ask for)."""
+
+    server: str
+    era: str = "auto"
+    protocol_version: str | None = None
+    headers: list[str] = field(default_factory=list)
+    auth: str | None = None
+    client_id: str | None = None
+    client_secret: str | None = None
+    timeout: float = 60.0
+
+
+def _era_options(target: Target) -> JSON:
+    if target.era not in ("auto", "modern", "handshake"):
+        raise ValueError(f"era is auto, modern or handshake, not {target.era!r}")
+    options: JSON = {"era": target.era, "era_key": None}  # an inspector sees what the server does now
+    if target.era == "handshake" and target.protocol_version:
+        options["protocol_version"] = target.protocol_version
+    return options
+
+
+async def _pump_stderr(process: Any, hub: Hub) -> None:
+    async for chunk in process.stderr:
+        text = chunk.decode("utf-8", "replace")
+        for line in text.splitlines():
+            hub.publish("stderr", line=line)
+
+
+@asynccontextmanager
+async def open_client(target: Target, hub: Hub, **client_options: Any) -> AsyncIterator[Client]:
+    """A connected Client to `target`, built on a TappedStream; `client_options` go to Client."""
+    kind, where = server_target(target.server)
+    options = {**client_options, **_era_options(target), "timeout": target.timeout}
+
+    def seen(direction: str, message: Any) -> None:
+        hub.publish("message", direction=direction, message=message)
+
+    if kind == "stdio":
+        from ..transports.stdio import spawn
+
+        async with (
+            spawn(list(where), stderr=subprocess.PIPE, shutdown_timeout=2.0) as lines,
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(_pump_stderr, lines.process, hub)  # type: ignore[attr-defined]
+            async with Client(TappedStream(lines, seen), **options) as client:
+                yield client
+            tg.cancel_scope.cancel()
+        return
+    from ..transports.http_client import open_http_stream
+
+    auth = _auth(target, str(where))
+    headers = parse_headers(target.headers)
+    async with (
+        open_http_stream(str(where), headers=headers, timeout=target.timeout, auth=auth) as stream,
+        Client(TappedStream(stream, seen), **options) as client,
+    ):
+        yield client
+
+
+def _auth(target: Target, url: str) -> Any:
+    if target.auth != "oauth":
+        return None
+    from ..cli_oauth import oauth_client
+
+    return oauth_client(url, target.client_id, target.client_secret)
