@@ -139,7 +139,8 @@ class Backend:
             self.hub.publish("log", params=params)
 
         def on_notification(method: str, params: JSON) -> None:
-            self.hub.publish("notification", method=method, params=params)
+            if method != "notifications/message":  # already told as a log
+                self.hub.publish("notification", method=method, params=params)
 
         return {
             "name": "mcpkit-inspector",
