@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 import anyio
 
@@ -13,8 +14,11 @@ from .cli_errors import OK
 __all__ = ["add_inspect", "run_inspect"]
 
 
-def add_inspect(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    cmd = sub.add_parser("inspect", help="explore a server in the browser (a local page, token-protected)")
+def add_inspect(sub: Any) -> None:
+    """The `inspect` subcommand on the `mcpkit` parser's subparsers."""
+    cmd: argparse.ArgumentParser = sub.add_parser(
+        "inspect", help="explore a server in the browser (a local page, token-protected)"
+    )
     cmd.add_argument(
         "server",
         nargs="?",

@@ -125,11 +125,14 @@ class InspectorApp:
         )
         start = [(b"content-type", b"text/event-stream"), (b"x-accel-buffering", b"no")]
         await send({"type": "http.response.start", "status": 200, "headers": start + _SECURITY})
+        gone = False
         async with anyio.create_task_group() as tg, self.hub.listen(after) as events:
 
             async def until_gone() -> None:
+                nonlocal gone
                 while (await receive())["type"] != "http.disconnect":
                     pass
+                gone = True
                 tg.cancel_scope.cancel()
 
             tg.start_soon(until_gone)
@@ -137,3 +140,6 @@ class InspectorApp:
             async for event in events:
                 data = encode_event(orjson.dumps(event), event_id=str(event["seq"]))
                 await send({"type": "http.response.body", "body": data, "more_body": True})
+            tg.cancel_scope.cancel()
+        if not gone:  # the hub closed: the inspector is stopping
+            await send({"type": "http.response.body", "body": b""})

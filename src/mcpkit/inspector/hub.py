@@ -36,6 +36,12 @@ class Hub:
                 self._listeners.discard(listener)  # a page too slow to keep up is dropped; it reconnects
         return event
 
+    def close(self) -> None:
+        """Ends every listener's stream (the inspector is stopping): open pages see the end, not an error."""
+        for listener in list(self._listeners):
+            listener.close()
+        self._listeners.clear()
+
     @asynccontextmanager
     async def listen(self, after: int = 0) -> AsyncIterator[MemoryObjectReceiveStream[JSON]]:
         """The events after `after` (from the history), then each new one as it comes."""

@@ -55,20 +55,31 @@ async def serve(
             app, lifespan="off", log_level="warning", timeout_graceful_shutdown=1, ws="none"
         )
         server = uvicorn.Server(config)
-        tg.start_soon(server.serve, [sock])
+        serving = anyio.Event()
+
+        async def run_server() -> None:
+            try:
+                await server.serve([sock])
+            finally:
+                serving.set()
+
+        tg.start_soon(run_server)
         if target is not None and target.server:
             try:
                 await backend.connect({})
             except Exception as exc:  # shown in the page too; the inspector stays up to try again
                 print(f"mcpkit inspect: could not connect to {target.server}: {exc}", file=sys.stderr)
-        while not server.started:
+        while not server.started and not serving.is_set():
             await anyio.sleep(0.01)
         url = page_url(sock, token)
-        if on_ready is not None:
+        if on_ready is not None and server.started:
             on_ready(url)
-        if open_browser:
+        if open_browser and server.started:
             webbrowser.open(url)
-        while not server.should_exit:
+        while not server.should_exit and not serving.is_set():
             await anyio.sleep(0.1)
+        hub.close()  # open event streams end now, within uvicorn's graceful shutdown
         await backend.disconnect({})
+        with anyio.move_on_after(3):
+            await serving.wait()
         tg.cancel_scope.cancel()

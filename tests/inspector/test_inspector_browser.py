@@ -1,0 +1,222 @@
+"""The inspector's page in Debian's chromium (headless, driven over the DevTools protocol): the views a
+developer uses, against examples/everything.py and a server whose every string is HTML and script.
+
+Screenshots of the main views go to $MCPKIT_SCREENSHOTS (default: the test's temporary directory)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from inspector_cdp import Browser, chromium
+from inspector_harness import EVERYTHING, HOSTILE, Inspector, inspector
+
+MARK = "<img src=x onerror=\"window.pwned='img'\"><script>window.pwned='script'</script><b>bold</b>"
+
+
+def in_ci() -> bool:
+    flags = (os.environ.get("MCPKIT_CI", ""), os.environ.get("CI", ""))
+    return any(flag.strip().lower() not in ("", "0", "false", "no") for flag in flags)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    binary = chromium()
+    if binary is None:
+        message = "chromium not installed (apt-get install chromium)"
+        if in_ci():
+            pytest.fail(f"{message}; CI must not skip the browser tests (.ci/run installs it as root)")
+        pytest.skip(message)
+    found = Browser(binary)
+    yield found
+    found.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    where = os.environ.get("MCPKIT_SCREENSHOTS")
+    return Path(where) if where else tmp_path_factory.mktemp("screenshots")
+
+
+def q(selector: str) -> str:
+    return f"document.querySelector({json.dumps(selector)})"
+
+
+def click(page: Browser, selector: str) -> None:
+    page.wait_for(f"{q(selector)} !== null")
+    page.evaluate(f"{q(selector)}.click()")
+
+
+def fill(page: Browser, selector: str, value: str) -> None:
+    page.wait_for(f"{q(selector)} !== null")
+    events = "for (const t of ['input', 'change']) e.dispatchEvent(new Event(t, {bubbles: true}))"
+    page.evaluate(f"(() => {{ const e = {q(selector)}; e.value = {json.dumps(value)}; {events}; }})()")
+
+
+def shows(page: Browser, text: str, timeout: float = 15.0) -> None:
+    page.wait_for(f"document.body.innerText.includes({json.dumps(text)})", timeout)
+
+
+def open_page(page: Browser, found: Inspector) -> None:
+    page.emulate(1280, 900)
+    page.goto(found.url)
+    page.wait_for("document.getElementById('status').textContent.startsWith('connected')")
+
+
+@pytest.fixture(scope="module")
+def everything(browser: Browser) -> Iterator[Browser]:
+    with inspector(f"{sys.executable} {EVERYTHING}") as found:
+        open_page(browser, found)
+        yield browser
+
+
+def test_the_server_view_shows_info_era_and_capabilities(everything: Browser, shots: Path) -> None:
+    shows(everything, "mcpkit everything demo")
+    shows(everything, "2026-07-28")
+    everything.screenshot(shots / "server.png")
+
+
+def test_a_tool_called_through_its_form_shows_progress_then_the_result(
+    everything: Browser, shots: Path
+) -> None:
+    click(everything, "[data-tab=tools]")
+    click(everything, "[data-tool=slow]")
+    fill(everything, "input[aria-label=seconds]", "3")
+    click(everything, "form.tool button[type=submit]")
+    everything.wait_for(f"{q('.progress')}?.innerText.includes('/ 10')")
+    everything.screenshot(shots / "tool-progress.png")
+    shows(everything, "waited 3.0 seconds", timeout=20)
+    click(everything, "[data-tool=add]")
+    fill(everything, "input[aria-label=a]", "2")
+    fill(everything, "input[aria-label=b]", "40")
+    click(everything, "form.tool button[type=submit]")
+    shows(everything, "structuredContent")
+    everything.wait_for(f"{q('.structured pre')}?.textContent.includes('42')")
+    everything.screenshot(shots / "tool-result.png")
+
+
+def test_every_content_type_is_rendered(everything: Browser) -> None:
+    click(everything, "[data-tab=tools]")
+    click(everything, "[data-tool=media]")
+    click(everything, "form.tool button[type=submit]")
+    everything.wait_for(f"{q('.result img.media')}?.src.startsWith('data:image/png;base64,')")
+    everything.wait_for(f"{q('.result audio')}?.src.startsWith('data:audio/wav;base64,')")
+    shows(everything, "demo://readme")
+    shows(everything, "inline resource text")
+
+
+def test_an_elicitation_is_answered_in_the_page(everything: Browser, shots: Path) -> None:
+    click(everything, "[data-tab=tools]")
+    click(everything, "[data-tool=book_table]")
+    fill(everything, "input[aria-label=restaurant]", "Zum")
+    click(everything, "form.tool button[type=submit]")
+    everything.wait_for(f"{q('form.ask')} !== null")
+    fill(everything, "form.ask input[aria-label=guests]", "3")
+    fill(everything, "form.ask select[aria-label=confirm]", "true")
+    everything.screenshot(shots / "elicitation.png")
+    click(everything, "form.ask button[type=submit]")
+    shows(everything, "Booked Zum for 3.")
+    assert everything.evaluate(f"{q('form.ask')} === null")
+
+
+def test_a_sampling_request_is_answered_by_hand(everything: Browser) -> None:
+    click(everything, "[data-tab=tools]")
+    click(everything, "[data-tool=summarize]")
+    fill(everything, "input[aria-label=topic]", "tea")
+    click(everything, "form.tool button[type=submit]")
+    shows(everything, "Summarise tea in one line.")
+    fill(everything, "form.ask textarea[aria-label=reply]", "Tea: leaves in hot water.")
+    click(everything, "form.ask button[type=submit]")
+    shows(everything, "Tea: leaves in hot water.")
+
+
+def test_resources_and_templates_with_completion_are_read(everything: Browser, shots: Path) -> None:
+    click(everything, "[data-tab=resources]")
+    click(everything, '[data-uri="demo://readme"]')
+    shows(everything, "A static resource.")
+    fill(everything, "form.template input[name=note_id]", "1")
+    everything.wait_for("document.querySelector('form.template datalist')?.options.length > 0")
+    fill(everything, "form.template input[name=note_id]", "7")
+    click(everything, "form.template button[type=submit]")
+    shows(everything, "Note number 7")
+    everything.screenshot(shots / "resources.png")
+
+
+def test_a_prompt_is_got_with_its_arguments(everything: Browser) -> None:
+    click(everything, "[data-tab=prompts]")
+    click(everything, "[data-prompt=greet]")
+    fill(everything, "form.prompt input[name=name]", "Ann")
+    click(everything, "form.prompt button[type=submit]")
+    shows(everything, "Write a friendly greeting for Ann.")
+
+
+def test_the_log_shows_messages_both_ways_filters_and_copies(everything: Browser, shots: Path) -> None:
+    click(everything, "[data-tab=log]")
+    everything.wait_for("document.querySelectorAll('#log-list .entry').length > 10")
+    fill(everything, "input[aria-label=filter]", "book_table")
+    everything.wait_for(
+        "[...document.querySelectorAll('#log-list .entry .label')].every(e => e.textContent !== 'ping')"
+    )
+    shows(everything, "tools/call")
+    everything.screenshot(shots / "log.png")
+    fill(everything, "input[aria-label=filter]", "")
+
+
+def test_the_page_fits_a_phone_in_dark_mode(everything: Browser, shots: Path) -> None:
+    everything.emulate(390, 844, dark=True, mobile=True)
+    try:
+        click(everything, "[data-tab=tools]")
+        click(everything, "[data-tool=echo]")
+        width = everything.evaluate("document.documentElement.scrollWidth")
+        assert width <= 400
+        background = everything.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert background == "rgb(15, 17, 21)"
+        everything.screenshot(shots / "phone-dark.png")
+    finally:
+        everything.emulate(1280, 900)
+
+
+def test_the_page_threw_no_errors(everything: Browser) -> None:
+    assert everything.errors() == []
+
+
+def test_a_task_is_started_polled_and_cancelled(browser: Browser, shots: Path) -> None:
+    with inspector(f"{sys.executable} {HOSTILE}") as found:
+        open_page(browser, found)
+        click(browser, "[data-tab=tools]")
+        click(browser, "[data-tool=long_job]")
+        fill(browser, "input[aria-label=seconds]", "30")
+        browser.evaluate("document.getElementById('as-task').checked = true")
+        click(browser, "form.tool button[type=submit]")
+        shows(browser, "task started")
+        click(browser, "[data-tab=tasks]")
+        browser.wait_for(f"{q('.task .status-working')} !== null")
+        click(browser, ".task button:nth-of-type(1)")  # Poll
+        browser.screenshot(shots / "tasks.png")
+        click(browser, ".task button:nth-of-type(3)")  # Cancel
+        browser.wait_for(f"{q('.task .status-cancelled')} !== null")
+
+
+def test_html_from_the_server_is_shown_as_text_and_never_runs(browser: Browser, shots: Path) -> None:
+    with inspector(f"{sys.executable} {HOSTILE}") as found:
+        open_page(browser, found)
+        shows(browser, MARK)  # the server's name and instructions, as typed
+        click(browser, "[data-tab=tools]")
+        browser.wait_for("document.querySelectorAll('[data-tool]').length === 2")
+        click(browser, "[data-tool^=evil]")
+        fill(browser, "input[aria-label=text]", "!")
+        click(browser, "form.tool button[type=submit]")
+        shows(browser, MARK + "!")
+        click(browser, "[data-tab=log]")
+        browser.wait_for("document.querySelectorAll('#log-list .entry.log').length > 0")
+        shows(browser, MARK)
+        browser.screenshot(shots / "hostile.png")
+        assert browser.evaluate("window.pwned === undefined")
+        assert (
+            browser.evaluate("document.querySelectorAll('img[src=x], script:not([src]), b:not(.req)').length")
+            == 0
+        )
