@@ -6,7 +6,8 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-from inspector_harness import EVERYTHING, HOSTILE, Inspector, http_server, inspector
+
+from inspector.harness import EVERYTHING, HOSTILE, Inspector, http_server, inspector
 
 STDIO = f"{sys.executable} {EVERYTHING}"
 

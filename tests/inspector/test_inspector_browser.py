@@ -5,66 +5,17 @@ Screenshots of the main views go to $MCPKIT_SCREENSHOTS (default: the test's tem
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from inspector_cdp import Browser, chromium
-from inspector_harness import EVERYTHING, HOSTILE, Inspector, inspector
+
+from inspector.cdp import Browser
+from inspector.harness import EVERYTHING, HOSTILE, inspector
+from inspector.page import click, fill, open_page, q, shows
 
 MARK = "<img src=x onerror=\"window.pwned='img'\"><script>window.pwned='script'</script><b>bold</b>"
-
-
-def in_ci() -> bool:
-    flags = (os.environ.get("MCPKIT_CI", ""), os.environ.get("CI", ""))
-    return any(flag.strip().lower() not in ("", "0", "false", "no") for flag in flags)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    binary = chromium()
-    if binary is None:
-        message = "chromium not installed (apt-get install chromium)"
-        if in_ci():
-            pytest.fail(f"{message}; CI must not skip the browser tests (.ci/run installs it as root)")
-        pytest.skip(message)
-    found = Browser(binary)
-    yield found
-    found.close()
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    where = os.environ.get("MCPKIT_SCREENSHOTS")
-    return Path(where) if where else tmp_path_factory.mktemp("screenshots")
-
-
-def q(selector: str) -> str:
-    return f"document.querySelector({json.dumps(selector)})"
-
-
-def click(page: Browser, selector: str) -> None:
-    page.wait_for(f"{q(selector)} !== null")
-    page.evaluate(f"{q(selector)}.click()")
-
-
-def fill(page: Browser, selector: str, value: str) -> None:
-    page.wait_for(f"{q(selector)} !== null")
-    events = "for (const t of ['input', 'change']) e.dispatchEvent(new Event(t, {bubbles: true}))"
-    page.evaluate(f"(() => {{ const e = {q(selector)}; e.value = {json.dumps(value)}; {events}; }})()")
-
-
-def shows(page: Browser, text: str, timeout: float = 15.0) -> None:
-    page.wait_for(f"document.body.innerText.includes({json.dumps(text)})", timeout)
-
-
-def open_page(page: Browser, found: Inspector) -> None:
-    page.emulate(1280, 900)
-    page.goto(found.url)
-    page.wait_for("document.getElementById('status').textContent.startsWith('connected')")
 
 
 @pytest.fixture(scope="module")

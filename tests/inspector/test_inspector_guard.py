@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from inspector_harness import EVERYTHING, Inspector, inspector
 
+from inspector.harness import EVERYTHING, Inspector, inspector
 from mcpkit.inspector.guard import Guard
 
 
