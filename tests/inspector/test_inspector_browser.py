@@ -5,6 +5,7 @@ Screenshots of the main views go to $MCPKIT_SCREENSHOTS (default: the test's tem
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,17 +13,25 @@ from pathlib import Path
 import pytest
 
 from inspector.cdp import Browser
-from inspector.harness import EVERYTHING, HOSTILE, inspector
+from inspector.harness import EVERYTHING, HOSTILE, Inspector, inspector
 from inspector.page import click, fill, open_page, q, shows
 
 MARK = "<img src=x onerror=\"window.pwned='img'\"><script>window.pwned='script'</script><b>bold</b>"
 
 
 @pytest.fixture(scope="module")
-def everything(browser: Browser) -> Iterator[Browser]:
+def everything_inspector() -> Iterator[Inspector]:
     with inspector(f"{sys.executable} {EVERYTHING}") as found:
-        open_page(browser, found)
-        yield browser
+        yield found
+
+
+@pytest.fixture
+def everything(browser: Browser, everything_inspector: Inspector) -> Browser:
+    """The browser on the page of the inspector for examples/everything.py (opened again after a test
+    that used another inspector)."""
+    if browser.evaluate("location.href") != everything_inspector.url:
+        open_page(browser, everything_inspector)
+    return browser
 
 
 def test_the_server_view_shows_info_era_and_capabilities(everything: Browser, shots: Path) -> None:
@@ -157,7 +166,7 @@ def test_html_from_the_server_is_shown_as_text_and_never_runs(browser: Browser, 
         open_page(browser, found)
         shows(browser, MARK)  # the server's name and instructions, as typed
         click(browser, "[data-tab=tools]")
-        browser.wait_for("document.querySelectorAll('[data-tool]').length === 2")
+        browser.wait_for("document.querySelectorAll('[data-tool]').length === 4")
         click(browser, "[data-tool^=evil]")
         fill(browser, "input[aria-label=text]", "!")
         click(browser, "form.tool button[type=submit]")
@@ -171,3 +180,66 @@ def test_html_from_the_server_is_shown_as_text_and_never_runs(browser: Browser, 
             browser.evaluate("document.querySelectorAll('img[src=x], script:not([src]), b:not(.req)').length")
             == 0
         )
+
+
+def test_a_url_elicitation_shows_its_url_and_takes_the_answer(everything: Browser) -> None:
+    click(everything, "[data-tab=tools]")
+    click(everything, "[data-tool=connect_account]")
+    fill(everything, "input[aria-label=service]", "git")
+    click(everything, "form.tool button[type=submit]")
+    everything.wait_for(f"{q('form.ask .url')}?.textContent === 'https://example.com/connect/git'")
+    click(everything, "form.ask button.primary")
+    shows(everything, "URL elicitation answered: accept")
+
+
+def test_a_call_is_copied_as_an_mcpkit_command_line(everything: Browser) -> None:
+    everything.evaluate("navigator.clipboard.writeText = async (text) => { window.copied = text; }")
+    click(everything, "[data-tab=tools]")
+    click(everything, "[data-tool=add]")
+    fill(everything, "input[data-path=a]", "2")
+    fill(everything, "input[data-path=b]", "40")
+    click(everything, "form.tool .actions button.small")
+    copied = everything.wait_for("window.copied")
+    assert copied.startswith("mcpkit call ") and copied.endswith(' add --args \'{"a":2,"b":40}\'')
+    assert "everything.py" in copied
+
+
+def test_nested_objects_arrays_enums_and_optionals_have_form_fields(browser: Browser) -> None:
+    with inspector(f"{sys.executable} {HOSTILE}") as found:
+        open_page(browser, found)
+        click(browser, "[data-tab=tools]")
+        click(browser, "[data-tool=configure]")
+        fill(browser, "input[data-path=name]", "n")
+        fill(browser, "select[data-path=mode]", "1")  # the second enum value
+        fill(browser, "input[data-path=ratio]", "0.5")
+        for _ in range(2):
+            click(browser, "[data-add=tags]")
+        fill(browser, "input[data-path='tags[0]']", "a")
+        fill(browser, "input[data-path='tags[1]']", "b")
+        fill(browser, "input[data-path='origin.x']", "3")
+        click(browser, "[data-add=points]")
+        fill(browser, "input[data-path='points[0].x']", "7")
+        origin_y = q("input[data-path='origin.y']")
+        assert browser.evaluate(f"{origin_y}.value") == "0"  # the default
+        click(browser, "form.tool button[type=submit]")
+        browser.wait_for(f"{q('.structured pre')} !== null")
+        shown = json.loads(browser.evaluate(f"{q('.structured pre')}.textContent"))
+        assert shown == {
+            "name": "n",
+            "mode": "safe",
+            "ratio": 0.5,
+            "tags": ["a", "b"],
+            "origin": {"x": 3, "y": 0},
+            "points": [{"x": 7, "y": 0}],
+            "verbose": False,
+            "limit": None,
+        }
+
+
+def test_a_server_that_exits_shows_as_disconnected_with_the_reason(browser: Browser) -> None:
+    with inspector(f"{sys.executable} {HOSTILE}") as found:
+        open_page(browser, found)
+        click(browser, "[data-tab=tools]")
+        click(browser, "[data-tool=exit_now]")
+        click(browser, "form.tool button[type=submit]")
+        browser.wait_for("document.getElementById('status').textContent.includes('closed the connection')")

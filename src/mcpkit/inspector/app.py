@@ -11,7 +11,7 @@ import orjson
 
 from ..protocol.errors import MCPError
 from ..protocol.sse import encode_event
-from .backend import ActionError, Backend
+from .backend import ActionError, Backend, innermost
 from .guard import Guard
 from .hub import Hub
 
@@ -68,6 +68,15 @@ async def _read_body(receive: Receive) -> bytes:
             return bytes(body)
 
 
+def _failure(exc: BaseException) -> tuple[int, JSON]:
+    """The status and body for an action that failed: 409 the page's mistake, 502 the server's answer."""
+    if isinstance(exc, ActionError):
+        return 409, {"error": str(exc)}
+    if isinstance(exc, MCPError):
+        return 502, {"error": exc.message, "errorCode": exc.code, "errorData": exc.data}
+    return 502, {"error": str(exc) or type(exc).__name__}
+
+
 class InspectorApp:
     """ASGI: GET / (the page; ?token=), GET /static/NAME, GET /api/events (SSE), POST /api/ACTION."""
 
@@ -110,12 +119,8 @@ class InspectorApp:
             return
         try:
             result = await self.backend.act(name, body)
-        except ActionError as exc:
-            await _json(send, 409, {"error": str(exc)})
-        except MCPError as exc:
-            await _json(send, 502, {"error": exc.message, "errorCode": exc.code, "errorData": exc.data})
         except Exception as exc:  # the page shows what went wrong; the inspector keeps running
-            await _json(send, 502, {"error": f"{type(exc).__name__}: {exc}"})
+            await _json(send, *_failure(innermost(exc)))
         else:
             await _json(send, 200, {"result": result})
 

@@ -17,7 +17,7 @@ from .calls import Running
 from .hub import Hub
 from .opening import Target, open_client
 
-__all__ = ["ActionError", "Backend"]
+__all__ = ["ActionError", "Backend", "innermost"]
 
 JSON = dict[str, Any]
 Action = Callable[[JSON], Awaitable[Any]]
@@ -102,7 +102,7 @@ class Backend:
         try:
             await self.tg.start(self._hold, self.target)
         except Exception as exc:
-            self.hub.publish("disconnected", error=str(exc))
+            self.hub.publish("disconnected", error=_message(exc))
             raise
         state = await self.state()
         self.hub.publish("connected", state=state)
@@ -120,13 +120,16 @@ class Backend:
                     if "logging" in client.server_capabilities:
                         await client.set_logging_level("debug")
                     task_status.started()
-                    await anyio.sleep_forever()
+                    await client.session.closed.wait()
+                    raise ConnectionError(
+                        "the server closed the connection (did it exit? its stderr is in the log)"
+                    )
             if not started:
                 raise TimeoutError(f"the server did not answer within {target.timeout:g}s")
         except Exception as exc:
             if not started:
                 raise
-            self.hub.publish("disconnected", error=str(exc))
+            self.hub.publish("disconnected", error=_message(exc))
         else:
             self.hub.publish("disconnected")
         finally:
@@ -257,3 +260,15 @@ class Backend:
         if self.client is not None:
             await self.client.roots_changed()
         return {"roots": roots}
+
+
+def innermost(exc: BaseException) -> BaseException:
+    """The first error inside any exception groups (a task group wraps what its tasks raise)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _message(exc: BaseException) -> str:
+    leaf = innermost(exc)
+    return str(leaf) or type(leaf).__name__

@@ -93,14 +93,14 @@ function showRoots(panel) {
     area, h("div", { class: "actions" }, h("button", { type: "button", class: "primary", onclick: save }, "Save roots")), out);
 }
 
-async function refreshState() {
+async function refreshState(error) {
   store.state = await act("state");
   store.target = store.state.target || "";
   const s = store.state;
   if (s.target && !$("target").value) $("target").value = s.target;
   if (s.era) $("era").value = s.era;
   const info = s.serverInfo || {};
-  $("status").textContent = s.connected ? `connected: ${info.name || "?"} · ${s.protocol}` : "not connected";
+  $("status").textContent = s.connected ? `connected: ${info.name || "?"} · ${s.protocol}` : `not connected${error ? ` — ${error}` : ""}`;
   document.body.classList.toggle("connected", Boolean(s.connected));
   show(current);
 }
@@ -111,7 +111,7 @@ function onEvent(event) {
     case "ask": onAsk(event, $("asks")); break;
     case "asked": onAsked(event); break;
     case "task": store.tasks.set(event.task.taskId, event.task); if (current === "tasks") show("tasks"); break;
-    case "connected": case "disconnected": refreshState(); break;
+    case "connected": case "disconnected": refreshState(event.error); break;
     case "notification":
       if (event.method === "notifications/tasks/status" || event.method === "notifications/tasks") {
         const known = store.tasks.get(event.params.taskId);

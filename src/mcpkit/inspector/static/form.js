@@ -46,16 +46,16 @@ function jsonEditor(schema, required) {
   };
 }
 
-function scalarEditor(kind, schema, required, label) {
+function scalarEditor(kind, schema, required, label, path) {
   if (kind === "enum") {
-    const select = h("select", { "aria-label": label },
+    const select = h("select", { "aria-label": label, "data-path": path },
       required ? null : h("option", { value: "" }, "—"),
       schema.enum.map((v, i) => h("option", { value: String(i) }, JSON.stringify(v))));
     if (schema.default !== undefined) select.value = String(schema.enum.findIndex((v) => v === schema.default));
     return { el: select, get: () => (select.value === "" ? undefined : schema.enum[Number(select.value)]) };
   }
   if (kind === "boolean") {
-    const select = h("select", { "aria-label": label }, h("option", { value: "" }, "—"),
+    const select = h("select", { "aria-label": label, "data-path": path }, h("option", { value: "" }, "—"),
       h("option", { value: "true" }, "true"), h("option", { value: "false" }, "false"));
     if (typeof schema.default === "boolean") select.value = String(schema.default);
     return { el: select, get: () => (select.value === "" ? undefined : select.value === "true") };
@@ -63,7 +63,7 @@ function scalarEditor(kind, schema, required, label) {
   const numeric = kind === "number" || kind === "integer";
   const input = h("input", {
     type: numeric ? "number" : "text", step: kind === "integer" ? "1" : numeric ? "any" : null,
-    min: schema.minimum, max: schema.maximum, "aria-label": label, required,
+    min: schema.minimum, max: schema.maximum, "aria-label": label, "data-path": path, required,
     placeholder: schema.format || kind,
   });
   if (schema.default !== undefined && schema.default !== null) input.value = String(schema.default);
@@ -76,12 +76,12 @@ function scalarEditor(kind, schema, required, label) {
   };
 }
 
-function arrayEditor(schema, root, label) {
+function arrayEditor(schema, root, label, path) {
   const rows = [];
   const list = h("div", { class: "array" });
-  const add = h("button", { type: "button", class: "small", onclick: () => addRow() }, "+ item");
+  const add = h("button", { type: "button", class: "small", "data-add": path, onclick: () => addRow() }, "+ item");
   function addRow() {
-    const item = editor(schema.items || {}, root, `${label}[${rows.length}]`, true);
+    const item = editor(schema.items || {}, root, `${label}[${rows.length}]`, true, `${path}[${rows.length}]`);
     const row = h("div", { class: "array-row" }, item.el);
     const remove = h("button", { type: "button", class: "small", onclick: () => { rows.splice(rows.indexOf(item), 1); row.remove(); } }, "×");
     row.append(remove);
@@ -94,10 +94,10 @@ function arrayEditor(schema, root, label) {
   };
 }
 
-function objectEditor(schema, root, label) {
+function objectEditor(schema, root, label, path) {
   const required = new Set(schema.required || []);
   const fields = Object.entries(schema.properties || {}).map(([name, sub]) => {
-    const child = editor(sub, root, name, required.has(name));
+    const child = editor(sub, root, name, required.has(name), path ? `${path}.${name}` : name);
     return [name, child];
   });
   const el = h("div", { class: "object" }, fields.map(([, f]) => f.row || f.el));
@@ -114,14 +114,15 @@ function objectEditor(schema, root, label) {
   };
 }
 
-export function editor(schema, root, name, required) {
+export function editor(schema, root, name, required, path = name) {
   schema = simplify(schema, root);
   const kind = kindOf(schema);
   let inner;
-  if (kind === "object" && schema.properties) inner = objectEditor(schema, root, name);
-  else if (kind === "array" && schema.items && kindOf(simplify(schema.items, root)) !== "json") inner = arrayEditor(schema, root, name);
-  else if (["string", "number", "integer", "boolean", "enum"].includes(kind)) inner = scalarEditor(kind, schema, required, name);
+  if (kind === "object" && schema.properties) inner = objectEditor(schema, root, name, path);
+  else if (kind === "array" && schema.items && kindOf(simplify(schema.items, root)) !== "json") inner = arrayEditor(schema, root, name, path);
+  else if (["string", "number", "integer", "boolean", "enum"].includes(kind)) inner = scalarEditor(kind, schema, required, name, path);
   else inner = jsonEditor(schema, required);
+  inner.el.dataset.path = inner.el.dataset.path || path;
   const title = schema.title && schema.title !== name ? ` (${schema.title})` : "";
   inner.row = h("label", { class: "field" },
     h("span", { class: "field-name" }, name, required ? h("b", { class: "req", title: "required" }, " *") : null, title),
@@ -134,7 +135,7 @@ export function editor(schema, root, name, required) {
 // a switch to edit the arguments as JSON instead.
 export function schemaForm(schema) {
   const root = schema || {};
-  const fields = objectEditor(simplify(root, root), root, "");
+  const fields = objectEditor(simplify(root, root), root, "", "");
   const raw = h("textarea", { rows: 6, class: "json-input", hidden: true, "aria-label": "arguments as JSON" });
   let asJson = false;
   const toggle = h("button", { type: "button", class: "small", onclick: () => {
