@@ -70,9 +70,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def inspector(target: str, *extra: str) -> Iterator[Inspector]:
+def inspector(target: str, *extra: str, env: dict[str, str] | None = None) -> Iterator[Inspector]:
+    """`mcpkit inspect TARGET --no-browser EXTRA...` running (with `env` added to its environment)."""
     command = [sys.executable, "-m", "mcpkit.cli", "inspect", target, "--no-browser", *extra]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=ENV, cwd=ROOT)
+    environment = {**ENV, **(env or {})}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=environment, cwd=ROOT)
     try:
         assert process.stdout is not None
         ready, _, _ = select.select([process.stdout], [], [], 30)

@@ -93,9 +93,9 @@ class Backend:
             era=str(body.get("era") or base.era),
             protocol_version=body.get("protocolVersion") or base.protocol_version,
             headers=list(body.get("headers") or base.headers),
-            auth=base.auth,
-            client_id=base.client_id,
-            client_secret=base.client_secret,
+            auth=body.get("auth", base.auth) or None,
+            client_id=body.get("clientId") or base.client_id,
+            client_secret=body.get("clientSecret") or base.client_secret,
             timeout=base.timeout,
         )
         self.hub.publish("connecting", target=self.target.server, era=self.target.era)

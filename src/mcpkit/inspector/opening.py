@@ -75,7 +75,7 @@ async def open_client(target: Target, hub: Hub, **client_options: Any) -> AsyncI
         return
     from ..transports.http_client import open_http_stream
 
-    auth = _auth(target, str(where))
+    auth = _auth(target, str(where), hub)
     headers = parse_headers(target.headers)
     async with (
         open_http_stream(str(where), headers=headers, timeout=target.timeout, auth=auth) as stream,
@@ -84,9 +84,17 @@ async def open_client(target: Target, hub: Hub, **client_options: Any) -> AsyncI
         yield client
 
 
-def _auth(target: Target, url: str) -> Any:
+def _auth(target: Target, url: str, hub: Hub) -> Any:
+    """The CLI's OAuth client (loopback redirect, tokens kept in the config dir), whose authorization URL
+    is also shown in the page, so a login works where the inspector cannot open a browser itself."""
     if target.auth != "oauth":
         return None
-    from ..cli_oauth import oauth_client
+    from ..cli_oauth import loopback_login, oauth_client
 
-    return oauth_client(url, target.client_id, target.client_secret)
+    async def login(authorize_url: str) -> str:
+        hub.publish("oauth", url=authorize_url)
+        return await loopback_login(authorize_url)
+
+    auth = oauth_client(url, target.client_id, target.client_secret)
+    auth.user_agent = login
+    return auth

@@ -3,6 +3,7 @@ import { act, listen } from "./api.js";
 import { onAsk, onAsked } from "./asks.js";
 import { clear, errorBox, h, json, jsonBlock, pre } from "./dom.js";
 import { addLogEntry, showLog } from "./log.js";
+import { clearOAuth, offerSignIn, onAuthorizeUrl } from "./oauth.js";
 import { showPrompts, showResources } from "./resources.js";
 import { store } from "./store.js";
 import { onProgress, showTools } from "./tools.js";
@@ -111,7 +112,12 @@ function onEvent(event) {
     case "ask": onAsk(event, $("asks")); break;
     case "asked": onAsked(event); break;
     case "task": store.tasks.set(event.task.taskId, event.task); if (current === "tasks") show("tasks"); break;
-    case "connected": case "disconnected": refreshState(event.error); break;
+    case "connected": clearOAuth(); refreshState(); break;
+    case "disconnected":
+      refreshState(event.error);
+      if (/wants credentials/.test(event.error || "")) offerSignIn($("asks"), connectBody);
+      break;
+    case "oauth": onAuthorizeUrl($("asks"), event.url); break;
     case "notification":
       if (event.method === "notifications/tasks/status" || event.method === "notifications/tasks") {
         const known = store.tasks.get(event.params.taskId);
@@ -124,13 +130,20 @@ function onEvent(event) {
   if (["message", "log", "stderr", "connecting", "connected", "disconnected"].includes(event.kind)) addLogEntry(event);
 }
 
+function connectBody() {
+  return { target: $("target").value, era: $("era").value };
+}
+
 function start() {
   for (const button of document.querySelectorAll("#tabs button")) button.addEventListener("click", () => show(button.dataset.tab));
   store.onTasks = () => { if (current === "tasks") show("tasks"); };
   $("connect").addEventListener("submit", async (e) => {
     e.preventDefault();
     $("status").textContent = "connecting…";
-    try { await act("connect", { target: $("target").value, era: $("era").value }); } catch (err) { $("status").textContent = `failed: ${err.message}`; }
+    try { await act("connect", connectBody()); } catch (err) {
+      $("status").textContent = `failed: ${err.message}`;
+      if (/wants credentials|401/.test(err.message)) offerSignIn($("asks"), connectBody);
+    }
   });
   $("disconnect-button").addEventListener("click", () => act("disconnect"));
   listen(onEvent, () => document.body.classList.remove("offline"), () => document.body.classList.add("offline"));
