@@ -145,3 +145,21 @@ def test_an_unreachable_server_is_an_error_and_the_inspector_stays_up() -> None:
         assert response.status_code == 502 and response.json()["error"]
         assert found.result("state")["connected"] is False
         assert found.result("connect", {"target": f"{sys.executable} {EVERYTHING}"})["connected"]
+
+
+def test_a_page_that_reconnects_gets_the_events_after_the_last_it_saw(stdio: Inspector) -> None:
+    import httpx
+    import orjson
+
+    url = f"{stdio.base}/api/events?token={stdio.token}"
+    with httpx.stream("GET", url, headers={"last-event-id": "3"}, timeout=10) as stream:
+        first = next(line for line in stream.iter_lines() if line.startswith("data: "))
+    assert orjson.loads(first[6:])["seq"] == 4
+
+
+def test_a_subscription_in_the_handshake_era_brings_updates_to_the_log() -> None:
+    with inspector(STDIO, "--era", "handshake") as found:
+        found.result("subscribe", {"uri": "demo://readme"})
+        found.result("call", {"name": "touch", "arguments": {"uri": "demo://readme"}})
+        updates = found.events('"method":"notifications/resources/updated"')
+        assert updates[-1]["message"]["params"]["uri"] == "demo://readme"

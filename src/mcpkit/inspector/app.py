@@ -125,9 +125,8 @@ class InspectorApp:
             await _json(send, 200, {"result": result})
 
     async def events(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
-        after = (
-            int(headers.get("last-event-id", "0") or 0) if headers.get("last-event-id", "").isdigit() else 0
-        )
+        last = headers.get("last-event-id", "")  # EventSource sends it when it reconnects
+        after = int(last) if last.isdigit() else 0
         start = [(b"content-type", b"text/event-stream"), (b"x-accel-buffering", b"no")]
         await send({"type": "http.response.start", "status": 200, "headers": start + _SECURITY})
         gone = False

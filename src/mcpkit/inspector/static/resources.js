@@ -2,6 +2,7 @@
 import { act } from "./api.js";
 import { clear, errorBox, h, jsonBlock } from "./dom.js";
 import { promptResult, readResult } from "./render.js";
+import { store } from "./store.js";
 
 let listSeq = 0;
 
@@ -22,7 +23,23 @@ function completing(ref, argument, values, label) {
 
 async function read(out, uri) {
   clear(out, h("span", { class: "muted" }, `reading ${uri}…`));
-  try { clear(out, readResult(await act("read", { uri }))); } catch (err) { clear(out, errorBox(err)); }
+  try { clear(out, subscribeButton(uri), readResult(await act("read", { uri }))); } catch (err) { clear(out, errorBox(err)); }
+}
+
+// resources/subscribe (handshake era, when the server offers it): updates arrive in the log.
+function subscribeButton(uri) {
+  const s = store.state || {};
+  if (s.stateless || !((s.capabilities || {}).resources || {}).subscribe) return null;
+  const button = h("button", { type: "button", class: "small", "data-subscribe": uri }, "subscribe");
+  button.addEventListener("click", async () => {
+    const off = button.dataset.on === "1";
+    try {
+      await act("subscribe", { uri, off });
+      button.dataset.on = off ? "0" : "1";
+      button.textContent = off ? "subscribe" : "unsubscribe (updates go to the log)";
+    } catch (err) { button.after(errorBox(err)); }
+  });
+  return button;
 }
 
 export async function showResources(panel) {
