@@ -4,6 +4,7 @@ with a schema of every shape the page's forms handle, and one that makes the ser
 from __future__ import annotations
 
 import os
+import sys
 from typing import Literal
 
 import anyio
@@ -65,4 +66,5 @@ def exit_now() -> str:
 
 
 if __name__ == "__main__":
+    print("hostile server: starting", file=sys.stderr, flush=True)
     server.run()

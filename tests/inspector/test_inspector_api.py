@@ -116,8 +116,9 @@ def test_roots_set_in_the_page_are_what_the_server_lists(stdio: Inspector) -> No
     assert got["structuredContent"] == {"result": ["file:///tmp/project"]}
 
 
-def test_a_tool_runs_as_a_task_polled_then_cancelled_or_finished() -> None:
+def test_a_tool_runs_as_a_task_and_the_server_stderr_is_in_the_log() -> None:
     with inspector(f"{sys.executable} {HOSTILE}") as found:
+        assert any(e["kind"] == "stderr" for e in found.events('"line":"hostile server: starting"'))
         started = found.result("call", {"name": "long_job", "arguments": {"seconds": 30}, "task": True})
         task_id = started["task"]["taskId"]
         assert found.result("task", {"taskId": task_id, "op": "get"})["status"] == "working"

@@ -4,6 +4,7 @@ every message shown to the hub, the server's stderr too."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -46,9 +47,11 @@ def _era_options(target: Target) -> JSON:
 
 
 async def _pump_stderr(process: Any, hub: Hub) -> None:
+    """The server's stderr to the page's log, and on to the terminal, where a developer looks first."""
     async for chunk in process.stderr:
-        text = chunk.decode("utf-8", "replace")
-        for line in text.splitlines():
+        sys.stderr.buffer.write(chunk)
+        sys.stderr.flush()
+        for line in chunk.decode("utf-8", "replace").splitlines():
             hub.publish("stderr", line=line)
 
 

@@ -27,7 +27,6 @@ def bind(port: int = 0) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     sock.listen(128)
-    sock.set_inheritable(True)
     return sock
 
 
