@@ -94,8 +94,13 @@ function showRoots(panel) {
     area, h("div", { class: "actions" }, h("button", { type: "button", class: "primary", onclick: save }, "Save roots")), out);
 }
 
+let stateAsked = 0;
+
 async function refreshState(error) {
-  store.state = await act("state");
+  const mine = ++stateAsked;
+  const state = await act("state");
+  if (mine !== stateAsked) return; // an answer overtaken by a later question (connect right after disconnect)
+  store.state = state;
   store.target = store.state.target || "";
   const s = store.state;
   if (s.target && !$("target").value) $("target").value = s.target;
