@@ -115,14 +115,27 @@ def test_a_prompt_is_got_with_its_arguments(everything: Browser) -> None:
 
 
 def test_the_log_shows_messages_both_ways_filters_and_copies(everything: Browser, shots: Path) -> None:
+    click(everything, "[data-tab=tools]")
+    click(everything, "[data-tool=echo]")
+    fill(everything, "input[data-path=text]", "logged")
+    click(everything, "form.tool button[type=submit]")
+    everything.wait_for(f"{q('#tab-tools .result')}?.innerText.includes('logged')")
     click(everything, "[data-tab=log]")
-    everything.wait_for("document.querySelectorAll('#log-list .entry').length > 10")
-    fill(everything, "input[aria-label=filter]", "book_table")
-    everything.wait_for(
-        "[...document.querySelectorAll('#log-list .entry .label')].every(e => e.textContent !== 'ping')"
-    )
-    shows(everything, "tools/call")
+    everything.wait_for("document.querySelectorAll('#log-list .entry').length > 3")
+    answered = r"/result #\d+ \(tools\/call, \d+ ms\)/"  # an answer names its request and its time
+    labels = "[...document.querySelectorAll('#log-list .label')]"
+    everything.wait_for(f"{labels}.some(e => {answered}.test(e.textContent))")
+    everything.evaluate("document.querySelector('#log-list .entry.message').open = true")
     everything.screenshot(shots / "log.png")
+    total = everything.evaluate("document.querySelectorAll('#log-list .entry').length")
+    fill(everything, "input[aria-label=filter]", "logged")
+    entries = "[...document.querySelectorAll('#log-list .entry')]"
+    everything.wait_for(f"{entries}.length < {total}")
+    assert everything.evaluate(f"{entries}.every(e => e.textContent.includes('logged'))")
+    fill(everything, "select[aria-label=direction]", "in")
+    everything.wait_for(f"{entries}.every(e => e.querySelector('.arrow').textContent !== '→')")
+    assert everything.evaluate(f"{entries}.length") >= 1  # the answer to the call
+    fill(everything, "select[aria-label=direction]", "all")
     fill(everything, "input[aria-label=filter]", "")
 
 

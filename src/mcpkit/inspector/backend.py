@@ -3,6 +3,7 @@ out), with everything the server sends told to the page through the hub."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -12,6 +13,7 @@ from anyio.abc import TaskGroup, TaskStatus
 
 from ..client.client import Client
 from ..client.tasks import TaskHandle
+from ..protocol.errors import MCPError
 from .asks import Asks
 from .calls import Running
 from .hub import Hub
@@ -112,20 +114,23 @@ class Backend:
         started = False
         self._ended = anyio.Event()
         try:
-            with anyio.CancelScope(deadline=anyio.current_time() + target.timeout) as scope:
+            # a person signing in takes longer than a server answering
+            wait = max(target.timeout, 300.0) if target.auth == "oauth" else target.timeout
+            with anyio.CancelScope(deadline=anyio.current_time() + wait) as scope:
                 self._scope = scope
                 async with open_client(target, self.hub, **self._handlers()) as client:
                     scope.deadline = math.inf
                     self.client, started = client, True
                     if "logging" in client.server_capabilities:
-                        await client.set_logging_level("debug")
+                        with contextlib.suppress(MCPError):  # a server that refuses still works
+                            await client.set_logging_level("debug")
                     task_status.started()
                     await client.session.closed.wait()
                     raise ConnectionError(
                         "the server closed the connection (did it exit? its stderr is in the log)"
                     )
             if not started:
-                raise TimeoutError(f"the server did not answer within {target.timeout:g}s")
+                raise TimeoutError(f"the server did not answer within {wait:g}s")
         except Exception as exc:
             if not started:
                 raise

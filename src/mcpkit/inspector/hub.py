@@ -4,6 +4,7 @@ events, a bounded history replayed to each new listener, and a queue per listene
 from __future__ import annotations
 
 import math
+import time
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -27,7 +28,7 @@ class Hub:
 
     def publish(self, kind: str, **fields: Any) -> JSON:
         self._seq += 1
-        event = {"seq": self._seq, "kind": kind, **fields}
+        event = {"seq": self._seq, "at": int(time.time() * 1000), "kind": kind, **fields}
         self.history.append(event)
         for listener in list(self._listeners):
             try:

@@ -32,6 +32,7 @@ async function show(tab) {
     clear(panel, h("p", { class: "muted" }, "Not connected: name a server above and Connect."));
     return;
   }
+  clear(panel, h("p", { class: "muted" }, "loading…")); // nothing stale to click while the list comes
   try { await views[tab](panel); } catch (err) { clear(panel, errorBox(err)); }
 }
 
@@ -95,6 +96,7 @@ function showRoots(panel) {
 }
 
 let stateAsked = 0;
+let shownFor = null;
 
 async function refreshState(error) {
   const mine = ++stateAsked;
@@ -108,7 +110,10 @@ async function refreshState(error) {
   const info = s.serverInfo || {};
   $("status").textContent = s.connected ? `connected: ${info.name || "?"} · ${s.protocol}` : `not connected${error ? ` — ${error}` : ""}`;
   document.body.classList.toggle("connected", Boolean(s.connected));
-  show(current);
+  // the same connection told twice (the page's first look, then the replayed event) keeps the view as it
+  // is: drawing it again would wipe a form being filled in
+  const key = JSON.stringify([s.connected, s.target, s.protocol, s.stateless, s.serverInfo]);
+  if (key !== shownFor) { shownFor = key; show(current); }
 }
 
 function onEvent(event) {

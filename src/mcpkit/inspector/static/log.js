@@ -5,6 +5,7 @@ import { asCommand } from "./command.js";
 import { store } from "./store.js";
 
 const entries = [];
+const asked = new Map(); // "direction id" of a request -> its event, to name the answer and time it
 const KEEP = 5000;
 let list = null;
 let filters = { direction: "all", kinds: new Set(["message", "log", "stderr", "status"]), text: "" };
@@ -18,7 +19,9 @@ function label(event) {
   const m = event.message || {};
   if (event.kind === "message") {
     if (m.method) return `${m.method}${"id" in m ? ` #${m.id}` : ""}`;
-    return `${"error" in m ? "error" : "result"} #${m.id}`;
+    const request = asked.get(`${event.direction === "in" ? "out" : "in"} ${m.id}`);
+    const about = request ? ` (${request.message.method}, ${event.at - request.at} ms)` : "";
+    return `${"error" in m ? "error" : "result"} #${m.id}${about}`;
   }
   if (event.kind === "log") return `[${event.params.level}]${event.params.logger ? ` ${event.params.logger}` : ""}`;
   if (event.kind === "stderr") return "stderr";
@@ -40,12 +43,20 @@ function row(event) {
   if (copyButton) copyButton.addEventListener("click", (e) => { e.preventDefault(); copy(command, copyButton); });
   const cls = `entry ${kindOf(event)} ${event.kind === "log" ? `level-${event.params.level}` : ""} ${"error" in m ? "is-error" : ""}`;
   return h("details", { class: cls, "data-kind": kindOf(event) },
-    h("summary", {}, h("span", { class: "arrow" }, arrow), " ", h("span", { class: "label" }, label(event)), " ",
+    h("summary", {}, h("span", { class: "muted time" }, clock(event.at)), " ", h("span", { class: "arrow" }, arrow), " ", h("span", { class: "label" }, label(event)), " ",
       h("span", { class: "muted preview" }, typeof body === "string" ? body.slice(0, 160) : JSON.stringify(body).slice(0, 160))),
     pre(typeof body === "string" ? body : json(body)), copyButton);
 }
 
+function clock(at) {
+  const d = new Date(at || 0);
+  const two = (n) => String(n).padStart(2, "0");
+  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}.${String(d.getMilliseconds()).padStart(3, "0")}`;
+}
+
 export function addLogEntry(event) {
+  const m = event.message || {};
+  if (event.kind === "message" && m.method && "id" in m) asked.set(`${event.direction} ${m.id}`, event);
   entries.push(event);
   if (entries.length > KEEP) entries.shift();
   document.getElementById("log-count").textContent = String(entries.length);
