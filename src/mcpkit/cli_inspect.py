@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 
 from .cli_connect import server_target
-from .cli_errors import OK
+from .cli_errors import OK, UsageError
 
 __all__ = ["add_inspect", "run_inspect"]
 
@@ -60,7 +60,10 @@ def run_inspect(args: argparse.Namespace) -> int:
         client_secret=args.client_secret,
         timeout=args.timeout,
     )
-    sock = bind(args.port)
+    try:
+        sock = bind(args.port)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}") from None
 
     def ready(url: str) -> None:
         print(f"mcpkit inspect: open {url}", flush=True)

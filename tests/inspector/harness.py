@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,15 +48,17 @@ class Inspector:
         assert response.status_code == 200, response.text
         return response.json()["result"]
 
-    def events(self, until: str, timeout: float = 10.0) -> list[dict[str, Any]]:
-        """The events from the start until one whose JSON contains `until`."""
+    def events(
+        self, until: str | Callable[[dict[str, Any]], bool], timeout: float = 10.0
+    ) -> list[dict[str, Any]]:
+        """The events from the start until one whose JSON contains `until` (or for which it is true)."""
         found: list[dict[str, Any]] = []
         with httpx.stream("GET", f"{self.base}/api/events?token={self.token}", timeout=timeout) as stream:
             deadline = time.monotonic() + timeout
             for line in stream.iter_lines():
                 if line.startswith("data: "):
                     found.append(orjson.loads(line[6:]))
-                    if until in line:
+                    if until(found[-1]) if callable(until) else until in line:
                         return found
                 assert time.monotonic() < deadline, f"no event with {until!r} in {found}"
         raise AssertionError(f"the event stream ended without {until!r}")

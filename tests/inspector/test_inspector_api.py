@@ -77,7 +77,7 @@ def test_an_elicitation_waits_for_the_page_and_takes_its_answer(stdio: Inspector
     assert outcome["content"] == [{"type": "text", "text": "Booked Zum for 3."}]
 
 
-def test_a_sampling_request_is_answered_or_rejected_by_hand(stdio: Inspector) -> None:
+def test_a_sampling_request_is_answered_by_hand(stdio: Inspector) -> None:
     import threading
 
     answers: list[object] = []
@@ -85,7 +85,7 @@ def test_a_sampling_request_is_answered_or_rejected_by_hand(stdio: Inspector) ->
         target=lambda: answers.append(stdio.act("call", {"name": "summarize", "arguments": {"topic": "x"}}))
     )
     call.start()
-    ask = [e for e in stdio.events('"kind":"ask","id":"ask-2"') if e["kind"] == "ask"][-1]
+    ask = stdio.events(lambda e: e["kind"] == "ask" and "Summarise x " in str(e["params"]))[-1]
     reply = {"role": "assistant", "content": {"type": "text", "text": "x, briefly"}, "model": "human"}
     stdio.result("answer", {"id": ask["id"], "result": reply})
     call.join(30)
@@ -164,3 +164,23 @@ def test_a_subscription_in_the_handshake_era_brings_updates_to_the_log() -> None
         found.result("call", {"name": "touch", "arguments": {"uri": "demo://readme"}})
         updates = found.events('"method":"notifications/resources/updated"')
         assert updates[-1]["message"]["params"]["uri"] == "demo://readme"
+
+
+def test_a_sampling_request_rejected_in_the_page_fails_the_call(stdio: Inspector) -> None:
+    import threading
+
+    answers: list[object] = []
+    body = {"name": "summarize", "arguments": {"topic": "no"}}
+    call = threading.Thread(target=lambda: answers.append(stdio.act("call", body)))
+    call.start()
+    ask = stdio.events(lambda e: e["kind"] == "ask" and "Summarise no " in str(e["params"]))[-1]
+    stdio.result("answer", {"id": ask["id"], "error": "The user rejected the sampling request"})
+    call.join(30)
+    # 2026-07-28: the rejection ends the call's input-required round in the client, so the call fails
+    response = answers[0]
+    assert response.status_code == 502  # type: ignore[attr-defined]
+    assert response.json() == {  # type: ignore[attr-defined]
+        "error": "The user rejected the sampling request",
+        "errorCode": -1,
+        "errorData": None,
+    }

@@ -86,3 +86,23 @@ def test_the_inspector_listens_on_loopback_only() -> None:
 
     with bind() as sock:
         assert sock.getsockname()[0] == "127.0.0.1"
+
+
+def test_a_port_in_use_is_one_usage_line() -> None:
+    import subprocess
+    import sys
+
+    from inspector.harness import ENV
+    from mcpkit.inspector.serving import bind
+
+    with bind() as taken:
+        port = str(taken.getsockname()[1])
+        done = subprocess.run(
+            [sys.executable, "-m", "mcpkit.cli", "inspect", "--no-browser", "--port", port],
+            capture_output=True,
+            text=True,
+            env=ENV,
+            timeout=60,
+        )
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"mcpkit: cannot listen on 127.0.0.1:{port}: Address already in use"

@@ -195,7 +195,8 @@ class Backend:
                     return {"result": handle.task}
                 self.tasks[handle.task_id] = handle
                 return {"task": handle.task}
-            return await client.call_tool(name, arguments, on_progress=progress)
+            # no deadline: a call may wait on a person answering an elicitation; the page can cancel it
+            return await client.call_tool(name, arguments, on_progress=progress, timeout=math.inf)
         assert scope.cancelled_caught
         raise ActionError("cancelled")
 
