@@ -82,6 +82,7 @@ def inspector(target: str, *extra: str, env: dict[str, str] | None = None) -> It
         ready, _, _ = select.select([process.stdout], [], [], 30)
         assert ready, "the inspector printed no URL within 30s"
         line = process.stdout.readline()
+        assert "open http" in line, f"the inspector did not start (exit {process.poll()}): {line!r}"
         url = line.split("open ", 1)[1].strip()
         parts = urlsplit(url)
         yield Inspector(url, parts.port or 0, parts.query.removeprefix("token="), process)

@@ -139,6 +139,18 @@ def test_the_log_shows_messages_both_ways_filters_and_copies(everything: Browser
     fill(everything, "input[aria-label=filter]", "")
 
 
+def test_roots_edited_in_the_page_are_what_the_server_lists(everything: Browser) -> None:
+    click(everything, "[data-tab=roots]")
+    roots = '[{"uri": "file:///srv/shared", "name": "shared"}]'
+    fill(everything, "textarea[aria-label=roots]", roots)
+    click(everything, "#tab-roots button.primary")
+    shows(everything, "the server was told the roots changed")
+    click(everything, "[data-tab=tools]")
+    click(everything, "[data-tool=list_client_roots]")
+    click(everything, "form.tool button[type=submit]")
+    everything.wait_for(f"{q('#tab-tools .structured pre')}?.textContent.includes('file:///srv/shared')")
+
+
 def test_the_page_fits_a_phone_in_dark_mode(everything: Browser, shots: Path) -> None:
     everything.emulate(390, 844, dark=True, mobile=True)
     try:
