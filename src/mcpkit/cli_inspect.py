@@ -8,7 +8,6 @@ from typing import Any
 
 import anyio
 
-from .cli_connect import server_target
 from .cli_errors import OK, UsageError
 
 __all__ = ["add_inspect", "run_inspect"]
@@ -24,7 +23,8 @@ def add_inspect(sub: Any) -> None:
         nargs="?",
         default="",
         metavar="TARGET",
-        help="an http(s) URL, a server.py file or a server's command line (or none: choose in the page)",
+        help="an http(s) URL, a server.py file, a command line, or a server's name in a client's config "
+        "(Claude Desktop, Claude Code, Cursor, VS Code); none: choose in the page",
     )
     cmd.add_argument("--port", type=int, default=0, help="the port on 127.0.0.1 (default: any free one)")
     cmd.add_argument("--no-browser", action="store_true", help="print the page's URL, do not open it")
@@ -45,11 +45,9 @@ def add_inspect(sub: Any) -> None:
 
 
 def run_inspect(args: argparse.Namespace) -> int:
-    from .inspector.opening import Target
+    from .inspector.opening import Target, resolved
     from .inspector.serving import bind, serve
 
-    if args.server:
-        server_target(args.server)  # a target that cannot work is a usage error now, not in the page
     target = Target(
         server=args.server,
         era=args.era,
@@ -60,6 +58,10 @@ def run_inspect(args: argparse.Namespace) -> int:
         client_secret=args.client_secret,
         timeout=args.timeout,
     )
+    if args.server:  # a target that cannot work is a usage error now, not in the page
+        found = resolved(target)
+        if found is not target:
+            print(f"mcpkit inspect: {args.server!r} is {found.server}", file=sys.stderr)
     try:
         sock = bind(args.port)
     except OSError as exc:

@@ -66,5 +66,6 @@ def exit_now() -> str:
 
 
 if __name__ == "__main__":
-    print("hostile server: starting", file=sys.stderr, flush=True)
+    note = os.environ.get("HOSTILE_NOTE")
+    print("hostile server: starting" + (f" ({note})" if note else ""), file=sys.stderr, flush=True)
     server.run()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -184,3 +186,25 @@ def test_a_sampling_request_rejected_in_the_page_fails_the_call(stdio: Inspector
         "errorCode": -1,
         "errorData": None,
     }
+
+
+def test_a_server_named_in_a_client_config_is_found_with_its_env(tmp_path: Path) -> None:
+    """`mcpkit inspect NAME`, NAME a server in Claude Desktop's config ($XDG_CONFIG_HOME/Claude)."""
+    config = tmp_path / "Claude" / "claude_desktop_config.json"
+    config.parent.mkdir()
+    entry = {"command": sys.executable, "args": [str(HOSTILE)], "env": {"HOSTILE_NOTE": "from the config"}}
+    config.write_text(json.dumps({"mcpServers": {"hostile-demo": entry}}))
+    with inspector("hostile-demo", env={"XDG_CONFIG_HOME": str(tmp_path)}) as found:
+        assert found.result("state")["serverInfo"]["version"] == "1.0"
+        assert found.events('"line":"hostile server: starting (from the config)"')
+
+
+def test_a_name_no_config_has_is_a_usage_error(tmp_path: Path) -> None:
+    import subprocess
+
+    from inspector.harness import ENV
+
+    command = [sys.executable, "-m", "mcpkit.cli", "inspect", "no-such-server", "--no-browser"]
+    env = {**ENV, "XDG_CONFIG_HOME": str(tmp_path)}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2 and "no such command: 'no-such-server'" in done.stderr

@@ -3,21 +3,24 @@ every message shown to the hub, the server's stderr too."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
 
 from ..cli_connect import parse_headers, server_target
+from ..cli_errors import UsageError
 from ..client.client import Client
+from .configs import from_client_configs
 from .hub import Hub
 from .tap import TappedStream
 
-__all__ = ["Target", "open_client"]
+__all__ = ["Target", "open_client", "resolved"]
 
 JSON = dict[str, Any]
 
@@ -31,6 +34,7 @@ class Target:
     era: str = "auto"
     protocol_version: str | None = None
     headers: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # added to a stdio server's environment
     auth: str | None = None
     client_id: str | None = None
     client_secret: str | None = None
@@ -55,9 +59,24 @@ async def _pump_stderr(process: Any, hub: Hub) -> None:
             hub.publish("stderr", line=line)
 
 
+def resolved(target: Target) -> Target:
+    """`target` itself, or, when its server is neither a URL nor a command but a name in a client's
+    config (`mcpkit inspect notes`), the server that config gives, its env and headers added."""
+    try:
+        server_target(target.server)
+    except UsageError:
+        found = from_client_configs(target.server) if target.server.strip() else None
+        if found is None:
+            raise
+        env = {**found.env, **target.env}
+        return replace(target, server=found.target, env=env, headers=[*found.headers, *target.headers])
+    return target
+
+
 @asynccontextmanager
 async def open_client(target: Target, hub: Hub, **client_options: Any) -> AsyncIterator[Client]:
     """A connected Client to `target`, built on a TappedStream; `client_options` go to Client."""
+    target = resolved(target)
     kind, where = server_target(target.server)
     options = {**client_options, **_era_options(target), "timeout": target.timeout}
 
@@ -67,8 +86,10 @@ async def open_client(target: Target, hub: Hub, **client_options: Any) -> AsyncI
     if kind == "stdio":
         from ..transports.stdio import spawn
 
+        env = {**os.environ, **target.env} if target.env else None
+
         async with (
-            spawn(list(where), stderr=subprocess.PIPE, shutdown_timeout=2.0) as lines,
+            spawn(list(where), env=env, stderr=subprocess.PIPE, shutdown_timeout=2.0) as lines,
             anyio.create_task_group() as tg,
         ):
             tg.start_soon(_pump_stderr, lines.process, hub)  # type: ignore[attr-defined]
