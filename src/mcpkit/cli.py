@@ -35,6 +35,7 @@ from .cli_errors import (
 )
 from .cli_escape import terminal_json, terminal_line, terminal_text
 from .cli_group import group_parser, run_group, wants_group
+from .cli_inspect import add_inspect, run_inspect
 from .cli_install import add_install, run_install
 from .cli_output import ProgressDisplay, print_table, silence_stdout, stdout_closed
 from .cli_proxy import add_proxy, run_proxy
@@ -208,6 +209,7 @@ def parser() -> argparse.ArgumentParser:
             cmd.add_argument("pairs", nargs="*", metavar="key=value")
     add_tasks(sub.add_parser("tasks", help="list a server's tasks, or --get / --cancel one"))
     sub.add_parser("search", help="search the tools of every server in a config (list/call/search --config)")
+    add_inspect(sub)
     return top
 
 
@@ -241,6 +243,8 @@ def _dispatch(args: argparse.Namespace, script_args: list[str]) -> int:
         return run_serve(args, script_args)
     if args.command == "install":
         return run_install(args, script_args)
+    if args.command == "inspect":
+        return run_inspect(args)
     if args.command == "auth":
         return run_auth(args)
     return anyio.run(run_command, args)
