@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from . import cli_ops
 from .cli_errors import UsageError
 
 __all__ = ["UsageError", "add_serve", "load_target", "run_serve", "split_script_args", "split_target"]
@@ -140,6 +141,7 @@ def add_serve(serve: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="share sessions in this Redis (pip install 'mcpkit[redis]'), so any worker serves any request",
     )
+    cli_ops.add_operations(serve)
 
 
 def run_serve(args: argparse.Namespace, script_args: Sequence[str]) -> int:
@@ -149,6 +151,7 @@ def run_serve(args: argparse.Namespace, script_args: Sequence[str]) -> int:
         raise UsageError("--workers must be at least 1")
     if args.workers > 1 and not args.redis:
         raise UsageError("--workers above 1 needs --redis URL: each worker would know only its own sessions")
+    ops = cli_ops.operations_settings(args)
     level = (args.log_level or "warning").upper()
     logging.basicConfig(stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s")
     server = load_target(args.target, script_args)  # a bad target is one line here, in no worker
@@ -159,7 +162,10 @@ def run_serve(args: argparse.Namespace, script_args: Sequence[str]) -> int:
 
     if args.reload:
         import watchfiles  # noqa: F401  (the dev extra)
+    if args.redis:
+        cli_ops.check_redis(args.redis)
     _announce(args)
+    cli_ops.quiet_sigterm()
     hosts, origins = allowed(args)
     if args.workers > 1 or args.redis or args.reload:
         from .cli_workers import serve_workers
@@ -175,12 +181,16 @@ def run_serve(args: argparse.Namespace, script_args: Sequence[str]) -> int:
             allowed_origins=origins,
             reload_dir=_watched(args.target) if args.reload else None,
             log_level=args.log_level,
+            operations=ops,
         )
         return 0
     from .transports.http_server import StreamableHTTPApp
 
-    app = StreamableHTTPApp(server, allowed_hosts=hosts, allowed_origins=origins)
-    uvicorn.run(app, host=args.host, port=args.port, lifespan="on", log_level=args.log_level)
+    app = StreamableHTTPApp(
+        server, allowed_hosts=hosts, allowed_origins=origins, operations=cli_ops.operations(ops)
+    )
+    more = cli_ops.uvicorn_options(ops)
+    uvicorn.run(app, host=args.host, port=args.port, lifespan="on", log_level=args.log_level, **more)
     return 0
 
 

@@ -36,6 +36,7 @@ def serve_workers(
     allowed_origins: Sequence[str] = (),
     reload_dir: str | None = None,
     log_level: str | None = None,
+    operations: dict[str, Any] | None = None,
 ) -> None:
     """Run `workers` processes on host:port until interrupted. Several workers need `redis_url`: without
     a shared store each would know only the sessions it created. `reload_dir`: one worker, restarted
@@ -45,19 +46,22 @@ def serve_workers(
     os.environ[_TARGET] = target
     os.environ[_REDIS] = redis_url or ""
     settings = {"argv": list(argv), "hosts": list(allowed_hosts), "origins": list(allowed_origins)}
-    os.environ[_SETTINGS] = orjson.dumps(settings).decode()
+    os.environ[_SETTINGS] = orjson.dumps({**settings, "operations": operations or {}}).decode()
     # one requestState key for every worker of this run, unless the server names its own
     os.environ.setdefault(_STATE_KEY, secrets.token_hex(32))
     factory = f"{__name__}:build"
-    options: dict[str, Any] = {"workers": workers}
+    from .cli_ops import uvicorn_options
+
+    options: dict[str, Any] = {"workers": workers, **uvicorn_options(operations or {})}
     if reload_dir is not None:
-        options = {"reload": True, "reload_dirs": [reload_dir]}
+        options = {"reload": True, "reload_dirs": [reload_dir], **uvicorn_options(operations or {})}
     uvicorn.run(factory, factory=True, host=host, port=port, lifespan="on", log_level=log_level, **options)
 
 
 def build() -> Any:
     """The app of one worker: the target's Server over Streamable HTTP, with a RedisBackplane when a
     Redis URL was given."""
+    from .cli_ops import operations
     from .cli_serve import load_target
     from .server.request_state import StateSealer
     from .transports.http_server import StreamableHTTPApp
@@ -74,4 +78,7 @@ def build() -> Any:
 
         backplane = RedisBackplane(os.environ[_REDIS], worker=f"p{os.getpid()}")
     hosts, origins = settings.get("hosts") or None, settings.get("origins") or None
-    return StreamableHTTPApp(server, backplane=backplane, allowed_hosts=hosts, allowed_origins=origins)
+    ops = operations(settings.get("operations") or {})
+    return StreamableHTTPApp(
+        server, backplane=backplane, allowed_hosts=hosts, allowed_origins=origins, operations=ops
+    )

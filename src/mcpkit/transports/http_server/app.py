@@ -17,6 +17,8 @@ import warnings
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+import anyio
+
 from ...protocol.errors import MCPError
 from ...protocol.http_modern import repeated_fields
 from ...protocol.http_rules import (
@@ -43,8 +45,10 @@ from ...protocol.resource_auth import AuthRefusal
 from .asgi import AUTH_SCOPE_KEY, Receive, Scope, Send, endpoint_path, handle, read_body, respond
 from .clients import ClientCounts, SessionKey
 from .delivery import Answering, deliver, serve_alone
+from .drain import Drain
 from .event_store import EventStore, InMemoryEventStore
 from .exchange import Exchange
+from .probes import Operations, Probes
 from .registry import SessionRegistry
 from .sessions import SessionStream
 from .shared import Backplane, SharedSessions
@@ -71,6 +75,8 @@ class StreamableHTTPApp:
     (default: the target's, when it is a `MirrorsHeaders` such as a Server).
     `backplane` (mcpkit.cluster.RedisBackplane) keeps sessions where every worker of a cluster serves
     them: no sticky routing, and a worker's death loses only the handlers it was running.
+    `operations` (an `Operations`) adds the probes (`/healthz`, `/readyz`, the backplane's reachability
+    included), SSE heartbeats and a graceful drain on SIGTERM (`drain()`); None: none of them.
     """
 
     def __init__(
@@ -95,16 +101,16 @@ class StreamableHTTPApp:
         max_stateless_in_flight_per_client: int = 100,
         stateless: bool | None = None,
         backplane: Backplane | None = None,
+        operations: Operations | None = None,
     ) -> None:
         serve: Callable[[SessionStream], Awaitable[None]] = getattr(target, "serve", target)
         self.path, self.session_key = path, session_key
         if stateless is not None:
             warnings.warn(_RENAMED, DeprecationWarning, stacklevel=2)
             sessionless = sessionless or stateless
-        self.sessionless = sessionless
         self.allowed_origins = tuple(o.lower() for o in (allowed_origins or DEFAULT_ORIGINS))
         self.allowed_hosts = tuple(h.lower() for h in (allowed_hosts or DEFAULT_HOSTS))
-        self.max_body, self.body_timeout = max_body, body_timeout
+        self.sessionless, self.max_body, self.body_timeout = sessionless, max_body, body_timeout
         self.json_response, self.retry_ms = json_response, retry_ms  # retry_ms: SSE `retry`, for reconnects
         self._answering = Answering(json_response, retry_ms)
         self.strict_version = strict_version  # MCP-Protocol-Version must be the session's, not just known
@@ -120,9 +126,9 @@ class StreamableHTTPApp:
             hold=getattr(getattr(target, "lifespan", None), "running", None),  # a Server's lifespan
         )
         self._sessionless_clients = ClientCounts("requests in flight", max_stateless_in_flight_per_client)
-        self.sessions = self._registry.sessions  # this process's sessions
+        self.sessions, self._scopes_for = self._registry.sessions, scopes_of(target)  # this process's
         self._mirror = header_mirror if header_mirror is not None else header_mirror_of(target)
-        self._scopes_for = scopes_of(target)
+        self._probes, self._drain = _operations(operations, backplane, self._registry, retry_ms)
 
     @property
     def stateless(self) -> bool:
@@ -132,10 +138,27 @@ class StreamableHTTPApp:
     # ---- ASGI ----------------------------------------------------------------------------------
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await self._registry.lifespan(receive, send)
+        if scope["type"] == "http" and self._drain is not None:
+            self._drain.entered()
+            try:
+                await handle(self._route, scope, receive, send)
+            finally:
+                self._drain.left()
         elif scope["type"] == "http":
             await handle(self._route, scope, receive, send)
+        elif scope["type"] == "lifespan" and self._drain is not None and self._probes is not None:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._drain.run)
+                await self._registry.lifespan(receive, self._probes.watch_lifespan(send))
+                tg.cancel_scope.cancel()
+        elif scope["type"] == "lifespan":
+            await self._registry.lifespan(receive, send)
+
+    def drain(self) -> None:
+        """Begin a graceful drain (what SIGTERM does with `operations`); needs `operations`."""
+        if self._drain is None:
+            raise RuntimeError("drain() needs StreamableHTTPApp(operations=Operations())")
+        self._drain.drain()
 
     async def aclose(self) -> None:
         """End every session, and the task group hosted without lifespan (if one was started)."""
@@ -151,7 +174,9 @@ class StreamableHTTPApp:
         # only a request that repeats a header pays for finding which
         repeated = repeated_fields(raw) if len(headers) < len(raw) else frozenset()
         if endpoint_path(scope) != self.path:
-            raise HTTPRefusal(404, "Not Found")
+            if self._probes is None or not await self._probes.answer(scope, send):
+                raise HTTPRefusal(404, "Not Found")
+            return
         guard(headers, self.allowed_hosts, self.allowed_origins)
         exchange = Exchange(headers, receive, send, repeated, auth=scope.get(AUTH_SCOPE_KEY))
         method = scope["method"]
@@ -188,6 +213,8 @@ class StreamableHTTPApp:
             return
         refuse_repeats(exchange.repeated)
         exchange.version = request_version(headers.get("mcp-protocol-version"), None)
+        if self._drain is not None and kind is PostKind.NEW_SESSION:
+            self._drain.refuse_new("sessions")
         if self._shared is not None and kind in (PostKind.IN_SESSION, PostKind.NEW_SESSION):
             await self._registry.hosted()
             shared = self._shared
@@ -235,6 +262,13 @@ class StreamableHTTPApp:
     async def _get(self, exchange: Exchange) -> None:
         if not accepts(exchange.headers, "text/event-stream"):
             raise HTTPRefusal(406, "Not Acceptable: Accept must include text/event-stream")
+        if self._drain is None:
+            await self._stream(exchange)
+            return
+        async with self._drain.stream(exchange):
+            await self._stream(exchange)
+
+    async def _stream(self, exchange: Exchange) -> None:
         if self._shared is not None:
             await self._registry.hosted()
             await self._shared.get(exchange)
@@ -260,6 +294,15 @@ def _shared(
     if backplane is None:
         return None
     return backplane.sessions(serve, target, answering, strict_version=strict_version)
+
+
+def _operations(
+    operations: Operations | None, backplane: Backplane | None, registry: SessionRegistry, retry_ms: int
+) -> tuple[Probes | None, Drain | None]:
+    if operations is None:
+        return None, None
+    probes = Probes(operations, [backplane.ready] if backplane is not None else [])
+    return probes, Drain(probes, registry.end_all, retry_ms)
 
 
 def _rid(message: Message) -> RequestId | None:

@@ -1,0 +1,165 @@
+"""Graceful drain: on SIGTERM (or `StreamableHTTPApp.drain()`) an app stops taking new work and lets what it
+has finish before the ASGI server stops.
+
+Draining: readiness is 503, a new session or GET stream is 503 with Retry-After, each open GET stream ends
+with an SSE `retry:` hint so its client reconnects (elsewhere, behind a load balancer; with a backplane
+the resumed stream continues there). Requests in flight run until done or until `drain_timeout`; past it
+the sessions end, so a request still waiting is answered with an error its client sees. Then the signal
+goes on to the ASGI server's own handler (uvicorn's), which stops listening and shuts the app down. The
+listener stays open meanwhile, so a load balancer sees the 503 instead of refused connections.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from types import FrameType
+from typing import Any
+
+import anyio
+
+from ...protocol.http_rules import HTTPRefusal
+from ...runtime._native import running_loop
+from .asgi import ASGIMessage, Send
+from .exchange import Exchange
+from .probes import Probes
+
+__all__ = ["Drain"]
+
+_HEARTBEAT = b": keep-alive\n\n"  # an SSE comment: clients ignore it, proxies see traffic
+
+
+class Drain:
+    def __init__(self, probes: Probes, end_sessions: Callable[[], None], retry_ms: int) -> None:
+        self.probes = probes
+        self.operations = probes.operations
+        self._end_sessions = end_sessions
+        self._retry_ms = retry_ms
+        self._requested = anyio.Event()
+        self._idle = anyio.Event()
+        self._streams: set[anyio.CancelScope] = set()
+        self.in_flight = 0
+        self._forward: Callable[[], None] | None = None
+
+    def drain(self) -> None:
+        """Begin draining (idempotent); `run` carries it out."""
+        self.probes.draining = True
+        self._requested.set()
+        for scope in self._streams:
+            scope.cancel()
+
+    async def run(self) -> None:
+        """While the app's lifespan runs: take SIGTERM as the start of a drain, and carry it out."""
+        with self._sigterm():
+            await self._requested.wait()
+            with anyio.move_on_after(self.operations.drain_timeout):
+                if self.in_flight:
+                    await self._idle.wait()
+            if self.in_flight:
+                self._end_sessions()  # past the deadline: what still waits is answered with an error
+                with anyio.move_on_after(1.0):
+                    await self._idle.wait()
+            if self._forward is not None:
+                self._forward()
+
+    def refuse_new(self, what: str) -> None:
+        if self.probes.draining:
+            raise HTTPRefusal(503, f"Service Unavailable: draining, no new {what}", retry_after="1")
+
+    def entered(self) -> None:
+        self.in_flight += 1
+
+    def left(self) -> None:
+        self.in_flight -= 1
+        if not self.in_flight and self.probes.draining:
+            self._idle.set()
+
+    @asynccontextmanager
+    async def stream(self, exchange: Exchange) -> AsyncIterator[None]:
+        """Around a GET stream: heartbeats while it idles, and its end with a `retry:` hint on a drain."""
+        self.refuse_new("streams")
+        sent = _Tracked(exchange.send)
+        exchange.send = sent
+        async with anyio.create_task_group() as tg:
+            self._streams.add(tg.cancel_scope)
+            if self.operations.heartbeat is not None:
+                tg.start_soon(self._beat, sent, self.operations.heartbeat)
+            try:
+                yield
+            finally:
+                self._streams.discard(tg.cancel_scope)
+                tg.cancel_scope.cancel()
+        if self.probes.draining and sent.started and not sent.ended:
+            hint = b"retry: %d\n\n" % self._retry_ms
+            await sent({"type": "http.response.body", "body": hint, "more_body": False})
+
+    async def _beat(self, sent: _Tracked, every: float) -> None:
+        while True:
+            await anyio.sleep(every)
+            if sent.started and not sent.ended:
+                await sent({"type": "http.response.body", "body": _HEARTBEAT, "more_body": True})
+
+    def _sigterm(self) -> Any:
+        """Hook SIGTERM for this lifespan (main thread, asyncio, when enabled); restored after."""
+        loop = running_loop()
+        if not self.operations.drain_on_sigterm or loop is None:
+            return _Nothing()
+        try:
+            previous = signal.getsignal(signal.SIGTERM)
+        except ValueError:
+            return _Nothing()
+
+        def forward() -> None:
+            if callable(previous):
+                previous(signal.SIGTERM, None)
+
+        def on_term(signum: int, frame: FrameType | None) -> None:
+            if self._requested.is_set():
+                forward()  # a second SIGTERM: stop now
+            else:
+                loop.call_soon_threadsafe(self.drain)
+
+        self._forward = forward
+        return _Hooked(on_term, previous)
+
+
+class _Tracked:
+    """An ASGI send that writes one message at a time and knows whether the response started and ended."""
+
+    def __init__(self, send: Send) -> None:
+        self._send, self._lock = send, anyio.Lock()
+        self.started = self.ended = False
+
+    async def __call__(self, message: ASGIMessage) -> None:
+        async with self._lock:
+            if self.ended:
+                return
+            await self._send(message)
+        if message["type"] == "http.response.start":
+            self.started = True
+        elif not message.get("more_body", False):
+            self.ended = True
+
+
+class _Nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+class _Hooked:
+    def __init__(self, handler: Any, previous: Any) -> None:
+        self._handler, self._previous = handler, previous
+
+    def __enter__(self) -> None:
+        try:
+            signal.signal(signal.SIGTERM, self._handler)
+        except ValueError:  # not the main thread
+            self._previous = None
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None and signal.getsignal(signal.SIGTERM) is self._handler:
+            signal.signal(signal.SIGTERM, self._previous)

@@ -1,0 +1,158 @@
+"""`mcpkit serve --http` as an operator runs it (issue 30): SIGTERM drains one process and each of
+`--workers N` (readiness 503, the GET stream ends with `retry:`, the call in flight completes, exit 0), and a
+Redis that is wrong at start is one line and a non-zero exit."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from cluster.parts import free_port, redis_server
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+VERSION = "2025-11-25"
+INIT = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+
+
+def rpc(rid: int, method: str, params: Mapping[str, object]) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
+
+
+def until(what: str, check: object, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
+        time.sleep(0.05)
+
+
+@contextmanager
+def serve(tmp_path: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
+    port = free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO / "src"),
+        "OPS_STARTED": str(tmp_path / "started"),
+        "OPS_RELEASE": str(tmp_path / "release"),
+    }
+    argv = [sys.executable, "-m", "mcpkit.cli", "serve", str(HERE / "ops_server.py"), "--http"]
+    log = tmp_path / "serve.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen([*argv, "--port", str(port), *extra], env=env, stderr=sink)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        until(
+            "the server answers /healthz",
+            lambda: _status(base + "/healthz") == 200 or process.poll() is not None,
+        )
+        assert process.poll() is None, log.read_text()
+        yield process, base, log
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(30)
+
+
+def _status(url: str) -> int | None:
+    try:
+        return httpx.get(url, timeout=5).status_code
+    except httpx.HTTPError:
+        return None
+
+
+def drain_scenario(tmp_path: Path, *extra: str) -> None:
+    with serve(tmp_path, "--drain-timeout", "120", *extra) as (process, base, log):
+        url = base + "/mcp"
+        with httpx.Client(timeout=120) as client:
+            reply = client.post(url, content=rpc(1, "initialize", INIT), headers=HEADERS)
+            session = {
+                **HEADERS,
+                "mcp-session-id": reply.headers["mcp-session-id"],
+                "mcp-protocol-version": VERSION,
+            }
+            note = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
+            client.post(url, content=note, headers=session)
+        streamed: list[bytes] = []
+        answered: list[httpx.Response] = []
+
+        def listen() -> None:
+            get = {**session, "accept": "text/event-stream"}
+            with httpx.Client(timeout=120) as own, own.stream("GET", url, headers=get) as stream:
+                for chunk in stream.iter_bytes():
+                    streamed.append(chunk)
+
+        def call() -> None:
+            with httpx.Client(timeout=120) as own:
+                answered.append(
+                    own.post(url, content=rpc(2, "tools/call", {"name": "slow"}), headers=session)
+                )
+
+        threads = [threading.Thread(target=listen), threading.Thread(target=call)]
+        for thread in threads:
+            thread.start()
+        until("the call runs and the stream is open", lambda: (tmp_path / "started").exists() and streamed)
+        process.send_signal(signal.SIGTERM)
+        until(
+            "the GET stream ends with a retry hint",
+            lambda: b"".join(streamed).endswith(b"\n\nretry: 1000\n\n"),
+        )
+        ready = httpx.get(base + "/readyz", timeout=30)
+        assert (ready.status_code, ready.json()) == (503, {"status": "draining"})
+        assert not answered and process.poll() is None  # the call still runs, so the process waits
+        (tmp_path / "release").touch()
+        for thread in threads:
+            thread.join(60)
+        assert answered[0].status_code == 200 and "finished" in answered[0].text
+        assert process.wait(60) == 0, log.read_text()
+
+
+def test_sigterm_drains_one_process_and_exits_0(tmp_path: Path) -> None:
+    drain_scenario(tmp_path)
+
+
+def test_sigterm_drains_each_worker_and_exits_0(tmp_path: Path) -> None:
+    with redis_server(tmp_path) as redis:
+        drain_scenario(tmp_path, "--workers", "2", "--redis", redis.url)
+
+
+def serve_fails(tmp_path: Path, redis_url: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "mcpkit.cli", "serve", str(HERE / "ops_server.py"), "--http"]
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    port = str(free_port())
+    return subprocess.run(
+        [*argv, "--port", port, "--workers", "2", "--redis", redis_url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+
+
+@pytest.mark.parametrize("password", ["", "wrong"])
+def test_a_wrong_redis_password_exits_at_start_in_one_line(tmp_path: Path, password: str) -> None:
+    with redis_server(tmp_path) as redis:
+        redis.command("CONFIG", "SET", "requirepass", "right")
+        done = serve_fails(tmp_path, f"redis://:{password}@127.0.0.1:{redis.port}/0")
+    assert done.returncode != 0
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "cannot use Redis at redis://***@127.0.0.1" in done.stderr
+    assert "wrong" not in done.stderr
+
+
+def test_an_unreachable_redis_exits_at_start_in_one_line(tmp_path: Path) -> None:
+    done = serve_fails(tmp_path, f"redis://127.0.0.1:{free_port()}/0")
+    assert done.returncode != 0
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "cannot use Redis at redis://127.0.0.1" in done.stderr

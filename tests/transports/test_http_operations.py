@@ -1,0 +1,151 @@
+"""Operations on the Streamable HTTP app over real uvicorn (issue 30): the probes, a drain begun in the
+process (readiness 503, no new sessions, GET streams end with `retry:`, calls in flight finish), and SSE
+heartbeats on an idle GET stream."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+import peers
+from mcpkit import Server
+from mcpkit.transports.http_server import Operations, StreamableHTTPApp
+
+pytestmark = pytest.mark.anyio
+
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+VERSION = "2025-11-25"
+
+
+def make_server(release: anyio.Event | None = None) -> Server:
+    server = Server("ops-test")
+
+    @server.tool()
+    async def slow() -> str:
+        if release is not None:
+            await release.wait()
+        return "finished"
+
+    return server
+
+
+def rpc(rid: int, method: str, params: dict[str, Any] | None = None) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params or {}}).encode()
+
+
+async def open_session(client: httpx.AsyncClient, url: str) -> dict[str, str]:
+    params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    reply = await client.post(url, content=rpc(1, "initialize", params), headers=HEADERS)
+    assert reply.status_code == 200, reply.text
+    session = {**HEADERS, "mcp-session-id": reply.headers["mcp-session-id"], "mcp-protocol-version": VERSION}
+    note = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
+    assert (await client.post(url, content=note, headers=session)).status_code == 202
+    return session
+
+
+@asynccontextmanager
+async def served(app: StreamableHTTPApp) -> AsyncIterator[tuple[httpx.AsyncClient, str, str]]:
+    async with peers.serving(app) as url, httpx.AsyncClient(timeout=30) as client:
+        yield client, url, url.removesuffix("/mcp")
+
+
+async def test_probes_answer_next_to_the_endpoint_without_the_host_check() -> None:
+    app = StreamableHTTPApp(make_server(), operations=Operations())
+    async with served(app) as (client, _, base):
+        health = await client.get(base + "/healthz", headers={"host": "10.1.2.3:8000"})
+        ready = await client.get(base + "/readyz", headers={"origin": "https://elsewhere.example"})
+        assert (health.status_code, health.json()) == (200, {"status": "ok"})
+        assert (ready.status_code, ready.json()) == (200, {"status": "ok"})
+        assert (await client.post(base + "/readyz")).status_code == 404
+        assert (await client.get(base + "/elsewhere")).status_code == 404
+
+
+async def test_probe_paths_are_configurable_and_absent_without_operations() -> None:
+    plain = StreamableHTTPApp(make_server())
+    async with served(plain) as (client, _, base):
+        assert (await client.get(base + "/healthz")).status_code == 404
+    moved = StreamableHTTPApp(make_server(), operations=Operations(health_path="/live", ready_path=None))
+    async with served(moved) as (client, _, base):
+        assert (await client.get(base + "/live")).status_code == 200
+        assert (await client.get(base + "/readyz")).status_code == 404
+
+
+async def test_a_failing_readiness_check_makes_readyz_503_with_its_reason() -> None:
+    app = StreamableHTTPApp(make_server(), operations=Operations())
+    assert app._probes is not None
+
+    async def down() -> str | None:
+        return "redis unavailable: ConnectionError"
+
+    app._probes.checks = (down,)
+    async with served(app) as (client, _, base):
+        ready = await client.get(base + "/readyz")
+        assert (ready.status_code, ready.json()) == (503, {"status": "redis unavailable: ConnectionError"})
+        assert (await client.get(base + "/healthz")).status_code == 200
+
+
+async def test_draining_refuses_new_sessions_ends_get_streams_with_retry_and_lets_calls_finish() -> None:
+    release = anyio.Event()
+    app = StreamableHTTPApp(
+        make_server(release), operations=Operations(drain_on_sigterm=False, heartbeat=None), retry_ms=1500
+    )
+    async with served(app) as (client, url, base):
+        session = await open_session(client, url)
+        streamed: list[bytes] = []
+        result: list[httpx.Response] = []
+
+        async def listen() -> None:
+            get = {**session, "accept": "text/event-stream"}
+            async with client.stream("GET", url, headers=get) as stream:
+                async for chunk in stream.aiter_bytes():
+                    streamed.append(chunk)
+
+        async def call() -> None:
+            result.append(
+                await client.post(url, content=rpc(2, "tools/call", {"name": "slow"}), headers=session)
+            )
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(listen)
+            tg.start_soon(call)
+            with anyio.fail_after(20):
+                while not streamed:  # the GET stream opened (its priming event)
+                    await anyio.sleep(0.02)
+            app.drain()
+            with anyio.fail_after(20):
+                ready = await client.get(base + "/readyz")
+                assert (ready.status_code, ready.json()) == (503, {"status": "draining"})
+                params = {
+                    "protocolVersion": VERSION,
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                }
+                refused = await client.post(url, content=rpc(9, "initialize", params), headers=HEADERS)
+                assert (refused.status_code, refused.headers["retry-after"]) == (503, "1")
+                while not b"".join(streamed).endswith(b"retry: 1500\n\n"):
+                    await anyio.sleep(0.02)
+            assert not result  # the call still runs
+            release.set()
+        assert result[0].status_code == 200
+        assert "finished" in result[0].text
+
+
+async def test_an_idle_get_stream_carries_heartbeat_comments() -> None:
+    app = StreamableHTTPApp(make_server(), operations=Operations(heartbeat=0.05, drain_on_sigterm=False))
+    async with served(app) as (client, url, _):
+        session = await open_session(client, url)
+        seen = b""
+        with anyio.fail_after(20):
+            async with client.stream(
+                "GET", url, headers={**session, "accept": "text/event-stream"}
+            ) as stream:
+                async for chunk in stream.aiter_bytes():
+                    seen += chunk
+                    if seen.count(b": keep-alive\n\n") >= 2:
+                        break
