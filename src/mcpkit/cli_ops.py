@@ -30,20 +30,38 @@ def add_operations(serve: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="an SSE comment on idle GET streams this often, for idle proxies (default 15; 0: never)",
     )
+    serve.add_argument(
+        "--metrics",
+        action="store_true",
+        help="serve Prometheus metrics at /metrics (pip install prometheus-client)",
+    )
 
 
 def operations_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The options as plain values, for worker processes."""
     if args.drain_timeout < 0 or args.sse_heartbeat < 0:
         raise UsageError("--drain-timeout and --sse-heartbeat must not be negative")
-    return {"drain_timeout": args.drain_timeout, "heartbeat": args.sse_heartbeat or None}
+    if args.metrics:
+        try:
+            import prometheus_client  # noqa: F401
+        except ImportError:
+            raise UsageError("--metrics needs prometheus-client: pip install prometheus-client") from None
+    settings = {"drain_timeout": args.drain_timeout, "heartbeat": args.sse_heartbeat or None}
+    return {**settings, "metrics": args.metrics}
 
 
-def operations(settings: dict[str, Any]) -> Any:
-    """The app's Operations from `operations_settings`."""
+def operations(settings: dict[str, Any], server: Any) -> Any:
+    """The app's Operations from `operations_settings`; with metrics, `server` measures its requests."""
     from .transports.http_server.probes import Operations
 
-    return Operations(**settings)
+    options = dict(settings)
+    if options.pop("metrics", False):
+        from .runtime.metrics import PrometheusMetrics
+        from .server.measure import Measure
+
+        options["metrics"] = metrics = PrometheusMetrics()
+        server.middleware.add(Measure(metrics, server.registry))
+    return Operations(**options)
 
 
 def uvicorn_options(settings: dict[str, Any]) -> dict[str, Any]:

@@ -187,7 +187,7 @@ def run_serve(args: argparse.Namespace, script_args: Sequence[str]) -> int:
     from .transports.http_server import StreamableHTTPApp
 
     app = StreamableHTTPApp(
-        server, allowed_hosts=hosts, allowed_origins=origins, operations=cli_ops.operations(ops)
+        server, allowed_hosts=hosts, allowed_origins=origins, operations=cli_ops.operations(ops, server)
     )
     more = cli_ops.uvicorn_options(ops)
     uvicorn.run(app, host=args.host, port=args.port, lifespan="on", log_level=args.log_level, **more)

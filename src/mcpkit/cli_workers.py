@@ -78,7 +78,7 @@ def build() -> Any:
 
         backplane = RedisBackplane(os.environ[_REDIS], worker=f"p{os.getpid()}")
     hosts, origins = settings.get("hosts") or None, settings.get("origins") or None
-    ops = operations(settings.get("operations") or {})
+    ops = operations(settings.get("operations") or {}, server)
     return StreamableHTTPApp(
         server, backplane=backplane, allowed_hosts=hosts, allowed_origins=origins, operations=ops
     )

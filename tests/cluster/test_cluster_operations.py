@@ -156,3 +156,35 @@ def test_an_unreachable_redis_exits_at_start_in_one_line(tmp_path: Path) -> None
     assert done.returncode != 0
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "cannot use Redis at redis://127.0.0.1" in done.stderr
+
+
+def test_serve_metrics_flag_serves_prometheus_text_and_is_off_by_default(tmp_path: Path) -> None:
+    (tmp_path / "release").touch()
+    with serve(tmp_path, "--metrics") as (_, base, _log), httpx.Client(timeout=60) as client:
+        reply = client.post(base + "/mcp", content=rpc(1, "initialize", INIT), headers=HEADERS)
+        session = {
+            **HEADERS,
+            "mcp-session-id": reply.headers["mcp-session-id"],
+            "mcp-protocol-version": VERSION,
+        }
+        client.post(base + "/mcp", content=rpc(2, "tools/call", {"name": "slow"}), headers=session)
+        scraped = client.get(base + "/metrics").text
+    labels = 'error_type="",mcp_method_name="tools/call",mcp_name="slow"'
+    assert f"mcp_server_operation_duration_seconds_count{{{labels}}} 1.0" in scraped
+    with serve(tmp_path) as (_, base, _log):
+        assert httpx.get(base + "/metrics", timeout=30).status_code == 404
+
+
+def test_readiness_follows_redis_with_workers(tmp_path: Path) -> None:
+    with (
+        redis_server(tmp_path) as redis,
+        serve(tmp_path, "--workers", "2", "--redis", redis.url) as (_, base, _log),
+    ):
+        until("ready", lambda: _status(base + "/readyz") == 200)
+        redis.stop()
+        until("not ready while Redis is down", lambda: _status(base + "/readyz") == 503)
+        reason = httpx.get(base + "/readyz", timeout=30).json()["status"]
+        assert reason.startswith("redis unavailable"), reason
+        assert _status(base + "/healthz") == 200
+        redis.start()
+        until("ready again", lambda: _status(base + "/readyz") == 200)

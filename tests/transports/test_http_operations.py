@@ -1,6 +1,6 @@
 """Operations on the Streamable HTTP app over real uvicorn (issue 30): the probes, a drain begun in the
 process (readiness 503, no new sessions, GET streams end with `retry:`, calls in flight finish), and SSE
-heartbeats on an idle GET stream."""
+heartbeats on an idle GET stream, and metrics (Prometheus scraped at /metrics, OpenTelemetry)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,9 @@ import pytest
 
 import peers
 from mcpkit import Server
+from mcpkit.runtime.metrics import OpenTelemetryMetrics, PrometheusMetrics
+from mcpkit.server.measure import Measure
+from mcpkit.testing import connect
 from mcpkit.transports.http_server import Operations, StreamableHTTPApp
 
 pytestmark = pytest.mark.anyio
@@ -149,3 +152,61 @@ async def test_an_idle_get_stream_carries_heartbeat_comments() -> None:
                     seen += chunk
                     if seen.count(b": keep-alive\n\n") >= 2:
                         break
+
+
+def measured_server() -> Server:
+    server = Server("measured")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    return server
+
+
+async def test_metrics_scraped_after_known_traffic_count_it_with_names_from_the_registry() -> None:
+    server = measured_server()
+    metrics = PrometheusMetrics()
+    server.middleware.add(Measure(metrics, server.registry))
+    app = StreamableHTTPApp(server, operations=Operations(metrics=metrics))
+    async with served(app) as (client, url, base):
+        session = await open_session(client, url)
+        for rid, name in enumerate(["add", "add", "made-up-name-1", "made-up-name-2"], start=2):
+            call = rpc(rid, "tools/call", {"name": name, "arguments": {"a": 1, "b": 2}})
+            assert (await client.post(url, content=call, headers=session)).status_code == 200
+        scraped = await client.get(base + "/metrics")
+        assert scraped.headers["content-type"].startswith("text/plain")
+        series = scraped.text.splitlines()
+        browser = await client.get(base + "/metrics", headers={"sec-fetch-site": "same-origin"})
+    count = "mcp_server_operation_duration_seconds_count"
+    assert f'{count}{{error_type="",mcp_method_name="tools/call",mcp_name="add"}} 2.0' in series
+    assert f'{count}{{error_type="-32602",mcp_method_name="tools/call",mcp_name="other"}} 2.0' in series
+    assert "mcp_server_sessions 1.0" in series
+    assert "mcp_server_requests_in_flight 0.0" in series
+    assert "made-up-name" not in scraped.text
+    assert browser.status_code == 403
+
+
+async def test_without_metrics_there_is_no_metrics_endpoint() -> None:
+    async with served(StreamableHTTPApp(make_server(), operations=Operations())) as (client, _, base):
+        assert (await client.get(base + "/metrics")).status_code == 404
+
+
+async def test_measure_reports_through_the_opentelemetry_metrics_api() -> None:
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    reader = InMemoryMetricReader()
+    server = measured_server()
+    server.middleware.add(
+        Measure(OpenTelemetryMetrics(MeterProvider(metric_readers=[reader])), server.registry)
+    )
+    async with connect(server, era="handshake") as client:
+        await client.call_tool("add", {"a": 1, "b": 2})
+    data = reader.get_metrics_data()
+    assert data is not None
+    metrics = {m.name: m for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics}
+    point: Any = next(iter(metrics["mcp.server.operation.duration"].data.data_points))
+    assert dict(point.attributes or {}) == {"mcp.method.name": "tools/call", "gen_ai.tool.name": "add"}
+    assert point.count == 1
+    assert "mcp.server.requests.in_flight" in metrics

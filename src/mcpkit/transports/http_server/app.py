@@ -302,7 +302,11 @@ def _operations(
     if operations is None:
         return None, None
     probes = Probes(operations, [backplane.ready] if backplane is not None else [])
-    return probes, Drain(probes, registry.end_all, retry_ms)
+    drain = Drain(probes, registry.end_all, retry_ms)
+    if operations.metrics is not None:
+        operations.metrics.observe("mcp.server.sessions", lambda: len(registry.sessions))
+        operations.metrics.observe("mcp.server.sse_streams", lambda: drain.streams)
+    return probes, drain
 
 
 def _rid(message: Message) -> RequestId | None:

@@ -63,6 +63,11 @@ class Drain:
             if self._forward is not None:
                 self._forward()
 
+    @property
+    def streams(self) -> int:
+        """GET streams open now."""
+        return len(self._streams)
+
     def refuse_new(self, what: str) -> None:
         if self.probes.draining:
             raise HTTPRefusal(503, f"Service Unavailable: draining, no new {what}", retry_after="1")
