@@ -6,10 +6,20 @@ from __future__ import annotations
 import argparse
 import signal
 from typing import Any
+from urllib.parse import urlsplit
 
 from .cli_errors import UsageError
 
-__all__ = ["add_operations", "check_redis", "operations", "operations_settings", "quiet_sigterm"]
+__all__ = [
+    "add_operations",
+    "behind_proxies",
+    "check_redis",
+    "operations",
+    "operations_settings",
+    "public_hosts",
+    "quiet_sigterm",
+    "uvicorn_options",
+]
 
 # past the app's own drain deadline, uvicorn cancels what still runs after this much longer
 UVICORN_GRACE = 5.0
@@ -35,6 +45,18 @@ def add_operations(serve: argparse.ArgumentParser) -> None:
         action="store_true",
         help="serve Prometheus metrics at /metrics (pip install prometheus-client)",
     )
+    serve.add_argument(
+        "--forwarded-allow-ips",
+        metavar="IPS",
+        help="honour X-Forwarded-For/-Proto/-Host only from these proxies (comma-separated addresses or "
+        "networks, * for any); without it they are ignored",
+    )
+    serve.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the URL clients use, e.g. https://mcp.example.com/mcp behind a TLS-terminating proxy: "
+        "its host is answered and it is the URL the server announces",
+    )
 
 
 def operations_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -47,7 +69,34 @@ def operations_settings(args: argparse.Namespace) -> dict[str, Any]:
         except ImportError:
             raise UsageError("--metrics needs prometheus-client: pip install prometheus-client") from None
     settings = {"drain_timeout": args.drain_timeout, "heartbeat": args.sse_heartbeat or None}
-    return {**settings, "metrics": args.metrics}
+    public_hosts(args)  # a bad URL is refused before anything starts
+    proxies = [p for p in (args.forwarded_allow_ips or "").split(",") if p.strip()]
+    try:
+        from .transports.http_server.forwarded import TrustedProxies
+
+        TrustedProxies(None, proxies)
+    except ValueError as exc:
+        raise UsageError(f"--forwarded-allow-ips: {exc}") from None
+    return {**settings, "metrics": args.metrics, "proxies": proxies}
+
+
+def public_hosts(args: argparse.Namespace) -> list[str]:
+    """The host of --public-url (answered by the Host check), checked to be an http(s) URL."""
+    if args.public_url is None:
+        return []
+    url = urlsplit(args.public_url)
+    if url.scheme not in ("http", "https") or not url.hostname:
+        raise UsageError(f"--public-url {args.public_url!r} is not an http(s) URL with a host")
+    return [url.netloc.rpartition("@")[2].lower()]
+
+
+def behind_proxies(app: Any, settings: dict[str, Any]) -> Any:
+    """`app`, wrapped to honour forwarded headers from the trusted proxies when there are any."""
+    if not settings.get("proxies"):
+        return app
+    from .transports.http_server.forwarded import TrustedProxies
+
+    return TrustedProxies(app, settings["proxies"])
 
 
 def operations(settings: dict[str, Any], server: Any) -> Any:
@@ -55,6 +104,7 @@ def operations(settings: dict[str, Any], server: Any) -> Any:
     from .transports.http_server.probes import Operations
 
     options = dict(settings)
+    options.pop("proxies", None)
     if options.pop("metrics", False):
         from .runtime.metrics import PrometheusMetrics
         from .server.measure import Measure
@@ -65,7 +115,12 @@ def operations(settings: dict[str, Any], server: Any) -> Any:
 
 
 def uvicorn_options(settings: dict[str, Any]) -> dict[str, Any]:
-    return {"timeout_graceful_shutdown": float(settings.get("drain_timeout", 30.0)) + UVICORN_GRACE}
+    grace = float(settings.get("drain_timeout", 30.0)) + UVICORN_GRACE
+    # with trusted proxies named, TrustedProxies reads the forwarded headers and uvicorn must not
+    return {
+        "timeout_graceful_shutdown": grace,
+        **({"proxy_headers": False} if settings.get("proxies") else {}),
+    }
 
 
 def quiet_sigterm() -> None:

@@ -167,6 +167,7 @@ def run_serve(args: argparse.Namespace, script_args: Sequence[str]) -> int:
     _announce(args)
     cli_ops.quiet_sigterm()
     hosts, origins = allowed(args)
+    hosts += cli_ops.public_hosts(args)
     if args.workers > 1 or args.redis or args.reload:
         from .cli_workers import serve_workers
 
@@ -189,6 +190,7 @@ def run_serve(args: argparse.Namespace, script_args: Sequence[str]) -> int:
     app = StreamableHTTPApp(
         server, allowed_hosts=hosts, allowed_origins=origins, operations=cli_ops.operations(ops, server)
     )
+    app = cli_ops.behind_proxies(app, ops)
     more = cli_ops.uvicorn_options(ops)
     uvicorn.run(app, host=args.host, port=args.port, lifespan="on", log_level=args.log_level, **more)
     return 0

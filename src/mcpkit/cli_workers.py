@@ -61,7 +61,7 @@ def serve_workers(
 def build() -> Any:
     """The app of one worker: the target's Server over Streamable HTTP, with a RedisBackplane when a
     Redis URL was given."""
-    from .cli_ops import operations
+    from .cli_ops import behind_proxies, operations
     from .cli_serve import load_target
     from .server.request_state import StateSealer
     from .transports.http_server import StreamableHTTPApp
@@ -79,6 +79,7 @@ def build() -> Any:
         backplane = RedisBackplane(os.environ[_REDIS], worker=f"p{os.getpid()}")
     hosts, origins = settings.get("hosts") or None, settings.get("origins") or None
     ops = operations(settings.get("operations") or {}, server)
-    return StreamableHTTPApp(
+    app = StreamableHTTPApp(
         server, backplane=backplane, allowed_hosts=hosts, allowed_origins=origins, operations=ops
     )
+    return behind_proxies(app, settings.get("operations") or {})

@@ -188,3 +188,24 @@ def test_readiness_follows_redis_with_workers(tmp_path: Path) -> None:
         assert _status(base + "/healthz") == 200
         redis.start()
         until("ready again", lambda: _status(base + "/readyz") == 200)
+
+
+def test_behind_a_proxy_the_public_host_and_trusted_forwarded_host_are_answered(tmp_path: Path) -> None:
+    public = ("--public-url", "https://mcp.example.com/mcp", "--forwarded-allow-ips", "127.0.0.1,10.0.0.0/8")
+    with serve(tmp_path, *public) as (_, base, _log), httpx.Client(timeout=60) as client:
+
+        def status(**headers: str) -> int:
+            reply = client.post(
+                base + "/mcp", content=rpc(1, "initialize", INIT), headers={**HEADERS, **headers}
+            )
+            return reply.status_code
+
+        assert status(host="mcp.example.com") == 200
+        assert status(host="internal.lan:8080", **{"x-forwarded-host": "mcp.example.com"}) == 200
+        assert status(host="internal.lan:8080") == 421
+    with serve(tmp_path, "--public-url", "https://mcp.example.com/mcp") as (_, base, _log):
+        forwarded = {**HEADERS, "host": "internal.lan", "x-forwarded-host": "mcp.example.com"}
+        assert (
+            httpx.post(base + "/mcp", content=rpc(1, "initialize", INIT), headers=forwarded).status_code
+            == 421
+        )

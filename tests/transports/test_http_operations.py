@@ -1,6 +1,7 @@
 """Operations on the Streamable HTTP app over real uvicorn (issue 30): the probes, a drain begun in the
 process (readiness 503, no new sessions, GET streams end with `retry:`, calls in flight finish), and SSE
-heartbeats on an idle GET stream, and metrics (Prometheus scraped at /metrics, OpenTelemetry)."""
+heartbeats on an idle GET stream, and metrics (Prometheus scraped at /metrics, OpenTelemetry),
+and forwarded headers from trusted proxies only."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from mcpkit.runtime.metrics import OpenTelemetryMetrics, PrometheusMetrics
 from mcpkit.server.measure import Measure
 from mcpkit.testing import connect
 from mcpkit.transports.http_server import Operations, StreamableHTTPApp
+from mcpkit.transports.http_server.forwarded import TrustedProxies
 
 pytestmark = pytest.mark.anyio
 
@@ -53,7 +55,7 @@ async def open_session(client: httpx.AsyncClient, url: str) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def served(app: StreamableHTTPApp) -> AsyncIterator[tuple[httpx.AsyncClient, str, str]]:
+async def served(app: Any) -> AsyncIterator[tuple[httpx.AsyncClient, str, str]]:
     async with peers.serving(app) as url, httpx.AsyncClient(timeout=30) as client:
         yield client, url, url.removesuffix("/mcp")
 
@@ -210,3 +212,21 @@ async def test_measure_reports_through_the_opentelemetry_metrics_api() -> None:
     assert dict(point.attributes or {}) == {"mcp.method.name": "tools/call", "gen_ai.tool.name": "add"}
     assert point.count == 1
     assert "mcp.server.requests.in_flight" in metrics
+
+
+@pytest.mark.parametrize(("trusted", "status"), [(["127.0.0.1"], 200), (["10.0.0.0/8"], 421)])
+async def test_forwarded_host_is_honoured_only_from_a_trusted_proxy(trusted: list[str], status: int) -> None:
+    app = StreamableHTTPApp(make_server(), allowed_hosts=["mcp.example.com"])
+    async with served(TrustedProxies(app, trusted)) as (client, url, _):
+        params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        headers = {**HEADERS, "x-forwarded-host": "mcp.example.com", "x-forwarded-proto": "https"}
+        reply = await client.post(url, content=rpc(1, "initialize", params), headers=headers)
+        assert reply.status_code == status
+
+
+def test_the_client_is_the_nearest_untrusted_forwarded_address() -> None:
+    proxies = TrustedProxies(None, ["10.0.0.0/8"])
+    headers = [(b"x-forwarded-for", b"203.0.113.9, 198.51.100.1, 10.0.0.7"), (b"host", b"internal")]
+    scope = proxies._rewritten({"type": "http", "client": ("10.0.0.2", 1), "headers": headers})
+    assert scope["client"] == ("198.51.100.1", 0)
+    assert not proxies.trusts("203.0.113.9") and proxies.trusts("10.1.2.3")
