@@ -4,7 +4,9 @@ so a configuration error is one line and a non-zero exit, not a process that ref
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
+import sys
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -14,6 +16,8 @@ __all__ = [
     "add_operations",
     "behind_proxies",
     "check_redis",
+    "configure_logs",
+    "log_requests",
     "operations",
     "operations_settings",
     "public_hosts",
@@ -46,6 +50,13 @@ def add_operations(serve: argparse.ArgumentParser) -> None:
         help="serve Prometheus metrics at /metrics (pip install prometheus-client)",
     )
     serve.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="text lines, or one JSON object per line with each request's method, name, session, trace "
+        "id and duration at --log-level info (default text)",
+    )
+    serve.add_argument(
         "--forwarded-allow-ips",
         metavar="IPS",
         help="honour X-Forwarded-For/-Proto/-Host only from these proxies (comma-separated addresses or "
@@ -57,6 +68,28 @@ def add_operations(serve: argparse.ArgumentParser) -> None:
         help="the URL clients use, e.g. https://mcp.example.com/mcp behind a TLS-terminating proxy: "
         "its host is answered and it is the URL the server announces",
     )
+
+
+def configure_logs(level: str, log_format: str) -> None:
+    """stderr logging at `level`, as text or one JSON object per line."""
+    handler = logging.StreamHandler(sys.stderr)
+    if log_format == "json":
+        from .runtime.json_logs import JSONFormatter
+
+        handler.setFormatter(JSONFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level.upper(), handlers=[handler], force=True)
+
+
+def log_requests(server: Any, log_format: str, level: str) -> None:
+    """With JSON logs (set up again here, for worker processes), a record per request (mcpkit.requests,
+    INFO) carries its method, name, session, trace id and duration."""
+    if log_format == "json":
+        from .server.middlewares import RequestLog
+
+        configure_logs(level, "json")
+        server.middleware.add(RequestLog())
 
 
 def operations_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -77,7 +110,13 @@ def operations_settings(args: argparse.Namespace) -> dict[str, Any]:
         TrustedProxies(None, proxies)
     except ValueError as exc:
         raise UsageError(f"--forwarded-allow-ips: {exc}") from None
-    return {**settings, "metrics": args.metrics, "proxies": proxies}
+    return {
+        **settings,
+        "metrics": args.metrics,
+        "proxies": proxies,
+        "log_format": args.log_format,
+        "log_level": args.log_level or "warning",
+    }
 
 
 def public_hosts(args: argparse.Namespace) -> list[str]:
@@ -105,6 +144,7 @@ def operations(settings: dict[str, Any], server: Any) -> Any:
 
     options = dict(settings)
     options.pop("proxies", None)
+    log_requests(server, options.pop("log_format", "text"), options.pop("log_level", "warning"))
     if options.pop("metrics", False):
         from .runtime.metrics import PrometheusMetrics
         from .server.measure import Measure
@@ -117,10 +157,10 @@ def operations(settings: dict[str, Any], server: Any) -> Any:
 def uvicorn_options(settings: dict[str, Any]) -> dict[str, Any]:
     grace = float(settings.get("drain_timeout", 30.0)) + UVICORN_GRACE
     # with trusted proxies named, TrustedProxies reads the forwarded headers and uvicorn must not
-    return {
-        "timeout_graceful_shutdown": grace,
-        **({"proxy_headers": False} if settings.get("proxies") else {}),
-    }
+    proxies = {"proxy_headers": False} if settings.get("proxies") else {}
+    # JSON: uvicorn's loggers propagate to the root handler instead of formatting their own lines
+    logs = {"log_config": None} if settings.get("log_format") == "json" else {}
+    return {"timeout_graceful_shutdown": grace, **proxies, **logs}
 
 
 def quiet_sigterm() -> None:

@@ -11,7 +11,6 @@ import argparse
 import importlib
 import importlib.util
 import inspect
-import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -153,7 +152,7 @@ def run_serve(args: argparse.Namespace, script_args: Sequence[str]) -> int:
         raise UsageError("--workers above 1 needs --redis URL: each worker would know only its own sessions")
     ops = cli_ops.operations_settings(args)
     level = (args.log_level or "warning").upper()
-    logging.basicConfig(stream=sys.stderr, level=level, format="%(levelname)s %(name)s: %(message)s")
+    cli_ops.configure_logs(level, args.log_format)
     server = load_target(args.target, script_args)  # a bad target is one line here, in no worker
     if not args.http:
         server.run()

@@ -209,3 +209,24 @@ def test_behind_a_proxy_the_public_host_and_trusted_forwarded_host_are_answered(
             httpx.post(base + "/mcp", content=rpc(1, "initialize", INIT), headers=forwarded).status_code
             == 421
         )
+
+
+def test_log_format_json_writes_one_object_per_line_with_the_requests_fields(tmp_path: Path) -> None:
+    (tmp_path / "release").touch()
+    trace = "0af7651916cd43dd8448eb211c80319c"
+    with serve(tmp_path, "--log-format", "json", "--log-level", "info") as (process, base, log):
+        with httpx.Client(timeout=60) as client:
+            reply = client.post(base + "/mcp", content=rpc(1, "initialize", INIT), headers=HEADERS)
+            sid = reply.headers["mcp-session-id"]
+            session = {**HEADERS, "mcp-session-id": sid, "mcp-protocol-version": VERSION}
+            meta = {"traceparent": f"00-{trace}-b7ad6b7169203331-01"}
+            client.post(
+                base + "/mcp", content=rpc(2, "tools/call", {"name": "slow", "_meta": meta}), headers=session
+            )
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(60) == 0
+    lines = [line for line in log.read_text().splitlines() if not line.startswith("mcpkit: ")]
+    records = [json.loads(line) for line in lines]  # every other line is one JSON object
+    call = next(r for r in records if r.get("method") == "tools/call")
+    assert (call["name"], call["session"], call["trace_id"], call["outcome"]) == ("slow", sid, trace, "ok")
+    assert call["duration_ms"] >= 0 and call["level"] == "info" and call["logger"] == "mcpkit.requests"
