@@ -230,3 +230,30 @@ def test_the_client_is_the_nearest_untrusted_forwarded_address() -> None:
     scope = proxies._rewritten({"type": "http", "client": ("10.0.0.2", 1), "headers": headers})
     assert scope["client"] == ("198.51.100.1", 0)
     assert not proxies.trusts("203.0.113.9") and proxies.trusts("10.1.2.3")
+
+
+async def test_past_the_drain_deadline_a_call_still_running_is_answered_with_an_error() -> None:
+    never = anyio.Event()
+    operations = Operations(drain_on_sigterm=False, drain_timeout=0.2, heartbeat=None)
+    app = StreamableHTTPApp(make_server(never), operations=operations, json_response=True)
+    async with served(app) as (client, url, _):
+        session = await open_session(client, url)
+        answered: list[httpx.Response] = []
+
+        async def call() -> None:
+            answered.append(
+                await client.post(url, content=rpc(2, "tools/call", {"name": "slow"}), headers=session)
+            )
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            assert app._drain is not None
+            with anyio.fail_after(30):
+                while app._drain.in_flight == 0:  # the call is in (the session's own requests are done)
+                    await anyio.sleep(0.02)
+            app.drain()
+            with anyio.fail_after(30):
+                while not answered:
+                    await anyio.sleep(0.02)
+        assert answered[0].status_code == 404
+        assert answered[0].json()["error"]["message"] == "Session not found: it ended before the response"
