@@ -4,8 +4,11 @@ Redis that is wrong at start is one line and a non-zero exit."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,7 +42,9 @@ def until(what: str, check: object, timeout: float = 60.0) -> None:
 
 
 @contextmanager
-def serve(tmp_path: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
+def serve(
+    tmp_path: Path, *extra: str, log_name: str = "serve.log"
+) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
     port = free_port()
     env = {
         **os.environ,
@@ -48,7 +53,7 @@ def serve(tmp_path: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[bytes]
         "OPS_RELEASE": str(tmp_path / "release"),
     }
     argv = [sys.executable, "-m", "mcpkit.cli", "serve", str(HERE / "ops_server.py"), "--http"]
-    log = tmp_path / "serve.log"
+    log = tmp_path / log_name
     with log.open("wb") as sink:
         process = subprocess.Popen([*argv, "--port", str(port), *extra], env=env, stderr=sink)
     base = f"http://127.0.0.1:{port}"
@@ -230,3 +235,75 @@ def test_log_format_json_writes_one_object_per_line_with_the_requests_fields(tmp
     call = next(r for r in records if r.get("method") == "tools/call")
     assert (call["name"], call["session"], call["trace_id"], call["outcome"]) == ("slow", sid, trace, "ok")
     assert call["duration_ms"] >= 0 and call["level"] == "info" and call["logger"] == "mcpkit.requests"
+
+
+def deploy_haproxy_config(port: int, workers: list[str]) -> str:
+    """deploy/haproxy.cfg on this machine: bound to 127.0.0.1:`port`, the workers named instead of found
+    by Docker's DNS; everything else (defaults, readiness checks) as shipped."""
+    text = (REPO / "deploy" / "haproxy.cfg").read_text()
+    text = text.replace("bind :8080", f"bind 127.0.0.1:{port}")
+    text = text.replace("resolvers docker\n    nameserver dns 127.0.0.11:53\n    hold valid 5s\n", "")
+    text = text.replace(" resolvers docker init-addr last,libc,none", "")
+    servers = "".join(f"    server w{i} {hostport}\n" for i, hostport in enumerate(workers))
+    return re.sub(r"    server-template .*\n", servers, text)
+
+
+def test_the_deploy_haproxy_config_takes_a_draining_worker_out_of_rotation(tmp_path: Path) -> None:
+    binary = shutil.which("haproxy") or pytest.skip("haproxy is not installed")
+    with redis_server(tmp_path) as redis, contextlib.ExitStack() as stack:
+        first, second = (
+            stack.enter_context(
+                serve(tmp_path, "--redis", redis.url, "--drain-timeout", "120", log_name=f"w{i}.log")
+            )
+            for i in (1, 2)
+        )
+        port = free_port()
+        config = tmp_path / "haproxy.cfg"
+        config.write_text(
+            deploy_haproxy_config(port, [b.removeprefix("http://") for _, b, _ in (first, second)])
+        )
+        proxy = subprocess.Popen(
+            [binary, "-f", str(config), "-db"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        stack.callback(proxy.wait, 10)
+        stack.callback(proxy.terminate)
+        url = f"http://127.0.0.1:{port}/mcp"
+
+        def initialized() -> int | None:
+            try:
+                return httpx.post(
+                    url, content=rpc(1, "initialize", INIT), headers=HEADERS, timeout=30
+                ).status_code
+            except httpx.HTTPError:
+                return None
+
+        until("haproxy serves both workers", lambda: all(initialized() == 200 for _ in range(4)))
+        (tmp_path / "release").unlink(missing_ok=True)
+        with httpx.Client(timeout=120) as client:
+            reply = client.post(url, content=rpc(1, "initialize", INIT), headers=HEADERS)
+            session = {
+                **HEADERS,
+                "mcp-session-id": reply.headers["mcp-session-id"],
+                "mcp-protocol-version": VERSION,
+            }
+        answered: list[httpx.Response] = []
+
+        def call() -> None:
+            with httpx.Client(timeout=120) as own:  # through haproxy, to whichever worker
+                answered.append(
+                    own.post(url, content=rpc(2, "tools/call", {"name": "slow"}), headers=session)
+                )
+
+        caller = threading.Thread(target=call)
+        caller.start()
+        until("the call runs", (tmp_path / "started").exists)
+        first[0].send_signal(signal.SIGTERM)  # the first worker drains, whether or not it runs the call
+        until(
+            "every new session lands on the worker that is not draining",
+            lambda: all(initialized() == 200 for _ in range(6)),
+        )
+        (tmp_path / "release").touch()
+        caller.join(60)
+        assert answered[0].status_code == 200 and "finished" in answered[0].text
+        assert first[0].wait(60) == 0
+        assert second[0].poll() is None
