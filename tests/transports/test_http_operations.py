@@ -21,6 +21,7 @@ from mcpkit.server.measure import Measure
 from mcpkit.testing import connect
 from mcpkit.transports.http_server import Operations, StreamableHTTPApp
 from mcpkit.transports.http_server.forwarded import TrustedProxies
+from mcpkit.transports.http_server.probes import Probes
 
 pytestmark = pytest.mark.anyio
 
@@ -257,3 +258,21 @@ async def test_past_the_drain_deadline_a_call_still_running_is_answered_with_an_
                     await anyio.sleep(0.02)
         assert answered[0].status_code == 404
         assert answered[0].json()["error"]["message"] == "Session not found: it ended before the response"
+
+
+async def test_readiness_waits_for_the_lifespan_to_start() -> None:
+    probes = Probes(Operations())
+    assert (
+        await probes.unready() is None
+    )  # no lifespan (a mount that does not forward it): nothing to wait for
+    sent: list[Any] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    watched = probes.watch_lifespan(send)
+    assert await probes.unready() == "starting"
+    await watched({"type": "lifespan.startup.complete"})
+    assert await probes.unready() is None and sent == [{"type": "lifespan.startup.complete"}]
+    probes.draining = True
+    assert await probes.unready() == "draining"
