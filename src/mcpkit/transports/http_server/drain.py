@@ -12,10 +12,9 @@ listener stays open meanwhile, so a load balancer sees the 503 instead of refuse
 from __future__ import annotations
 
 import signal
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from types import FrameType
-from typing import Any
 
 import anyio
 
@@ -105,15 +104,15 @@ class Drain:
             if sent.started and not sent.ended:
                 await sent({"type": "http.response.body", "body": _HEARTBEAT, "more_body": True})
 
-    def _sigterm(self) -> Any:
-        """Hook SIGTERM for this lifespan (main thread, asyncio, when enabled); restored after."""
+    @contextmanager
+    def _sigterm(self) -> Iterator[None]:
+        """SIGTERM starts the drain while this is entered (main thread, asyncio, when enabled); the
+        ASGI server's own handler, found in place, is what `run` forwards to once drained."""
         loop = running_loop()
         if not self.operations.drain_on_sigterm or loop is None:
-            return _Nothing()
-        try:
-            previous = signal.getsignal(signal.SIGTERM)
-        except ValueError:
-            return _Nothing()
+            yield
+            return
+        previous = signal.getsignal(signal.SIGTERM)
 
         def forward() -> None:
             if callable(previous):
@@ -125,8 +124,17 @@ class Drain:
             else:
                 loop.call_soon_threadsafe(self.drain)
 
+        try:
+            signal.signal(signal.SIGTERM, on_term)
+        except ValueError:  # not the main thread: the ASGI server stops as it would without a drain
+            yield
+            return
         self._forward = forward
-        return _Hooked(on_term, previous)
+        try:
+            yield
+        finally:
+            if previous is not None and signal.getsignal(signal.SIGTERM) is on_term:
+                signal.signal(signal.SIGTERM, previous)
 
 
 class _Tracked:
@@ -140,31 +148,8 @@ class _Tracked:
         async with self._lock:
             if self.ended:
                 return
+            if message["type"] == "http.response.start":
+                self.started = True
+            elif not message.get("more_body", False):
+                self.ended = True  # before the write, so no heartbeat follows the body's end
             await self._send(message)
-        if message["type"] == "http.response.start":
-            self.started = True
-        elif not message.get("more_body", False):
-            self.ended = True
-
-
-class _Nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-class _Hooked:
-    def __init__(self, handler: Any, previous: Any) -> None:
-        self._handler, self._previous = handler, previous
-
-    def __enter__(self) -> None:
-        try:
-            signal.signal(signal.SIGTERM, self._handler)
-        except ValueError:  # not the main thread
-            self._previous = None
-
-    def __exit__(self, *exc: object) -> None:
-        if self._previous is not None and signal.getsignal(signal.SIGTERM) is self._handler:
-            signal.signal(signal.SIGTERM, self._previous)

@@ -18,7 +18,7 @@ import orjson
 
 from ...protocol.http_rules import HTTPRefusal
 from ...runtime.metrics import Metrics
-from .asgi import JSON_HEADERS, Scope, Send, endpoint_path, respond
+from .asgi import JSON_HEADERS, ASGIMessage, Scope, Send, endpoint_path, respond
 
 __all__ = ["Operations", "Probes", "ReadyCheck"]
 
@@ -65,12 +65,12 @@ class Probes:
         """`send` for the ASGI lifespan, noting when startup completes and shutdown begins."""
         self.phase = "starting"
 
-        async def watched(message: dict[str, object]) -> None:
+        async def watched(message: ASGIMessage) -> None:
             if message["type"] == "lifespan.startup.complete":
                 self.phase = "serving"
             await send(message)
 
-        return watched  # type: ignore[return-value]
+        return watched
 
     async def answer(self, scope: Scope, send: Send) -> bool:
         """Answer the request if it asks a probe; False when it asks something else."""
