@@ -42,7 +42,7 @@ def add_operations(serve: argparse.ArgumentParser) -> None:
         type=float,
         default=15.0,
         metavar="SECONDS",
-        help="an SSE comment on idle GET streams this often, for idle proxies (default 15; 0: never)",
+        help="an SSE comment on idle SSE responses this often, for idle proxies (default 15; 0: never)",
     )
     serve.add_argument(
         "--metrics",

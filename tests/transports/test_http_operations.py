@@ -276,3 +276,22 @@ async def test_readiness_waits_for_the_lifespan_to_start() -> None:
     assert await probes.unready() is None and sent == [{"type": "lifespan.startup.complete"}]
     probes.draining = True
     assert await probes.unready() == "draining"
+
+
+async def test_a_slow_calls_sse_response_carries_heartbeat_comments_until_its_result() -> None:
+    release = anyio.Event()
+    app = StreamableHTTPApp(
+        make_server(release), operations=Operations(heartbeat=0.05, drain_on_sigterm=False)
+    )
+    async with served(app) as (client, url, _):
+        session = await open_session(client, url)
+        seen = b""
+        call = rpc(2, "tools/call", {"name": "slow"})
+        with anyio.fail_after(30):
+            async with client.stream("POST", url, content=call, headers=session) as stream:
+                async for chunk in stream.aiter_bytes():
+                    seen += chunk
+                    if seen.count(b": keep-alive\n\n") == 2:
+                        release.set()
+        assert seen.count(b": keep-alive\n\n") >= 2
+        assert b'"finished"' in seen.rsplit(b": keep-alive\n\n", 1)[1]  # the result came after them

@@ -3,9 +3,9 @@
 The modules, each one concept: `app` (routing a request), `exchange` (one request being answered),
 `stateless` (a 2026-07-28 request), `sessions` (a session as the MessageStream `serve` sees), `streams`
 (writing SSE and JSON answers), `registry` and `hosting` (the live sessions and where their tasks run),
-`clients` (per-client caps), `probes` and `drain` (operations), `event_store` (resumability), `asgi`
-(the ASGI vocabulary). This package keeps the old module's name, so `mcpkit.transports.http_server`
-imports as before; its exports load lazily.
+`clients` (per-client caps), `probes`, `drain`, `heartbeat` and `forwarded` (operations), `event_store`
+(resumability), `asgi` (the ASGI vocabulary). This package keeps the old module's name, so
+`mcpkit.transports.http_server` imports as before; its exports load lazily.
 """
 
 from __future__ import annotations

@@ -48,6 +48,7 @@ from .delivery import Answering, deliver, serve_alone
 from .drain import Drain
 from .event_store import EventStore, InMemoryEventStore
 from .exchange import Exchange
+from .heartbeat import TRACKED_SCOPE_KEY, Tracked
 from .probes import Operations, Probes
 from .registry import SessionRegistry
 from .sessions import SessionStream
@@ -139,11 +140,9 @@ class StreamableHTTPApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self._drain is not None:
-            self._drain.entered()
-            try:
-                await handle(self._route, scope, receive, send)
-            finally:
-                self._drain.left()
+            with self._drain.request(send) as tracked:
+                scope[TRACKED_SCOPE_KEY] = tracked
+                await handle(self._route, scope, receive, tracked)
         elif scope["type"] == "http":
             await handle(self._route, scope, receive, send)
         elif scope["type"] == "lifespan" and self._drain is not None and self._probes is not None:
@@ -186,7 +185,7 @@ class StreamableHTTPApp:
             return
         refuse_repeats(repeated)  # a POST is checked once its era is known
         if method == "GET" and not self.sessionless:
-            await self._get(exchange)
+            await self._get(exchange, scope.get(TRACKED_SCOPE_KEY))
         elif method == "DELETE" and self._shared is not None:
             await self._registry.hosted()
             await self._shared.delete(exchange)
@@ -259,13 +258,13 @@ class StreamableHTTPApp:
         exchange.decoded = decoded
         return message
 
-    async def _get(self, exchange: Exchange) -> None:
+    async def _get(self, exchange: Exchange, tracked: Tracked | None) -> None:
         if not accepts(exchange.headers, "text/event-stream"):
             raise HTTPRefusal(406, "Not Acceptable: Accept must include text/event-stream")
-        if self._drain is None:
+        if self._drain is None or tracked is None:
             await self._stream(exchange)
             return
-        async with self._drain.stream(exchange):
+        async with self._drain.stream(tracked):
             await self._stream(exchange)
 
     async def _stream(self, exchange: Exchange) -> None:

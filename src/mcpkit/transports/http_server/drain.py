@@ -20,13 +20,11 @@ import anyio
 
 from ...protocol.http_rules import HTTPRefusal
 from ...runtime._native import running_loop
-from .asgi import ASGIMessage, Send
-from .exchange import Exchange
+from .asgi import Send
+from .heartbeat import Heartbeats, Tracked
 from .probes import Probes
 
 __all__ = ["Drain"]
-
-_HEARTBEAT = b": keep-alive\n\n"  # an SSE comment: clients ignore it, proxies see traffic
 
 
 class Drain:
@@ -40,6 +38,7 @@ class Drain:
         self._streams: set[anyio.CancelScope] = set()
         self.in_flight = 0
         self._forward: Callable[[], None] | None = None
+        self.heartbeats = Heartbeats(probes.operations.heartbeat)
 
     def drain(self) -> None:
         """Begin draining (idempotent); `run` carries it out."""
@@ -50,6 +49,12 @@ class Drain:
 
     async def run(self) -> None:
         """While the app's lifespan runs: take SIGTERM as the start of a drain, and carry it out."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.heartbeats.run)
+            await self._drained()
+            tg.cancel_scope.cancel()
+
+    async def _drained(self) -> None:
         with self._sigterm():
             await self._requested.wait()
             with anyio.move_on_after(self.operations.drain_timeout):
@@ -71,38 +76,31 @@ class Drain:
         if self.probes.draining:
             raise HTTPRefusal(503, f"Service Unavailable: draining, no new {what}", retry_after="1")
 
-    def entered(self) -> None:
+    @contextmanager
+    def request(self, send: Send) -> Iterator[Tracked]:
+        """Around each HTTP request: counted while in flight, its response given heartbeats."""
         self.in_flight += 1
-
-    def left(self) -> None:
-        self.in_flight -= 1
-        if not self.in_flight and self.probes.draining:
-            self._idle.set()
+        try:
+            with self.heartbeats.track(send) as tracked:
+                yield tracked
+        finally:
+            self.in_flight -= 1
+            if not self.in_flight and self.probes.draining:
+                self._idle.set()
 
     @asynccontextmanager
-    async def stream(self, exchange: Exchange) -> AsyncIterator[None]:
-        """Around a GET stream: heartbeats while it idles, and its end with a `retry:` hint on a drain."""
+    async def stream(self, sent: Tracked) -> AsyncIterator[None]:
+        """Around a GET stream (written through `sent`): a drain ends it with a `retry:` hint."""
         self.refuse_new("streams")
-        sent = _Tracked(exchange.send)
-        exchange.send = sent
-        async with anyio.create_task_group() as tg:
-            self._streams.add(tg.cancel_scope)
-            if self.operations.heartbeat is not None:
-                tg.start_soon(self._beat, sent, self.operations.heartbeat)
+        with anyio.CancelScope() as scope:
+            self._streams.add(scope)
             try:
                 yield
             finally:
-                self._streams.discard(tg.cancel_scope)
-                tg.cancel_scope.cancel()
+                self._streams.discard(scope)
         if self.probes.draining and sent.started and not sent.ended:
             hint = b"retry: %d\n\n" % self._retry_ms
             await sent({"type": "http.response.body", "body": hint, "more_body": False})
-
-    async def _beat(self, sent: _Tracked, every: float) -> None:
-        while True:
-            await anyio.sleep(every)
-            if sent.started and not sent.ended:
-                await sent({"type": "http.response.body", "body": _HEARTBEAT, "more_body": True})
 
     @contextmanager
     def _sigterm(self) -> Iterator[None]:
@@ -135,21 +133,3 @@ class Drain:
         finally:
             if previous is not None and signal.getsignal(signal.SIGTERM) is on_term:
                 signal.signal(signal.SIGTERM, previous)
-
-
-class _Tracked:
-    """An ASGI send that writes one message at a time and knows whether the response started and ended."""
-
-    def __init__(self, send: Send) -> None:
-        self._send, self._lock = send, anyio.Lock()
-        self.started = self.ended = False
-
-    async def __call__(self, message: ASGIMessage) -> None:
-        async with self._lock:
-            if self.ended:
-                return
-            if message["type"] == "http.response.start":
-                self.started = True
-            elif not message.get("more_body", False):
-                self.ended = True  # before the write, so no heartbeat follows the body's end
-            await self._send(message)

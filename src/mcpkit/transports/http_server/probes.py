@@ -36,7 +36,7 @@ class Operations:
     `health_path` / `ready_path`: the probes (None: not served). `drain_on_sigterm`: SIGTERM drains
     (readiness 503, no new sessions, GET streams end with an SSE `retry:` hint, requests in flight
     finish) for up to `drain_timeout` seconds before the ASGI server is told to stop. `heartbeat`: an SSE
-    comment on an idle GET stream every so many seconds, so idle proxies keep it open (None: never).
+    comment on an SSE response idle for so many seconds, so idle proxies keep it open (None: never).
     `check_timeout`: how long a readiness check may take before it counts as failed. `metrics`
     (mcpkit.runtime.metrics): where the app's gauges go; one that can be scraped (PrometheusMetrics) is
     served at `metrics_path`.
