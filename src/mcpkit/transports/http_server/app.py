@@ -78,6 +78,7 @@ class StreamableHTTPApp:
     them: no sticky routing, and a worker's death loses only the handlers it was running.
     `operations` (an `Operations`) adds the probes (`/healthz`, `/readyz`, the backplane's reachability
     included), SSE heartbeats and a graceful drain on SIGTERM (`drain()`); None: none of them.
+    `sessions`: this process's sessions, by id.
     """
 
     def __init__(
@@ -127,7 +128,7 @@ class StreamableHTTPApp:
             hold=getattr(getattr(target, "lifespan", None), "running", None),  # a Server's lifespan
         )
         self._sessionless_clients = ClientCounts("requests in flight", max_stateless_in_flight_per_client)
-        self.sessions, self._scopes_for = self._registry.sessions, scopes_of(target)  # this process's
+        self.sessions, self._scopes_for = self._registry.sessions, scopes_of(target)
         self._mirror = header_mirror if header_mirror is not None else header_mirror_of(target)
         self._probes, self._drain = _operations(operations, backplane, self._registry, retry_ms)
 
