@@ -141,9 +141,11 @@ class StreamableHTTPApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self._drain is not None:
-            with self._drain.request(send) as tracked:
-                scope[TRACKED_SCOPE_KEY] = tracked
+            scope[TRACKED_SCOPE_KEY] = tracked = self._drain.entered(send)
+            try:
                 await handle(self._route, scope, receive, tracked)
+            finally:
+                self._drain.left(tracked)
         elif scope["type"] == "http":
             await handle(self._route, scope, receive, send)
         elif scope["type"] == "lifespan" and self._drain is not None and self._probes is not None:

@@ -76,17 +76,17 @@ class Drain:
         if self.probes.draining:
             raise HTTPRefusal(503, f"Service Unavailable: draining, no new {what}", retry_after="1")
 
-    @contextmanager
-    def request(self, send: Send) -> Iterator[Tracked]:
-        """Around each HTTP request: counted while in flight, its response given heartbeats."""
+    # entered and left around each HTTP request: plain calls, as a context manager cost it microseconds
+    def entered(self, send: Send) -> Tracked:
+        """A request begins: counted while in flight, its response given heartbeats."""
         self.in_flight += 1
-        try:
-            with self.heartbeats.track(send) as tracked:
-                yield tracked
-        finally:
-            self.in_flight -= 1
-            if not self.in_flight and self.probes.draining:
-                self._idle.set()
+        return self.heartbeats.open(send)
+
+    def left(self, tracked: Tracked) -> None:
+        self.heartbeats.close(tracked)
+        self.in_flight -= 1
+        if not self.in_flight and self.probes.draining:
+            self._idle.set()
 
     @asynccontextmanager
     async def stream(self, sent: Tracked) -> AsyncIterator[None]:

@@ -4,8 +4,7 @@ request pays for no task of its own."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 
 import anyio
 
@@ -59,14 +58,14 @@ class Heartbeats:
         self.every = every
         self._open: set[Tracked] = set()
 
-    @contextmanager
-    def track(self, send: Send) -> Iterator[Tracked]:
+    def open(self, send: Send) -> Tracked:
+        """`send`, tracked until `close`."""
         tracked = Tracked(send)
         self._open.add(tracked)
-        try:
-            yield tracked
-        finally:
-            self._open.discard(tracked)
+        return tracked
+
+    def close(self, tracked: Tracked) -> None:
+        self._open.discard(tracked)
 
     async def run(self) -> None:
         """Every period, a comment on each SSE response that wrote nothing since the last one."""
