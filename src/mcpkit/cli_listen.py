@@ -57,10 +57,10 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def run_uvicorn(app: Any, sock: socket.socket, log_level: str | None) -> None:
-    """Serve `app` on the bound `sock` until interrupted. uvicorn's own start and stop lines stay quiet
-    below --log-level info: mcpkit has said where it serves."""
+def run_uvicorn(app: Any, sock: socket.socket, log_level: str | None, **options: Any) -> None:
+    """Serve `app` on the bound `sock` until interrupted (`options`: uvicorn's). uvicorn's own start and
+    stop lines stay quiet below --log-level info: mcpkit has said where it serves."""
     import uvicorn
 
-    config = uvicorn.Config(app, lifespan="on", log_level=log_level or "warning")
+    config = uvicorn.Config(app, lifespan="on", log_level=log_level or "warning", **options)
     uvicorn.Server(config).run(sockets=[sock])

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import cli_ops
 from .cli_errors import UsageError
 from .cli_listen import bind, port_number, run_uvicorn
 from .cli_load import is_file_target, load_target, split_target, stdout_to_stderr
@@ -69,6 +70,7 @@ def add_serve(serve: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="share sessions in this Redis (pip install 'mcpkit[redis]'), so any worker serves any request",
     )
+    cli_ops.add_operations(serve)
 
 
 _HTTP_ONLY = ("host", "port", "allow_host", "allow_origin", "reload", "workers", "redis")
@@ -89,38 +91,26 @@ def _check_options(args: argparse.Namespace) -> None:
         check_redis_url(args.redis)
 
 
-def _logging(level: str | None) -> None:
-    logging.basicConfig(
-        stream=sys.stderr, level=(level or "warning").upper(), format="%(levelname)s %(name)s: %(message)s"
-    )
+def _logging(level: str | None, log_format: str) -> None:
+    cli_ops.configure_logs(level or "warning", log_format)  # text, or one JSON object per line
     if level is None:  # the request log (RequestLog middleware) is what a developer watches
         logging.getLogger("mcpkit.requests").setLevel(logging.INFO)
 
 
 def run_serve(args: argparse.Namespace, script_args: Sequence[str]) -> int:
     _check_options(args)
-    _logging(args.log_level)
+    ops = cli_ops.operations_settings(args)
+    _logging(args.log_level, args.log_format)
     if args.check or not args.http:
-        with stdout_to_stderr():
-            server = load_target(args.target, script_args)
-        if args.check:
-            print(f"mcpkit: {args.target} loads", file=sys.stderr)
-            return 0
-        one_process_key(server)
-        if sys.stdin.isatty():
-            print(
-                f"mcpkit: serving {args.target} over stdio: waiting for a client on stdin (Ctrl-C to stop). "
-                f"Try `mcpkit list {args.target}`, or serve it with --http.",
-                file=sys.stderr,
-            )
-        server.run()
-        return 0
+        return _serve_stdio(args, script_args)
     server = load_target(args.target, script_args)  # a bad target is one line here, in no worker
     import uvicorn  # noqa: F401  (the http extra: checked before binding)
 
     if args.reload:
         import watchfiles  # noqa: F401  (the dev extra)
+    cli_ops.quiet_sigterm()
     hosts, origins = allowed(args)
+    hosts += cli_ops.public_hosts(args)
     if args.workers > 1 or args.redis or args.reload:
         from .cli_workers import serve_workers
 
@@ -137,14 +127,37 @@ def run_serve(args: argparse.Namespace, script_args: Sequence[str]) -> int:
             allowed_origins=origins,
             reload_dir=_watched(args.target) if args.reload else None,
             log_level=args.log_level,
+            operations=ops,
         )
         return 0
     from .transports.http_server import StreamableHTTPApp
 
     one_process_key(server)
+    app = StreamableHTTPApp(
+        server, allowed_hosts=hosts, allowed_origins=origins, operations=cli_ops.operations(ops, server)
+    )
     sock = bind(args.host, args.port)
     _announce(args)
-    run_uvicorn(StreamableHTTPApp(server, allowed_hosts=hosts, allowed_origins=origins), sock, args.log_level)
+    run_uvicorn(cli_ops.behind_proxies(app, ops), sock, args.log_level, **cli_ops.uvicorn_options(ops))
+    return 0
+
+
+def _serve_stdio(args: argparse.Namespace, script_args: Sequence[str]) -> int:
+    """Load the server (prints at import go to stderr: stdout is the protocol's) and serve it on stdio,
+    or only load it (`--check`)."""
+    with stdout_to_stderr():
+        server = load_target(args.target, script_args)
+    if args.check:
+        print(f"mcpkit: {args.target} loads", file=sys.stderr)
+        return 0
+    one_process_key(server)
+    if sys.stdin.isatty():
+        print(
+            f"mcpkit: serving {args.target} over stdio: waiting for a client on stdin (Ctrl-C to stop). "
+            f"Try `mcpkit list {args.target}`, or serve it with --http.",
+            file=sys.stderr,
+        )
+    server.run()
     return 0
 
 

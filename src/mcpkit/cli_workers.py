@@ -39,6 +39,7 @@ def serve_workers(
     allowed_origins: Sequence[str] = (),
     reload_dir: str | None = None,
     log_level: str | None = None,
+    operations: dict[str, Any] | None = None,
 ) -> None:
     """Run `workers` processes on host:port until interrupted. Several workers need `redis_url`: without
     a shared store each would know only the sessions it created. `reload_dir`: one worker, restarted
@@ -48,11 +49,13 @@ def serve_workers(
     os.environ[_TARGET] = target
     os.environ[_REDIS] = redis_url or ""
     settings = {"argv": list(argv), "hosts": list(allowed_hosts), "origins": list(allowed_origins)}
-    os.environ[_SETTINGS] = orjson.dumps(settings).decode()
+    os.environ[_SETTINGS] = orjson.dumps({**settings, "operations": operations or {}}).decode()
     # one requestState key for every worker of this run, unless the server names its own
     os.environ.setdefault(_STATE_KEY, secrets.token_hex(32))
     factory = f"{__name__}:build"
-    options: dict[str, Any] = {"workers": workers}
+    from .cli_ops import uvicorn_options
+
+    options: dict[str, Any] = {"workers": workers, **uvicorn_options(operations or {})}
     if reload_dir is not None:
         options = {"reload": True, "reload_dirs": [reload_dir]}
     level = log_level or "warning"  # mcpkit has said where it serves
@@ -74,7 +77,15 @@ def check_redis_url(url: str) -> None:
         client.ping()
         client.close()
     except (redis.RedisError, ValueError, OSError) as exc:
-        raise Failure(f"cannot reach Redis at {url}: {exc}") from None
+        raise Failure(f"cannot reach Redis at {_redacted(url)}: {exc}") from None
+
+
+def _redacted(url: str) -> str:
+    """`url` without its password, which a log line must not carry."""
+    scheme, sep, rest = url.partition("://")
+    if sep and "@" in rest:
+        return f"{scheme}://***@{rest.rpartition('@')[2]}"
+    return url
 
 
 def one_process_key(server: Any, key: bytes | None = None) -> None:
@@ -92,6 +103,7 @@ def build() -> Any:
     """The app of one worker: the target's Server over Streamable HTTP, with a RedisBackplane when a
     Redis URL was given."""
     from .cli_load import load_target
+    from .cli_ops import behind_proxies, operations
     from .transports.http_server import StreamableHTTPApp
 
     settings = orjson.loads(os.environ.get(_SETTINGS) or "{}")
@@ -106,4 +118,8 @@ def build() -> Any:
         backplane = RedisBackplane(os.environ[_REDIS], worker=f"p{os.getpid()}")
         backplane.adopt(server)  # its peers and tasks across the workers
     hosts, origins = settings.get("hosts") or None, settings.get("origins") or None
-    return StreamableHTTPApp(server, backplane=backplane, allowed_hosts=hosts, allowed_origins=origins)
+    ops = operations(settings.get("operations") or {}, server)
+    app = StreamableHTTPApp(
+        server, backplane=backplane, allowed_hosts=hosts, allowed_origins=origins, operations=ops
+    )
+    return behind_proxies(app, settings.get("operations") or {})

@@ -110,6 +110,14 @@ class RedisBackplane:
             self._redis = Redis.from_pool(pool)
         return self._redis
 
+    async def ready(self) -> str | None:
+        """None when Redis answers a PING, else why not (the readiness probe's reason)."""
+        try:
+            await self.client().ping()
+        except Exception as exc:  # any failure means: send no new work here
+            return f"redis unavailable: {type(exc).__name__}"
+        return None
+
     def replay_store(self, max_entries: int = 100_000) -> RedisReplayStore:
         """DPoP replay checks in the same Redis, for every worker's `DPoPChecker(replays=...)`."""
         return RedisReplayStore(self.client(), self.prefix, max_entries)

@@ -41,10 +41,18 @@ def _subject(params: JSON) -> str | None:
     return None
 
 
+def _trace_id(meta: JSON) -> str | None:
+    """The W3C trace id of the request's `_meta.traceparent` (version-traceid-parentid-flags)."""
+    parent = meta.get("traceparent")
+    parts = parent.split("-") if isinstance(parent, str) else []
+    return parts[1] if len(parts) == 4 and len(parts[1]) == 32 else None
+
+
 class RequestLog:
     """One record per request on `logger` (default "mcpkit.requests"), at INFO, with the fields in
     `extra`: mcp_method, mcp_name, mcp_outcome ("ok", "error -32602", "input_required", "task"),
-    mcp_ms, mcp_client. The message says the same in one line."""
+    mcp_ms, mcp_client, mcp_session (the HTTP session, else None) and trace_id (from the request's
+    `_meta.traceparent`, else None). The message says the same in one line."""
 
     def __init__(self, logger: logging.Logger | None = None, level: int = logging.INFO) -> None:
         self.logger = logger or logging.getLogger("mcpkit.requests")
@@ -72,7 +80,8 @@ class RequestLog:
             name, client = _subject(params), client_key(ctx)
             fields = {"mcp_method": method, "mcp_name": name, "mcp_outcome": outcome, "mcp_ms": ms}
             line = f"{method}{f' {name}' if name else ''} -> {outcome} in {ms} ms ({client})"
-            self.logger.log(self.level, line, extra={**fields, "mcp_client": client})
+            where = {"mcp_session": ctx.session_id, "trace_id": _trace_id(ctx.meta)}
+            self.logger.log(self.level, line, extra={**fields, "mcp_client": client, **where})
 
 
 class RateLimit:

@@ -3,8 +3,9 @@
 The modules, each one concept: `app` (routing a request), `exchange` (one request being answered),
 `stateless` (a 2026-07-28 request), `sessions` (a session as the MessageStream `serve` sees), `streams`
 (writing SSE and JSON answers), `registry` and `hosting` (the live sessions and where their tasks run),
-`clients` (per-client caps), `event_store` (resumability), `asgi` (the ASGI vocabulary). This package
-keeps the old module's name, so `mcpkit.transports.http_server` imports as before; its exports load lazily.
+`clients` (per-client caps), `probes`, `drain`, `heartbeat` and `forwarded` (operations), `event_store`
+(resumability), `asgi` (the ASGI vocabulary). This package keeps the old module's name, so
+`mcpkit.transports.http_server` imports as before; its exports load lazily.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ..._lazy import lazy_exports
 __all__ = [
     "HeaderMirror",
     "MirrorsHeaders",
+    "Operations",
     "SessionStream",
     "StreamableHTTPApp",
     "client_address",
@@ -25,6 +27,7 @@ __all__ = [
 _EXPORTS = {
     "HeaderMirror": "mcpkit.transports.http_server.stateless",
     "MirrorsHeaders": "mcpkit.transports.http_server.stateless",
+    "Operations": "mcpkit.transports.http_server.probes",
     "SessionStream": "mcpkit.transports.http_server.sessions",
     "StreamableHTTPApp": "mcpkit.transports.http_server.app",
     "client_address": "mcpkit.transports.http_server.clients",
@@ -34,6 +37,7 @@ _EXPORTS = {
 if TYPE_CHECKING:
     from .app import StreamableHTTPApp, serve_http
     from .clients import client_address
+    from .probes import Operations
     from .sessions import SessionStream
     from .stateless import HeaderMirror, MirrorsHeaders
 

@@ -17,6 +17,8 @@ import warnings
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+import anyio
+
 from ...protocol.errors import MCPError
 from ...protocol.http_modern import repeated_fields
 from ...protocol.http_rules import (
@@ -43,9 +45,12 @@ from ...protocol.resource_auth import AuthRefusal
 from .asgi import AUTH_SCOPE_KEY, Receive, Scope, Send, endpoint_path, handle, read_body, respond
 from .clients import ClientCounts, SessionKey, client_address
 from .delivery import Answering, serve_alone
+from .drain import Drain
 from .event_store import EventStore, InMemoryEventStore
 from .exchange import Exchange
+from .heartbeat import TRACKED_SCOPE_KEY, Tracked
 from .local_sessions import LocalSessions
+from .probes import Operations, Probes
 from .registry import SessionRegistry
 from .sessions import SessionStream
 from .shared import Backplane, SessionHost
@@ -71,6 +76,9 @@ class StreamableHTTPApp:
     (default: the target's, when it is a `MirrorsHeaders` such as a Server).
     `backplane` (mcpkit.cluster.RedisBackplane) keeps sessions where every worker of a cluster serves
     them: no sticky routing, and a worker's death loses only the handlers it was running.
+    `operations` (an `Operations`) adds the probes (`/healthz`, `/readyz`, the backplane's reachability
+    included), SSE heartbeats and a graceful drain on SIGTERM (`drain()`); None: none of them.
+    `sessions`: this process's sessions, by id.
     """
 
     def __init__(
@@ -95,6 +103,7 @@ class StreamableHTTPApp:
         max_stateless_in_flight_per_client: int = 100,
         stateless: bool | None = None,
         backplane: Backplane | None = None,
+        operations: Operations | None = None,
     ) -> None:
         serve: Callable[[SessionStream], Awaitable[None]] = getattr(target, "serve", target)
         self.path, self.session_key = path, session_key
@@ -116,13 +125,16 @@ class StreamableHTTPApp:
             background=shared.run if shared is not None else None,
             hold=getattr(getattr(target, "lifespan", None), "running", None),  # a Server's lifespan
         )
-        self._host: SessionHost = shared or LocalSessions(
-            self._registry, self.event_store, self._answering, strict_version=strict_version
-        )
+        self._host: SessionHost = shared or self._local_sessions()
         self._sessionless_clients = ClientCounts("requests in flight", max_stateless_in_flight_per_client)
-        self.sessions = self._registry.sessions  # this process's sessions
+        self.sessions, self._scopes_for = self._registry.sessions, scopes_of(target)
         self._mirror = header_mirror if header_mirror is not None else header_mirror_of(target)
-        self._scopes_for = scopes_of(target)
+        self._probes, self._drain = _operations(operations, backplane, self._registry, retry_ms)
+
+    def _local_sessions(self) -> LocalSessions:
+        return LocalSessions(
+            self._registry, self.event_store, self._answering, strict_version=self.strict_version
+        )
 
     @property
     def stateless(self) -> bool:
@@ -132,10 +144,27 @@ class StreamableHTTPApp:
     # ---- ASGI ----------------------------------------------------------------------------------
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await self._registry.lifespan(receive, send)
+        if scope["type"] == "http" and self._drain is not None:
+            scope[TRACKED_SCOPE_KEY] = tracked = self._drain.entered(send)
+            try:
+                await handle(self._route, scope, receive, tracked)
+            finally:
+                self._drain.left(tracked)
         elif scope["type"] == "http":
             await handle(self._route, scope, receive, send)
+        elif scope["type"] == "lifespan" and self._drain is not None and self._probes is not None:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._drain.run)
+                await self._registry.lifespan(receive, self._probes.watch_lifespan(send))
+                tg.cancel_scope.cancel()
+        elif scope["type"] == "lifespan":
+            await self._registry.lifespan(receive, send)
+
+    def drain(self) -> None:
+        """Begin a graceful drain (what SIGTERM does with `operations`); needs `operations`."""
+        if self._drain is None:
+            raise RuntimeError("drain() needs StreamableHTTPApp(operations=Operations())")
+        self._drain.drain()
 
     async def aclose(self) -> None:
         """End every session, and the task group hosted without lifespan (if one was started)."""
@@ -150,7 +179,9 @@ class StreamableHTTPApp:
         # only a request that repeats a header pays for finding which
         repeated = repeated_fields(raw) if len(headers) < len(raw) else frozenset()
         if endpoint_path(scope) != self.path:
-            raise HTTPRefusal(404, "Not Found")
+            if self._probes is None or not await self._probes.answer(scope, send):
+                raise HTTPRefusal(404, "Not Found")
+            return
         guard(headers, self.allowed_hosts, self.allowed_origins)
         exchange = Exchange(headers, receive, send, repeated, auth=scope.get(AUTH_SCOPE_KEY))
         method = scope["method"]
@@ -161,7 +192,7 @@ class StreamableHTTPApp:
             return
         refuse_repeats(repeated)  # a POST is checked once its era is known
         if method == "GET" and not self.sessionless:
-            await self._get(exchange)
+            await self._get(exchange, scope.get(TRACKED_SCOPE_KEY))
         elif method == "DELETE" and not self.sessionless:
             await self._registry.hosted()
             await self._host.delete(exchange)
@@ -187,6 +218,8 @@ class StreamableHTTPApp:
             return
         refuse_repeats(exchange.repeated)
         exchange.version = request_version(headers.get("mcp-protocol-version"), None)
+        if self._drain is not None and kind is PostKind.NEW_SESSION:
+            self._drain.refuse_new("sessions")
         if kind is PostKind.SESSIONLESS:
             with self._sessionless_clients.held(exchange.client, _rid(message)):
                 await serve_alone(self._registry.run, exchange, self._answering)
@@ -219,11 +252,15 @@ class StreamableHTTPApp:
         exchange.decoded = decoded
         return message
 
-    async def _get(self, exchange: Exchange) -> None:
+    async def _get(self, exchange: Exchange, tracked: Tracked | None) -> None:
         if not accepts(exchange.headers, "text/event-stream"):
             raise HTTPRefusal(406, "Not Acceptable: Accept must include text/event-stream")
         await self._registry.hosted()
-        await self._host.get(exchange)
+        if self._drain is None or tracked is None:
+            await self._host.get(exchange)
+            return
+        async with self._drain.stream(tracked):
+            await self._host.get(exchange)
 
 
 def _renamed_stateless(stateless: bool | None) -> bool:
@@ -243,6 +280,19 @@ def _shared(
     if backplane is None:
         return None
     return backplane.sessions(serve, target, answering, strict_version=strict_version)
+
+
+def _operations(
+    operations: Operations | None, backplane: Backplane | None, registry: SessionRegistry, retry_ms: int
+) -> tuple[Probes | None, Drain | None]:
+    if operations is None:
+        return None, None
+    probes = Probes(operations, [backplane.ready] if backplane is not None else [])
+    drain = Drain(probes, registry.end_all, retry_ms)
+    if operations.metrics is not None:
+        operations.metrics.observe("mcp.server.sessions", lambda: len(registry.sessions))
+        operations.metrics.observe("mcp.server.sse_streams", lambda: drain.streams)
+    return probes, drain
 
 
 def _rid(message: Message) -> RequestId | None:

@@ -48,3 +48,7 @@ class Backplane(Protocol):
         *,
         strict_version: bool,
     ) -> SessionHost: ...
+
+    async def ready(self) -> str | None:
+        """None when the shared store answers, else why not (for the app's readiness probe)."""
+        ...
