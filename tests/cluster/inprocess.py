@@ -86,6 +86,10 @@ def make_server(seen: Seen, name: str, **options: Any) -> Server:
         return n
 
     @server.tool()
+    def big(size: int) -> str:
+        return "x" * size
+
+    @server.tool()
     def principal(ctx: Context) -> str:
         return (ctx.auth.subject if ctx.auth is not None else None) or "nobody"
 
