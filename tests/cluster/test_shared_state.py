@@ -13,7 +13,8 @@ from redis.asyncio import Redis
 
 from cluster.parts import redis_server
 from conftest import requirement
-from mcpkit.cluster.state import DuplicateRequest, SharedState
+from mcpkit.cluster.budget import EventBudget
+from mcpkit.cluster.state import DuplicateRequest, EventLogFull, SharedState
 from mcpkit.runtime.stream import Restored
 from mcpkit.transports.http_server.event_store import EventsExpired, UnknownEventId
 
@@ -167,7 +168,7 @@ async def test_a_list_changed_is_heard_once_by_each_session_created_before_it(st
     assert await state.catch_up("gone") == 0
 
 
-# ---- how long events stay -----------------------------------
+# ---- how long events stay, and the cluster's budget for them -----------------------------------
 
 
 @pytest.fixture
@@ -242,3 +243,41 @@ async def test_an_ended_session_leaves_no_event_data(redis: Redis) -> None:
     await state.store("s1", "get", b"note")
     await state.end("s1")
     assert await redis.keys("t:*") == []
+
+
+async def test_past_the_budget_ended_streams_go_first_then_new_work_is_refused_until_back_under(
+    redis: Redis,
+) -> None:
+    state = short_lived(redis, ended_retention=60, max_total_bytes=1000, max_bytes=10_000)
+    other = short_lived(redis, ended_retention=60, max_total_bytes=1000, max_bytes=10_000)  # another worker
+    budget, elsewhere = EventBudget(state, "w1"), EventBudget(other, "w2")
+    for sid in ("a", "b"):
+        await opened(state, sid)
+    ended = await answered(state, "a", "p1_w", b"", b"r" * 800)
+    await state.begin("b", None, worker="w", request_id=1, stream_id="p2_w")
+    await state.store("b", "p2_w", b"p" * 600)
+    await budget.check()
+    assert budget.total == 600 and not state.full  # the ended stream's data went, the open one's stayed
+    with pytest.raises(EventsExpired):
+        await state.replay_after("a", ended[0])
+
+    await budget.check()
+    await elsewhere.check()  # it stored nothing, the cluster is not over: no Redis command at all
+    assert not state.full and not other.full
+    await other.store("b", "p2_w", b"p" * 600)  # an admitted request goes on storing, on another worker
+    await elsewhere.check()
+    assert elsewhere.total == 1200 and other.full and not state.full
+    await state.store("b", "p2_w", b"+")  # no bus here: a worker learns it at its next step that stored
+    await budget.check()
+    assert state.full
+    with pytest.raises(EventLogFull):
+        await other.begin("a", None, worker="w", request_id=2, stream_id="p3_w")
+    with pytest.raises(EventLogFull):
+        await other.create("c", None)
+    assert await other.begin("a", None) == AGREED  # an answer or a notification is still taken
+    assert await state.store("b", "p2_w", b"response", final=True) > 0  # its response is never refused
+
+    await budget.check()
+    await elsewhere.check()
+    assert not state.full and not other.full and budget.total == elsewhere.total == 0
+    assert await other.begin("a", None, worker="w", request_id=2, stream_id="p3_w") == AGREED

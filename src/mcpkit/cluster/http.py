@@ -33,11 +33,12 @@ from ..transports.http_server.asgi import JSON_HEADERS, respond
 from ..transports.http_server.delivery import Answering, deliver
 from ..transports.http_server.exchange import Exchange
 from ..transports.http_server.sessions import SessionStream
+from .budget import EventBudget
 from .pool import PoolExhausted
 from .relay import ClusterRelay
 from .replica import Replica
 from .signals import Signals
-from .state import DuplicateRequest, SessionBusy, SharedState
+from .state import DuplicateRequest, EventLogFull, SessionBusy, SharedState
 from .tails import Tails, lost_answer
 
 __all__ = ["ClusterSessions"]
@@ -82,6 +83,7 @@ class ClusterSessions:
             on_bus=self._on_bus,
         )
         self.tails = Tails(self)
+        self.budget = EventBudget(state, worker)
         self._on_change = on_change
         self._store_down = False
         self._unsettled: list[tuple[str, RequestId, str, str | None]] = []
@@ -103,6 +105,7 @@ class ClusterSessions:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self.signals.run)
             tg.start_soon(self._settle_later)
+            tg.start_soon(self.budget.run)
             if self.relay is not None:
                 tg.start_soon(self.relay.run)
             await self._beat()
@@ -132,9 +135,13 @@ class ClusterSessions:
 
     @contextmanager
     def _reachable(self) -> Iterator[None]:
-        """503 with Retry-After while Redis cannot be reached (logged once per outage, not per request)."""
+        """503 with Retry-After while Redis cannot be reached (logged once per outage, not per request),
+        or while the cluster's stored events are over their budget (logged by the budget)."""
         try:
             yield
+        except EventLogFull:
+            message = "Service Unavailable: the server's event log is full (max_total_bytes), retry later"
+            raise HTTPRefusal(503, message, INTERNAL_ERROR, retry_after="5") from None
         except PoolExhausted as exc:
             message = f"Server busy: {exc}; retry shortly"
             raise HTTPRefusal(429, message, SERVER_BUSY, retry_after="1") from None
@@ -398,6 +405,8 @@ class ClusterSessions:
             self.tails.taken_over(session_id, str(message.get("token")))
         elif kind == "cancel-task" and self.tasks is not None:
             self.tasks.cancel_here(str(message.get("id")))
+        elif kind == "budget":
+            self.budget.heard(message)
         else:
             self._on_change(message)
             await self.tails.on_change(message)

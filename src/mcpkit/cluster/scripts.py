@@ -27,6 +27,7 @@ __all__ = [
     "END",
     "FINISH",
     "READ",
+    "SHED",
     "STORE",
     "SUBSCRIBE",
     "SUBSCRIBERS",
@@ -293,6 +294,32 @@ end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[4], ARGV[1])
 return owners
+"""
+)
+
+# KEYS: s, e; ARGV: the session's key prefix, the standalone stream, 'count' or 'shed'
+# -> the size of the session's events whose data is kept; with 'shed', the data of its ended streams
+# (neither open nor the standalone one) goes first, before their retention is up.
+SHED = (
+    _ENTRY
+    + _OPEN
+    + _KEPT
+    + """
+if ARGV[3] == 'shed' then
+  local open = open_streams(KEYS[1])
+  open[ARGV[2]] = true
+  for _, raw in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+    local _, stream = entry(raw)
+    if not open[stream] then
+      redis.call('DEL', ARGV[1] .. 'd:' .. stream)
+      open[stream] = true
+    end
+  end
+end
+if redis.call('EXISTS', KEYS[2]) == 0 and redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('HSET', KEYS[1], 'bytes', 0)
+end
+return kept(KEYS[2], ARGV[1])
 """
 )
 

@@ -21,13 +21,17 @@ from . import scripts
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-__all__ = ["DuplicateRequest", "Event", "SessionBusy", "SharedState", "TakenOver"]
+__all__ = ["DuplicateRequest", "Event", "EventLogFull", "SessionBusy", "SharedState", "TakenOver"]
 
 Arg = bytes | str | int | float
 
 
 class DuplicateRequest(Exception):
     """A request id already in flight in the session, on some worker."""
+
+
+class EventLogFull(Exception):
+    """The cluster's stored events are over `max_total_bytes` (see `budget`): no new request is taken."""
 
 
 class SessionBusy(Exception):
@@ -65,6 +69,7 @@ class SharedState:
         max_bytes: int = 4 * 1024 * 1024,
         max_in_flight: int = 100,
         ended_retention: float = 30.0,
+        max_total_bytes: int = 256 * 1024 * 1024,
     ) -> None:
         self.redis = redis
         self.max_in_flight = max_in_flight
@@ -72,7 +77,9 @@ class SharedState:
         self.idle_ms = int(idle_timeout * 1000)
         self.ended_ms = max(1, min(int(ended_retention * 1000), self.idle_ms))  # never past the session
         self.max_sessions = max_sessions
-        self.max_events, self.max_bytes = max_events, max_bytes
+        self.max_events, self.max_bytes, self.max_total_bytes = max_events, max_bytes, max_total_bytes
+        self.full = False  # set by the budget: past it, `create` and `begin` of a request raise EventLogFull
+        self.stored = 0  # event bytes this worker stored since the budget last counted them
         self._create = redis.register_script(scripts.CREATE)
         self._begin = redis.register_script(scripts.BEGIN)
         self._store = redis.register_script(scripts.STORE)
@@ -85,6 +92,7 @@ class SharedState:
         self._subscribe = redis.register_script(scripts.SUBSCRIBE)
         self._catch_up = redis.register_script(scripts.CATCH_UP)
         self._subscribers = redis.register_script(scripts.SUBSCRIBERS)
+        self._shed = redis.register_script(scripts.SHED)
 
     def key(self, session_id: str, part: str) -> str:
         return f"{self.prefix}{{{session_id}}}:{part}"
@@ -102,7 +110,10 @@ class SharedState:
         return [self.ended_ms, self.key(session_id, ""), STANDALONE]
 
     async def create(self, session_id: str, principal: str | None) -> bool:
-        """Reserve a new session (not served until `agreed`); False at `max_sessions` in the cluster."""
+        """Reserve a new session (not served until `agreed`); False at `max_sessions` in the cluster.
+        Raises EventLogFull past the event budget."""
+        if self.full:
+            raise EventLogFull
         keys = [self.key(session_id, "s"), self.prefix + "sessions", self.prefix + "chg"]
         args: list[Arg] = [_now_ms(), self.idle_ms, self.max_sessions, session_id, principal or ""]
         return bool(await self._create(keys=keys, args=args))
@@ -125,7 +136,10 @@ class SharedState:
         """The session's agreement, its idle time restarted; None when there is no such session (or it
         is another principal's). With `request_id`: that request is in flight on `worker` (raises
         DuplicateRequest if it already is, SessionBusy past `max_in_flight`), and `stream_id` is its
-        open stream."""
+        open stream; EventLogFull past the event budget (answers and notifications are still taken:
+        they complete what was admitted)."""
+        if self.full and request_id is not None:
+            raise EventLogFull
         field = _request_field(request_id) if request_id is not None else ""
         keys = [*self._keys(session_id), self.prefix + "sessions", self.key(session_id, "d:" + STANDALONE)]
         args: list[Arg] = [_now_ms(), self.idle_ms, session_id, principal or "", field, worker]
@@ -155,7 +169,10 @@ class SharedState:
         keys = [self.key(session_id, "s"), self.key(session_id, "e"), self.channel(session_id)]
         args: list[Arg] = [stream_id, data, "f" if final else "m", self.idle_ms, self.max_events]
         args += [self.max_bytes, *self._kept(session_id)]
-        return int(await self._store(keys=keys, args=args))
+        seq = int(await self._store(keys=keys, args=args))
+        if seq > 0:
+            self.stored += len(data)
+        return seq
 
     async def changed(self, method: str) -> None:
         """One more `method` (a list_changed) for every session: see `catch_up`."""
@@ -253,6 +270,13 @@ class SharedState:
         args = [session_id, self.prefix + "sub:", self.key(session_id, ""), STANDALONE]
         owners = await self._end(keys=keys, args=args)
         return [o.decode() for o in owners]
+
+    async def kept_bytes(self, session_id: str, *, shed: bool = False) -> int:
+        """The size of the session's events whose data is kept; `shed`: its ended streams' data goes
+        first, before their retention is up."""
+        keys = [self.key(session_id, "s"), self.key(session_id, "e")]
+        args = [self.key(session_id, ""), STANDALONE, "shed" if shed else "count"]
+        return int(await self._shed(keys=keys, args=args))
 
     async def subscribe(self, session_id: str, uri: str, limit: int | None) -> bool:
         """The session hears updates of `uri`; False when it already has `limit` other subscriptions."""
