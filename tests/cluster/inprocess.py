@@ -27,6 +27,7 @@ class Seen:
     def __init__(self) -> None:
         self.cancelled: list[str] = []
         self.started = anyio.Event()
+        self.release = anyio.Event()  # lets `hold` return
         self.holding = 0  # `hold` calls running now, on every worker
         self.most_held = 0
         self.gate = anyio.Event()  # what `gated` tasks wait for
@@ -84,6 +85,17 @@ def make_server(seen: Seen, name: str, **options: Any) -> Server:
         for i in range(n):
             await ctx.session.notify("notifications/message", {"level": "info", "data": i})
         return n
+
+    @server.tool()
+    def big(size: int) -> str:
+        return "x" * size
+
+    @server.tool()
+    async def hold_big(ctx: Context, size: int) -> str:
+        """A progress message of `size` bytes on its open stream, then the answer once `release` is set."""
+        await ctx.report_progress(1, 2, "x" * size)
+        await seen.release.wait()
+        return "released"
 
     @server.tool()
     def principal(ctx: Context) -> str:

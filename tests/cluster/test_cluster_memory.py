@@ -104,3 +104,57 @@ async def test_ten_thousand_abandoned_sessions_leave_redis_and_the_workers_as_th
         assert (
             after_rss - base_rss < 64 * 1024
         )  # KiB: nothing kept per session (~14 KiB each would be 140 MiB)
+
+
+def call(rid: int, name: str, arguments: dict[str, object]) -> bytes:
+    params = {"name": name, "arguments": arguments}
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}).encode()
+
+
+async def opened_session(http: httpx.AsyncClient, url: str) -> dict[str, str]:
+    opened = await post(http, url, INIT, HEADERS)
+    assert opened.status_code == 200
+    headers = {**HEADERS, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": VERSION}
+    assert (await post(http, url, INITIALIZED, headers)).status_code == 202
+    return headers
+
+
+def session_bytes(store: redis.Redis, session_id: str) -> int:
+    """What the session's keys take in Redis (MEMORY USAGE, every sample)."""
+    keys = list(store.scan_iter(match=f"*{{{session_id}}}*", count=1000))
+    return sum(store.memory_usage(key, samples=0) or 0 for key in keys)
+
+
+async def test_sessions_idle_after_a_4_mb_result_give_redis_its_memory_back_after_the_retention(
+    tmp_path: Path,
+) -> None:
+    async with cluster(tmp_path, ended_retention=1.0) as workers, httpx.AsyncClient(timeout=60) as http:
+        store = redis.Redis.from_url(workers.redis_url)
+        sessions = [await opened_session(http, workers.urls[i % 3]) for i in range(20)]
+        base, expired = store.info("memory")["used_memory"], store.info("stats")["expired_keys"]
+        for i, headers in enumerate(sessions):
+            url = workers.urls[(i + 1) % 3]
+            answered = await post(http, url, call(2, "big", {"size": 4_000_000}), headers)
+            assert answered.status_code == 200 and len(answered.content) > 4_000_000
+        held = store.info("memory")["used_memory"] - base
+        with anyio.fail_after(30):  # the retention is 1 s: Redis drops the data itself, no request needed
+            while (left := store.info("memory")["used_memory"] - base) > 1024 * 1024:
+                await anyio.sleep(0.25)
+        print(f"\n20 idle sessions, one 4 MB result each: Redis used_memory +{held} bytes, then +{left}")
+        assert store.info("stats")["expired_keys"] - expired >= 20  # each result was kept, then expired
+
+
+async def test_an_active_session_keeps_none_of_its_ended_streams_after_the_retention(tmp_path: Path) -> None:
+    async with cluster(tmp_path, ended_retention=1.0) as workers, httpx.AsyncClient(timeout=60) as http:
+        store = redis.Redis.from_url(workers.redis_url)
+        headers = await opened_session(http, workers.urls[0])
+        session_id = headers["mcp-session-id"]
+        for i in range(100):
+            answered = await post(http, workers.urls[i % 3], call(10 + i, "add", {"a": i, "b": 1}), headers)
+            assert answered.status_code == 200
+        busy = session_bytes(store, session_id)
+        with anyio.fail_after(30):
+            while (left := session_bytes(store, session_id)) > 1500:  # the record alone is < 1 KB
+                await anyio.sleep(0.25)
+        print(f"\nafter 100 small calls: the session's keys take {busy} bytes of Redis, then {left}")
+        assert sorted(store.scan_iter(match=f"*{{{session_id}}}*")) == [f"mcp:{{{session_id}}}:s".encode()]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -12,7 +13,8 @@ from redis.asyncio import Redis
 
 from cluster.parts import redis_server
 from conftest import requirement
-from mcpkit.cluster.state import DuplicateRequest, SharedState
+from mcpkit.cluster.budget import EventBudget
+from mcpkit.cluster.state import DuplicateRequest, EventLogFull, SharedState
 from mcpkit.runtime.stream import Restored
 from mcpkit.transports.http_server.event_store import EventsExpired, UnknownEventId
 
@@ -88,7 +90,7 @@ async def test_the_oldest_events_go_past_either_cap_and_a_replay_from_them_is_ex
     with pytest.raises(EventsExpired):
         await state.replay_after("s1", f"get-{seqs[0]}")
     assert len((await state.replay_after("s1", f"get-{seqs[2]}")).events) == 5
-    big = await state.store("s1", "get", b"y" * 360)  # past 400 bytes: the older ones make room
+    big = await state.store("s1", "get", b"y" * 370)  # past 400 bytes of data: the older ones make room
     found = await state.read("s1", 0)
     assert found is not None and found[1][-1].seq == big and len(found[1]) < 5
 
@@ -164,3 +166,118 @@ async def test_a_list_changed_is_heard_once_by_each_session_created_before_it(st
     assert found is not None
     assert [e.data for e in found[1]] == [b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}']
     assert await state.catch_up("gone") == 0
+
+
+# ---- how long events stay, and the cluster's budget for them -----------------------------------
+
+
+@pytest.fixture
+async def redis(tmp_path: Path) -> AsyncIterator[Redis]:
+    with redis_server(tmp_path) as process:
+        client = Redis.from_url(process.url)
+        yield client
+        await client.aclose()
+
+
+def short_lived(redis: Redis, **options: Any) -> SharedState:
+    limits: dict[str, Any] = {"max_events": 100, "ended_retention": 0.3, **options}
+    return SharedState(redis, prefix="t:", idle_timeout=30, max_sessions=10, **limits)
+
+
+async def answered(state: SharedState, session_id: str, stream_id: str, *data: bytes) -> list[str]:
+    """A request on `stream_id` whose events are `data`, the last its response; their event ids."""
+    await state.begin(session_id, None, worker="w", request_id=stream_id, stream_id=stream_id)
+    seqs = [await state.store(session_id, stream_id, d, final=i == len(data) - 1) for i, d in enumerate(data)]
+    return [f"{stream_id}-{seq}" for seq in seqs]
+
+
+async def until_gone(redis: Redis, key: str) -> None:
+    with anyio.fail_after(10):
+        while await redis.exists(key):
+            await anyio.sleep(0.05)
+
+
+async def test_an_ended_streams_events_are_gone_after_the_retention_and_resuming_from_them_is_expired(
+    redis: Redis,
+) -> None:
+    state = short_lived(redis)
+    await opened(state)
+    ids = await answered(state, "s1", "p1_w", b"", b"progress", b"result")
+    assert [data for _, data in (await state.replay_after("s1", ids[0])).events] == [b"progress", b"result"]
+    await until_gone(redis, state.key("s1", "d:p1_w"))
+    with pytest.raises(EventsExpired):
+        await state.replay_after("s1", ids[0])
+    await until_gone(redis, state.key("s1", "e"))  # nothing open, nothing for a GET: the index goes too
+    assert sorted(await redis.keys("t:{s1}*")) == [b"t:{s1}:s"]
+    with pytest.raises(EventsExpired):
+        await state.replay_after("s1", ids[1])
+    assert (await state.replay_after("s1", ids[2])).events == ()  # nothing after the last one was lost
+    later = await answered(state, "s1", "p2_w", b"", b"again")
+    assert [data for _, data in (await state.replay_after("s1", later[0])).events] == [b"again"]
+
+
+async def test_open_streams_and_events_for_the_next_get_outlive_the_retention(redis: Redis) -> None:
+    state = short_lived(redis)
+    await opened(state)
+    await state.begin("s1", None, worker="w", request_id=1, stream_id="p1_w")
+    running = await state.store("s1", "p1_w", b"")
+    await state.store("s1", "p1_w", b"progress")
+    waiting = await state.store("s1", "get", b"note")
+    ended = await answered(state, "s1", "p2_w", b"", b"result")
+    await until_gone(redis, state.key("s1", "d:p2_w"))
+    with pytest.raises(EventsExpired):
+        await state.replay_after("s1", ended[0])
+    assert [d for _, d in (await state.replay_after("s1", f"p1_w-{running}")).events] == [b"progress"]
+    found = await state.read("s1", 0)
+    assert found is not None and [e.data for e in found[1] if e.seq == waiting] == [b"note"]
+    assert [e.dropped for e in found[1] if e.stream_id == "p2_w"] == [True, True]
+    assert [e.final for e in found[1] if e.stream_id == "p2_w"] == [False, True]  # a tail still ends
+
+
+async def test_an_ended_session_leaves_no_event_data(redis: Redis) -> None:
+    state = short_lived(redis, ended_retention=60)
+    await opened(state)
+    await answered(state, "s1", "p1_w", b"", b"result")
+    await state.begin("s1", None, worker="w", request_id=2, stream_id="p2_w")
+    await state.store("s1", "p2_w", b"progress")
+    await state.store("s1", "get", b"note")
+    await state.end("s1")
+    assert await redis.keys("t:*") == []
+
+
+async def test_past_the_budget_ended_streams_go_first_then_new_work_is_refused_until_back_under(
+    redis: Redis,
+) -> None:
+    state = short_lived(redis, ended_retention=60, max_total_bytes=1000, max_bytes=10_000)
+    other = short_lived(redis, ended_retention=60, max_total_bytes=1000, max_bytes=10_000)  # another worker
+    budget, elsewhere = EventBudget(state, "w1"), EventBudget(other, "w2")
+    for sid in ("a", "b"):
+        await opened(state, sid)
+    ended = await answered(state, "a", "p1_w", b"", b"r" * 800)
+    await state.begin("b", None, worker="w", request_id=1, stream_id="p2_w")
+    await state.store("b", "p2_w", b"p" * 600)
+    await budget.check()
+    assert budget.total == 600 and not state.full  # the ended stream's data went, the open one's stayed
+    with pytest.raises(EventsExpired):
+        await state.replay_after("a", ended[0])
+
+    await budget.check()
+    await elsewhere.check()  # it stored nothing, the cluster is not over: no Redis command at all
+    assert not state.full and not other.full
+    await other.store("b", "p2_w", b"p" * 600)  # an admitted request goes on storing, on another worker
+    await elsewhere.check()
+    assert elsewhere.total == 1200 and other.full and not state.full
+    await state.store("b", "p2_w", b"+")  # no bus here: a worker learns it at its next step that stored
+    await budget.check()
+    assert state.full
+    with pytest.raises(EventLogFull):
+        await other.begin("a", None, worker="w", request_id=2, stream_id="p3_w")
+    with pytest.raises(EventLogFull):
+        await other.create("c", None)
+    assert await other.begin("a", None) == AGREED  # an answer or a notification is still taken
+    assert await state.store("b", "p2_w", b"response", final=True) > 0  # its response is never refused
+
+    await budget.check()
+    await elsewhere.check()
+    assert not state.full and not other.full and budget.total == elsewhere.total == 0
+    assert await other.begin("a", None, worker="w", request_id=2, stream_id="p3_w") == AGREED

@@ -40,7 +40,10 @@ class RedisBackplane:
 
     `idle_timeout`: a session nobody used for this long is gone (its keys expire). `max_sessions`:
     across the cluster. `max_events` / `max_bytes`: events kept per session for resumption (the
-    oldest go first; a resumption from a dropped event is 400, as in one process). `heartbeat` /
+    oldest go first; a resumption from a dropped event is 400, as in one process). `ended_retention`:
+    how long the events of a stream that got its response stay for a resumption. `max_total_bytes`:
+    the event data kept across the cluster; past it, ended streams' data goes first, then new
+    sessions and requests get 503 until it is back under (see `budget`). `heartbeat` /
     `dead_after`: how often a worker says it is alive, and after how long without that a stream whose
     request it served is finished with an error. `max_in_flight`: requests of one session handled at
     once across the cluster (one more is answered -32010, as in one process). `max_connections`: this
@@ -62,6 +65,8 @@ class RedisBackplane:
         max_sessions: int = 10_000,
         max_events: int = 1000,
         max_bytes: int = 4 * 1024 * 1024,
+        ended_retention: float = 30.0,
+        max_total_bytes: int = 256 * 1024 * 1024,
         heartbeat: float = 2.0,
         dead_after: float = 6.0,
         socket_timeout: float = 2.0,
@@ -76,12 +81,13 @@ class RedisBackplane:
         if redis is None and url is None:
             raise ValueError("RedisBackplane needs a url or a redis client")
         limits = (idle_timeout, max_sessions, max_events, max_bytes, heartbeat, dead_after, max_in_flight)
-        if min(*limits, max_connections, pool_timeout) <= 0:
+        if min(*limits, max_connections, pool_timeout, ended_retention, max_total_bytes) <= 0:
             raise ValueError("RedisBackplane limits and periods must be positive")
         self.url, self._redis, self.prefix = url, redis, prefix
         self.worker = re.sub(r"[^A-Za-z0-9]", "", worker) + secrets.token_hex(3)
         self.idle_timeout, self.max_sessions, self.max_events = idle_timeout, max_sessions, max_events
-        self.max_bytes = max_bytes
+        self.max_bytes, self.max_total_bytes = max_bytes, max_total_bytes
+        self.ended_retention = ended_retention
         self.heartbeat, self.dead_after, self.socket_timeout = heartbeat, dead_after, socket_timeout
         self.max_in_flight = max_in_flight
         self.max_connections, self.pool_timeout = max_connections, pool_timeout
@@ -133,6 +139,8 @@ class RedisBackplane:
                 max_events=self.max_events,
                 max_bytes=self.max_bytes,
                 max_in_flight=self.max_in_flight,
+                ended_retention=self.ended_retention,
+                max_total_bytes=self.max_total_bytes,
             )
         return self._state
 

@@ -31,6 +31,7 @@ from ..transports.http_server.asgi import JSON_HEADERS, respond
 from ..transports.http_server.delivery import Answering, deliver
 from ..transports.http_server.exchange import Exchange
 from ..transports.http_server.sessions import SessionStream
+from .budget import EventBudget
 from .fanout import Fanout
 from .replica import Replica
 from .signals import Signals
@@ -82,6 +83,7 @@ class ClusterSessions:
         self.tails = Tails(self)
         self.fanout = fanout  # what the bus brings for the Server's peers and tasks
         self.health = StoreHealth()
+        self.budget = EventBudget(state, worker)
         self._unsettled: list[tuple[str, RequestId, str, str | None]] = []
 
     def inbox_of(self, worker: str) -> str:
@@ -100,6 +102,7 @@ class ClusterSessions:
             tg.start_soon(self.signals.run)
             tg.start_soon(self._settle_later)
             tg.start_soon(self.fanout.run)
+            tg.start_soon(self.budget.run)
             await self._beat()
 
     async def _beat(self) -> None:
@@ -359,6 +362,8 @@ class ClusterSessions:
             self.tails.end(session_id)
         elif kind == "takeover" and isinstance(session_id, str):
             self.tails.taken_over(session_id, str(message.get("token")))
+        elif kind == "budget":
+            self.budget.heard(message)
         else:
             self.fanout.deliver(message)
             await self.tails.on_change(message)

@@ -15,18 +15,23 @@ import orjson
 from ..protocol.http_rules import format_event_id, parse_event_id
 from ..runtime.stream import Restored
 from ..transports.http_server.event_store import EventsExpired, Replay, UnknownEventId
+from ..transports.http_server.sessions import STANDALONE
 from . import scripts
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-__all__ = ["DuplicateRequest", "Event", "SessionBusy", "SharedState", "TakenOver"]
+__all__ = ["DuplicateRequest", "Event", "EventLogFull", "SessionBusy", "SharedState", "TakenOver"]
 
 Arg = bytes | str | int | float
 
 
 class DuplicateRequest(Exception):
     """A request id already in flight in the session, on some worker."""
+
+
+class EventLogFull(Exception):
+    """The cluster's stored events are over `max_total_bytes` (see `budget`): no new request is taken."""
 
 
 class SessionBusy(Exception):
@@ -43,6 +48,7 @@ class Event:
     stream_id: str
     final: bool
     data: bytes
+    dropped: bool = False  # its data is gone (retention, a cap, the budget): resuming before it is expired
 
     @property
     def event_id(self) -> str:
@@ -62,13 +68,18 @@ class SharedState:
         max_events: int,
         max_bytes: int = 4 * 1024 * 1024,
         max_in_flight: int = 100,
+        ended_retention: float = 30.0,
+        max_total_bytes: int = 256 * 1024 * 1024,
     ) -> None:
         self.redis = redis
         self.max_in_flight = max_in_flight
         self.prefix = prefix
         self.idle_ms = int(idle_timeout * 1000)
+        self.ended_ms = max(1, min(int(ended_retention * 1000), self.idle_ms))  # never past the session
         self.max_sessions = max_sessions
-        self.max_events, self.max_bytes = max_events, max_bytes
+        self.max_events, self.max_bytes, self.max_total_bytes = max_events, max_bytes, max_total_bytes
+        self.full = False  # set by the budget: past it, `create` and `begin` of a request raise EventLogFull
+        self.stored = 0  # event bytes this worker stored since the budget last counted them
         self._create = redis.register_script(scripts.CREATE)
         self._begin = redis.register_script(scripts.BEGIN)
         self._store = redis.register_script(scripts.STORE)
@@ -81,6 +92,7 @@ class SharedState:
         self._subscribe = redis.register_script(scripts.SUBSCRIBE)
         self._catch_up = redis.register_script(scripts.CATCH_UP)
         self._subscribers = redis.register_script(scripts.SUBSCRIBERS)
+        self._shed = redis.register_script(scripts.SHED)
 
     def key(self, session_id: str, part: str) -> str:
         return f"{self.prefix}{{{session_id}}}:{part}"
@@ -96,8 +108,16 @@ class SharedState:
     def _keys(self, session_id: str) -> list[str]:
         return [self.key(session_id, "s"), self.key(session_id, "e"), self.key(session_id, "u")]
 
+    def _kept(self, session_id: str) -> list[Arg]:
+        """What the scripts that store an event take after max_bytes: how long an ended stream's data
+        lives, the prefix of `d:<stream>` (a stream's event data) and the standalone stream."""
+        return [self.ended_ms, self.key(session_id, ""), STANDALONE]
+
     async def create(self, session_id: str, principal: str | None) -> bool:
-        """Reserve a new session (not served until `agreed`); False at `max_sessions` in the cluster."""
+        """Reserve a new session (not served until `agreed`); False at `max_sessions` in the cluster.
+        Raises EventLogFull past the event budget."""
+        if self.full:
+            raise EventLogFull
         keys = [self.key(session_id, "s"), self.prefix + "sessions", self.prefix + "chg"]
         args: list[Arg] = [_now_ms(), self.idle_ms, self.max_sessions, session_id, principal or ""]
         return bool(await self._create(keys=keys, args=args))
@@ -120,9 +140,12 @@ class SharedState:
         """The session's agreement, its idle time restarted; None when there is no such session (or it
         is another principal's). With `request_id`: that request is in flight on `worker` (raises
         DuplicateRequest if it already is, SessionBusy past `max_in_flight`), and `stream_id` is its
-        open stream."""
+        open stream; EventLogFull past the event budget (answers and notifications are still taken:
+        they complete what was admitted)."""
+        if self.full and request_id is not None:
+            raise EventLogFull
         field = _request_field(request_id) if request_id is not None else ""
-        keys = [*self._keys(session_id), self.prefix + "sessions"]
+        keys = [*self._keys(session_id), self.prefix + "sessions", self.key(session_id, "d:" + STANDALONE)]
         args: list[Arg] = [_now_ms(), self.idle_ms, session_id, principal or "", field, worker]
         args += [stream_id or "", orjson.dumps(request_id), self.max_in_flight, self.prefix + "sub:"]
         found = await self._begin(keys=keys, args=args)
@@ -137,7 +160,7 @@ class SharedState:
 
     async def touch(self, session_id: str) -> bool:
         """The session's idle time restarted (a GET open on it is activity); False when it is gone."""
-        keys = [*self._keys(session_id), self.prefix + "sessions"]
+        keys = [*self._keys(session_id), self.prefix + "sessions", self.key(session_id, "d:" + STANDALONE)]
         args: list[Arg] = [_now_ms(), self.idle_ms, session_id, self.prefix + "sub:"]
         return bool(await self._touch(keys=keys, args=args))
 
@@ -148,15 +171,12 @@ class SharedState:
         """Append one event (`final`: its stream's last, once); its seq, 0 when the session is gone, -1
         when the stream was already finished."""
         keys = [self.key(session_id, "s"), self.key(session_id, "e"), self.channel(session_id)]
-        args: list[Arg] = [
-            stream_id,
-            data,
-            "f" if final else "m",
-            self.idle_ms,
-            self.max_events,
-            self.max_bytes,
-        ]
-        return int(await self._store(keys=keys, args=args))
+        args: list[Arg] = [stream_id, data, "f" if final else "m", self.idle_ms, self.max_events]
+        args += [self.max_bytes, *self._kept(session_id)]
+        seq = int(await self._store(keys=keys, args=args))
+        if seq > 0:
+            self.stored += len(data)
+        return seq
 
     async def changed(self, method: str) -> None:
         """One more `method` (a list_changed) for every session: see `catch_up`."""
@@ -167,7 +187,8 @@ class SharedState:
         created (once per method, however many there were); how many."""
         keys = [self.key(session_id, "s"), self.key(session_id, "e"), self.channel(session_id)]
         keys.append(self.prefix + "chg")
-        return int(await self._catch_up(keys=keys, args=[self.idle_ms, self.max_events, self.max_bytes]))
+        args: list[Arg] = [self.idle_ms, self.max_events, self.max_bytes, *self._kept(session_id)]
+        return int(await self._catch_up(keys=keys, args=args))
 
     async def begin_initialize(self, session_id: str, worker: str, request_id: Any, stream_id: str) -> None:
         """The initialize request of a session just created is in flight on `worker`."""
@@ -185,7 +206,7 @@ class SharedState:
         the `token` of a `claim`: raises TakenOver once a newer GET claimed the stream, and what is
         returned counts as delivered."""
         keys = [self.key(session_id, "s"), self.key(session_id, "e")]
-        found = await self._read(keys=keys, args=[after, token])
+        found = await self._read(keys=keys, args=[after, token, self.key(session_id, "")])
         if found is None:
             return None
         if found == b"over":
@@ -220,7 +241,10 @@ class SharedState:
             raise EventsExpired(f"events after Last-Event-ID {last_event_id!r} are no longer retained")
         if events and events[0].seq == seq and events[0].stream_id != stream_id:
             raise UnknownEventId(f"Last-Event-ID {last_event_id!r} names another stream than it was sent on")
-        return stream_id, [e for e in events if e.seq > seq and e.stream_id == stream_id]
+        later = [e for e in events if e.seq > seq and e.stream_id == stream_id]
+        if any(e.dropped for e in later):
+            raise EventsExpired(f"events after Last-Event-ID {last_event_id!r} are no longer retained")
+        return stream_id, later
 
     async def stream_request(self, session_id: str, stream_id: str) -> Any:
         """The id of the request whose stream `stream_id` is still open (None: finished)."""
@@ -247,8 +271,16 @@ class SharedState:
     async def end(self, session_id: str) -> list[str]:
         """Forget the session everywhere; the workers serving its requests."""
         keys = [*self._keys(session_id), self.prefix + "sessions"]
-        owners = await self._end(keys=keys, args=[session_id, self.prefix + "sub:"])
+        args = [session_id, self.prefix + "sub:", self.key(session_id, ""), STANDALONE]
+        owners = await self._end(keys=keys, args=args)
         return [o.decode() for o in owners]
+
+    async def kept_bytes(self, session_id: str, *, shed: bool = False) -> int:
+        """The size of the session's events whose data is kept; `shed`: its ended streams' data goes
+        first, before their retention is up."""
+        keys = [self.key(session_id, "s"), self.key(session_id, "e")]
+        args = [self.key(session_id, ""), STANDALONE, "shed" if shed else "count"]
+        return int(await self._shed(keys=keys, args=args))
 
     async def subscribe(self, session_id: str, uri: str, limit: int | None) -> bool:
         """The session hears updates of `uri`; False when it already has `limit` other subscriptions."""
@@ -285,7 +317,7 @@ def _asked_field(request_id: Any) -> str:
 
 def _event(raw: bytes) -> Event:
     seq, stream_id, flag, data = raw.split(b"\n", 3)
-    return Event(int(seq), stream_id.decode(), flag == b"f", data)
+    return Event(int(seq), stream_id.decode(), flag in (b"f", b"X"), data, flag in (b"x", b"X"))
 
 
 def _text(raw: bytes | str) -> str:

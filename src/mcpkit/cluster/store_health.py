@@ -14,6 +14,7 @@ from ..protocol.errors import INTERNAL_ERROR, SERVER_BUSY
 from ..protocol.http_rules import HTTPRefusal
 from ..protocol.jsonrpc import RequestId, encode, error_response
 from .pool import PoolExhausted
+from .state import EventLogFull
 
 __all__ = ["SessionFull", "StoreHealth"]
 
@@ -26,9 +27,13 @@ class StoreHealth:
 
     @contextmanager
     def reachable(self) -> Iterator[None]:
-        """Redis failing the block: 503 with Retry-After (429 busy when the pool ran out)."""
+        """Redis failing the block: 503 with Retry-After (429 busy when the pool ran out; 503 with a longer
+        Retry-After while the cluster's stored events are over their budget)."""
         try:
             yield
+        except EventLogFull:  # the budget logs when it starts and ends
+            message = "Service Unavailable: the server's event log is full (max_total_bytes), retry later"
+            raise HTTPRefusal(503, message, INTERNAL_ERROR, retry_after="5") from None
         except PoolExhausted as exc:
             raise HTTPRefusal(
                 429, f"Server busy: {exc}; retry shortly", SERVER_BUSY, retry_after="1"
