@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 import peers
+from cluster.parts import in_ci
 from mcpkit.client.group import ClientGroup, Filters, HttpServer, ServerUnavailable, StdioServer
 from mcpkit.client.group.names import NamingError
 from mcpkit.client.group.sync import open_group
@@ -422,9 +423,11 @@ server.run("stdio", show_banner=False)
 
 
 async def test_a_fastmcp_server_joins_the_group_beside_an_mcpkit_one(tmp_path: Path) -> None:
-    """fastmcp pins its own `mcp`, so it runs from its own venv (benchmarks/.venv-fastmcp), when present."""
+    """fastmcp pins its own `mcp`, so it runs from its own venv (benchmarks/.venv-fastmcp, which
+    scripts/setup-peers makes); under CI a missing one fails instead of skipping."""
     if not FASTMCP_PYTHON.exists():
-        pytest.skip(f"no fastmcp venv at {FASTMCP_PYTHON} (benchmarks/run.py --only fastmcp creates it)")
+        why = f"no fastmcp venv at {FASTMCP_PYTHON} (scripts/setup-peers or benchmarks/run.py --only fastmcp)"
+        pytest.fail(why) if in_ci() else pytest.skip(why)
     script = tmp_path / "fastmcp_server.py"
     script.write_text(FASTMCP_SERVER)
     servers = {"fast": {"command": str(FASTMCP_PYTHON), "args": [str(script)]}, "kit": mcpkit_stdio("kit")}
