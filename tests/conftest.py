@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,3 +42,28 @@ def fresh_eras() -> None:
 def requirement(req_id: str) -> pytest.MarkDecorator:
     """Tie a test to a MUST listed in tests/requirements.md."""
     return pytest.mark.requirement(req_id)
+
+
+# ---- the inspector's browser tests (tests/inspector): the browser, and where screenshots go ----------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from inspector.cdp import Browser, chromium
+
+    binary = chromium()
+    if binary is None:
+        message = "chromium not installed (apt-get install chromium)"
+        flags = (os.environ.get("MCPKIT_CI", ""), os.environ.get("CI", ""))
+        if any(flag.strip().lower() not in ("", "0", "false", "no") for flag in flags):
+            pytest.fail(f"{message}; CI must not skip the browser tests (.ci/run installs it as root)")
+        pytest.skip(message)
+    found = Browser(binary)
+    yield found
+    found.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    where = os.environ.get("MCPKIT_SCREENSHOTS")
+    return Path(where) if where else tmp_path_factory.mktemp("screenshots")
