@@ -117,3 +117,35 @@ async def test_a_store_failure_mid_stream_ends_it_quietly_and_the_resumption_get
         errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
         assert errors == []  # neither a tool failing on a RedisError nor "Task exception was never retrieved"
     assert "the session store (Redis) is unreachable" in store_outages(caplog)
+
+
+async def test_a_2026_task_with_redis_down_is_503_with_retry_after_not_an_internal_error(
+    tmp_path: Path,
+) -> None:
+    """Issue 31 item 11: the task store out of reach is the store unavailable, which a client may retry."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "gated", "_meta": meta}}
+    headers = {
+        **HEADERS,
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "gated",
+    }
+    async with cluster(tmp_path, n=1) as workers, httpx.AsyncClient(timeout=30) as http:
+        workers.redis.stop()
+        refused = await http.post(workers.urls[0], json=body, headers=headers)
+        assert refused.status_code == 503, refused.text
+        assert refused.headers["retry-after"] == "1"
+        error = refused.json()["error"]
+        assert error["code"] == -32011 and error["message"].startswith("Service Unavailable: the task store")
+        workers.redis.start()
+        with anyio.fail_after(20):  # the worker's connections come back by themselves
+            while (
+                created := await http.post(workers.urls[0], json=body, headers=headers)
+            ).status_code != 200:
+                await anyio.sleep(0.2)
+        assert created.json()["result"]["resultType"] == "task"
+        workers.seen.gate.set()

@@ -5,12 +5,16 @@ The bounds are those of server/task_store.py, across the cluster."""
 
 from __future__ import annotations
 
+import functools
 import math
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import orjson
+from redis.exceptions import RedisError
 
+from ..protocol.errors import STORE_UNAVAILABLE, MCPError
 from ..protocol.tasks import Status
 from ..server.task_store import MIB, Change, TaskRecord, too_large
 from . import task_scripts
@@ -21,7 +25,24 @@ if TYPE_CHECKING:
 __all__ = ["RedisTaskStore"]
 
 _UNBOUNDED = 2**62  # a shrunk record is written even past the budget: the task must end
+P = ParamSpec("P")
+R = TypeVar("R")
 _TRIES = 100  # compare-and-set rounds before giving up (each lost round means another worker wrote)
+
+
+def _reachable(method: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """Redis out of reach is the store unavailable (-32011, HTTP 503 with Retry-After on 2026-07-28), not
+    an internal error: the client may retry."""
+
+    @functools.wraps(method)
+    async def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await method(*args, **kwargs)
+        except RedisError as exc:
+            message = f"Service Unavailable: the task store (Redis) is unreachable ({exc})"
+            raise MCPError(STORE_UNAVAILABLE, message, {"retryAfterMs": 1000}) from None
+
+    return guarded
 
 
 class RedisTaskStore:
@@ -46,6 +67,7 @@ class RedisTaskStore:
     def _key(self, task_id: str) -> str:
         return f"{self.prefix}task-rec:{task_id}"  # not `task:`, a string before: never read as a hash
 
+    @_reachable
     async def create(self, record: TaskRecord, max_per_owner: int) -> bool:
         """Written (and acknowledged by Redis) before the CreateTaskResult goes out."""
         data = _dump(record)
@@ -70,10 +92,12 @@ class RedisTaskStore:
         )
         return bool(kept)
 
+    @_reachable
     async def get(self, task_id: str) -> TaskRecord | None:
         raw = await self.redis.hget(self._key(task_id), "data")
         return _load(raw) if raw is not None else None
 
+    @_reachable
     async def update(self, task_id: str, change: Change) -> tuple[TaskRecord | None, bool]:
         key = self._key(task_id)
         for _ in range(_TRIES):
@@ -113,6 +137,7 @@ class RedisTaskStore:
         )
         return int(written)
 
+    @_reachable
     async def owned(self, owner: str | None) -> list[TaskRecord]:
         ids = await self.redis.zrange(f"{self.prefix}tasks:own:{owner or ''}", 0, -1)
         if not ids:

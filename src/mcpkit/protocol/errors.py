@@ -25,6 +25,7 @@ __all__ = [
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
     "SERVER_BUSY",
+    "STORE_UNAVAILABLE",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
     "CapabilityError",
@@ -56,6 +57,8 @@ CONNECTION_CLOSED: Final = -32000
 # mcpkit's own server error (JSON-RPC 2.0 5.1 leaves -32000..-32099 to implementations; below -32020,
 # which the 2026-07-28 specification keeps): a request refused because its session has too many in flight.
 SERVER_BUSY: Final = -32010
+# mcpkit's own too: a store the server shares with other processes (Redis) cannot be reached; HTTP 503
+STORE_UNAVAILABLE: Final = -32011
 # what a client transport puts in the error it answers a request with when the connection failed
 CONNECTION_FAILED_DATA: Final = {"connectionFailed": True}
 

@@ -103,7 +103,8 @@ async def _answer(route: Route, receiver: Mailbox[Item], exchange: Exchange, jso
             while not first.final:  # JSON has no room for notifications; they are dropped
                 first = await receiver.get()
             status = status_for_error(first.error_code) if first.error_code is not None else 200
-            await respond(exchange.send, status, first.data, JSON_HEADERS)
+            retry = [(b"retry-after", b"1")] if status == 503 else []  # a shared store out of reach
+            await respond(exchange.send, status, first.data, JSON_HEADERS + retry)
             return True
     if gone.is_set():
         return False
