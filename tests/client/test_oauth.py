@@ -167,12 +167,12 @@ async def test_a_login_slower_than_the_era_probe_is_waited_for_and_asked_once(ve
     app.mcp = StreamableHTTPApp(server)
 
     async def slow_user(url: str) -> str:
-        await anyio.sleep(1.0)
+        await anyio.sleep(4.0)  # far past the probe's 1.5 s, which a loaded machine's answers stay within
         return await follow_once(url)
 
     async with serving(app) as url:
         auth = OAuthClient(url, user_agent=slow_user)
-        async with connect_http(url, auth=auth, timeout=10, probe_timeout=0.3, era_key=None) as client:
+        async with connect_http(url, auth=auth, timeout=20, probe_timeout=1.5, era_key=None) as client:
             assert client.stateless
             assert (await client.call_tool("echo", {"text": "hi"}))["content"][0]["text"] == "hi"
     assert len(app.seen["authorize"]) == 1
