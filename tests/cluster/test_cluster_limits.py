@@ -12,10 +12,10 @@ import httpx
 import pytest
 
 from cluster.inprocess import cluster
+from cluster.raw_http import open_session
 
 pytestmark = pytest.mark.anyio
 VERSION = "2025-11-25"
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
 def call(rid: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -25,18 +25,6 @@ def call(rid: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         "method": "tools/call",
         "params": {"name": name, "arguments": arguments},
     }
-
-
-async def open_session(http: httpx.AsyncClient, url: str) -> dict[str, str]:
-    params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    opened = await http.post(
-        url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}, headers=HEADERS
-    )
-    assert opened.status_code == 200, opened.text
-    headers = {**HEADERS, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": VERSION}
-    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    assert (await http.post(url, json=note, headers=headers)).status_code == 202
-    return headers
 
 
 def outcome(response: httpx.Response) -> str:
@@ -60,7 +48,7 @@ async def test_concurrent_calls_in_one_session_are_capped_across_workers_and_nev
     async with cluster(tmp_path, n=2, max_in_flight=20) as workers:
         limits = httpx.Limits(max_connections=100)
         async with httpx.AsyncClient(timeout=60, limits=limits) as http:
-            headers = await open_session(http, workers.urls[0])
+            headers = await open_session(http, workers.urls[0], VERSION)
             outcomes: list[str] = []
 
             async def one(i: int) -> None:
@@ -88,7 +76,7 @@ async def test_concurrent_calls_in_one_session_are_capped_across_workers_and_nev
 async def test_a_worker_out_of_redis_connections_answers_busy_with_429_not_an_outage(tmp_path: Path) -> None:
     async with cluster(tmp_path, n=1, max_connections=4, pool_timeout=0.3) as workers:
         async with httpx.AsyncClient(timeout=30) as http:
-            headers = await open_session(http, workers.urls[0])
+            headers = await open_session(http, workers.urls[0], VERSION)
             responses: list[httpx.Response] = []
 
             async def one(i: int) -> None:

@@ -19,28 +19,16 @@ import httpx
 import pytest
 
 from cluster.inprocess import cluster
+from cluster.raw_http import HEADERS, open_session
 from mcpkit.protocol.sse import SSEDecoder
 
 pytestmark = pytest.mark.anyio
 VERSION = "2025-11-25"
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
 def call(rid: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     params = {"name": name, "arguments": arguments, "_meta": {"progressToken": "t"}}
     return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
-
-
-async def open_session(http: httpx.AsyncClient, url: str) -> dict[str, str]:
-    params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    opened = await http.post(
-        url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}, headers=HEADERS
-    )
-    assert opened.status_code == 200, opened.text
-    headers = {**HEADERS, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": VERSION}
-    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    assert (await http.post(url, json=note, headers=headers)).status_code == 202
-    return headers
 
 
 def store_outages(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -57,7 +45,7 @@ async def test_a_store_failure_before_the_first_event_is_a_503_and_each_outage_i
     caplog.set_level(logging.WARNING)
     async with cluster(tmp_path, n=1) as workers, httpx.AsyncClient(timeout=10) as http:
         url = workers.urls[0]
-        headers = await open_session(http, url)
+        headers = await open_session(http, url, VERSION)
         for outage in range(2):
             workers.redis.command("ACL", "SETUSER", "default", "-rpush")
             for rid in (10, 11):
@@ -85,7 +73,7 @@ async def test_a_store_failure_mid_stream_ends_it_quietly_and_the_resumption_get
 ) -> None:
     caplog.set_level(logging.WARNING)
     async with cluster(tmp_path, n=2) as workers, httpx.AsyncClient(timeout=10) as http:
-        headers = await open_session(http, workers.urls[0])
+        headers = await open_session(http, workers.urls[0], VERSION)
         last_id, progress = "", 0
         with anyio.fail_after(20):  # the POST's stream ends instead of hanging
             body = call(4, "slow", {"n": 400, "delay": 0.01})

@@ -233,17 +233,7 @@ async def test_redis_failing_mid_stream_ends_the_connection_and_the_resumption_g
 
 
 async def test_a_session_is_bound_to_its_principal_on_every_worker(tmp_path: Path) -> None:
-    def authenticated(app: Any) -> Any:
-        async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
-            if scope["type"] == "http":
-                who = dict(scope["headers"]).get(b"x-test-subject", b"").decode()
-                token = AccessToken(who, "client", frozenset(), None, (), {"iss": "https://issuer"})
-                scope = {**scope, AUTH_SCOPE_KEY: token}
-            await app(scope, receive, send)
-
-        return wrapped
-
-    async with cluster(tmp_path, wrap=authenticated) as workers, httpx.AsyncClient() as http:
+    async with cluster(tmp_path, wrap=subject_header) as workers, httpx.AsyncClient() as http:
         alice = {**HEADERS, "x-test-subject": "alice"}
         opened = await http.post(workers.urls[0], content=init_body(), headers=alice)
         session = {**with_session(opened.headers["mcp-session-id"]), "x-test-subject": "alice"}

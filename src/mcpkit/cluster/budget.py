@@ -83,7 +83,7 @@ class EventBudget:
                 async with state.redis.pipeline(transaction=True) as pipe:
                     pipe.hset(key, mapping={"total": self.total, "full": int(full)})
                     pipe.hincrby(key, "in", -int(inflow))
-                    pipe.publish(state.prefix + "bus", orjson.dumps(self.heard_as(bool(full))))
+                    pipe.publish(state.bus, orjson.dumps(self.heard_as(bool(full))))
                     await pipe.execute()
             finally:
                 await state.redis.delete(lease)

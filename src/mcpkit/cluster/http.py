@@ -76,7 +76,7 @@ class ClusterSessions:
         self.signals = Signals(
             state.redis,
             inbox=self.inbox_of(worker),
-            bus=state.prefix + "bus",
+            bus=state.bus,
             on_inbox=self._on_inbox,
             on_bus=self._on_bus,
         )
@@ -115,7 +115,7 @@ class ClusterSessions:
             await anyio.sleep(self.heartbeat)
 
     async def alive(self, worker: str) -> bool:
-        return worker == self.worker or bool(await self.state.redis.exists(self.alive_key(worker)))
+        return worker == self.worker or await self.state.beating(worker)
 
     async def aclose(self) -> None:
         for replica in list(self.serving.values()):

@@ -30,7 +30,6 @@ log = logging.getLogger("mcpkit.cluster")
 class ClusterRelay:
     def __init__(self, state: SharedState) -> None:
         self.state = state
-        self.bus = state.prefix + "bus"
         self.task_group: TaskGroup | None = None  # where `changed` publishes from; set while serving
         self._token: EventLoopToken | None = None
 
@@ -74,7 +73,7 @@ class ClusterRelay:
 
     async def _publish(self, message: dict[str, Any]) -> None:
         try:
-            await self.state.redis.publish(self.bus, orjson.dumps(message))
+            await self.state.redis.publish(self.state.bus, orjson.dumps(message))
         except Exception as exc:
             log.warning("cluster bus: %s not published (%s)", message.get("k"), exc)
 

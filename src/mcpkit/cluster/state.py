@@ -74,6 +74,7 @@ class SharedState:
         self.redis = redis
         self.max_in_flight = max_in_flight
         self.prefix = prefix
+        self.bus = prefix + "bus"  # the pub/sub channel every worker reads (signals.py)
         self.idle_ms = int(idle_timeout * 1000)
         self.ended_ms = max(1, min(int(ended_retention * 1000), self.idle_ms))  # never past the session
         self.max_sessions = max_sessions
@@ -100,6 +101,10 @@ class SharedState:
     def alive_key(self, worker: str) -> str:
         """Set while `worker` beats (its heartbeat's TTL)."""
         return f"{self.prefix}alive:{worker}"
+
+    async def beating(self, worker: str) -> bool:
+        """Whether `worker`'s heartbeat is current."""
+        return bool(await self.redis.exists(self.alive_key(worker)))
 
     def channel(self, session_id: str) -> str:
         """Where a stored event of the session is announced (the stream it is on)."""

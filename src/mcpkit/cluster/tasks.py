@@ -46,11 +46,11 @@ class ClusterTasks:
         return self._worker
 
     async def alive(self, worker: str) -> bool:
-        return worker == self._worker or bool(await self.state.redis.exists(self.state.alive_key(worker)))
+        return worker == self._worker or await self.state.beating(worker)
 
     async def cancel_elsewhere(self, task_id: str) -> None:
         message = orjson.dumps({"k": "cancel-task", "id": task_id})
-        await self.state.redis.publish(self.state.prefix + "bus", message)
+        await self.state.redis.publish(self.state.bus, message)
 
     @asynccontextmanager
     async def outliving(self, session: Session) -> AsyncIterator[Session]:

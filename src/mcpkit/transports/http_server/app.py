@@ -35,7 +35,6 @@ from ...protocol.http_rules import (
 )
 from ...protocol.jsonrpc import (
     Message,
-    Notification,
     Request,
     RequestId,
     classify,
@@ -297,10 +296,6 @@ def _operations(
 
 def _rid(message: Message) -> RequestId | None:
     return message.id if isinstance(message, Request) else None
-
-
-def _what(message: Message) -> str:
-    return f"{message.method!r}" if isinstance(message, Request | Notification) else "a response"
 
 
 def serve_http(target: Any, *, host: str = "127.0.0.1", port: int = 8000, **app_options: Any) -> None:
