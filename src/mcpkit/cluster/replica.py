@@ -4,6 +4,7 @@ answers back here. A replica lives while its request does, and no longer."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -11,7 +12,7 @@ from redis.exceptions import RedisError
 
 from ..protocol.http_rules import format_event_id
 from ..protocol.jsonrpc import RequestId
-from ..runtime.stream import Outgoing, Restored
+from ..runtime.stream import Outgoing, Restored, StreamAttribute
 from ..transports.http_server.sessions import STANDALONE, Route, SessionStream
 
 if TYPE_CHECKING:
@@ -50,6 +51,13 @@ class Replica(SessionStream):
         self.answered = False  # its request's stream has its last event in the log
         self.store_failed = False  # Redis failed it: its response is gone with the connection it ended
         self.primed = False  # an event of its request's stream is stored: the client may resume it
+
+    @property
+    def extra_attributes(self) -> Mapping[Any, Callable[[], Any]]:
+        facts = {**super().extra_attributes, StreamAttribute.request_ids: lambda: self.request_ids}
+        if self.restored is not None:
+            facts[StreamAttribute.restored] = lambda: self.restored
+        return facts
 
     def new_stream_id(self) -> str:
         return self.planned  # a replica serves one request, whose stream the cluster named already

@@ -63,7 +63,12 @@ class ClusterTasks:
         log_level = session.connection.log_level
         restored = Restored(agreed.version, agreed.client_capabilities, agreed.client_info, log_level)
         own = Replica(replica.session_id, replica.cluster, restored, "")
-        connection = Connection(Role.SERVER, info=agreed.server_info, capabilities=agreed.server_capabilities)
+        connection = Connection(
+            Role.SERVER,
+            info=agreed.server_info,
+            capabilities=agreed.server_capabilities,
+            request_ids=own.request_ids,
+        )
         outliving = Session(connection, own, _no_requests)
         # among the replicas this worker serves, so it is closed with them when the session ends
         # (DELETE, on any worker) or the worker stops: a leg's pending ask then fails at once

@@ -6,6 +6,7 @@ what the core answers itself (`core_methods`) and the ids in flight in each dire
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from . import capabilities as caps
@@ -38,6 +39,7 @@ class Connection:
         instructions: str | None = None,
         versions: tuple[str, ...] = SUPPORTED_VERSIONS,
         max_depth: int = rpc.DEFAULT_MAX_DEPTH,
+        request_ids: Iterator[RequestId] | None = None,
     ) -> None:
         self.role, self.info, self.capabilities, self.instructions = role, info, capabilities, instructions
         self.versions, self.max_depth = versions, max_depth
@@ -45,7 +47,7 @@ class Connection:
         self.negotiated: Negotiated | None = None  # the handshake's agreement, or the one a client adopted
         self.log_level: str | None = None  # server: set by logging/setLevel; client: sent in `_meta`
         self.server_info_in_results = True  # 2026-07-28 basic "_meta": SHOULD, unless configured not to
-        self.calls = Correlation()
+        self.calls = Correlation(request_ids)  # ids: a sequence a transport shares across connections
         # Methods a READY connection has let in, each READY -> READY: derived from the tables on
         # first use, so the next such request skips the lookups (nothing here changes while READY).
         self._ready_methods: set[str] = set()
@@ -160,16 +162,22 @@ class Connection:
         return rid, rpc.request_message(rid, "initialize", params)
 
     def assume(
-        self, version: str, client_capabilities: JSON | None = None, client_info: JSON | None = None
+        self,
+        version: str,
+        client_capabilities: JSON | None = None,
+        client_info: JSON | None = None,
+        *,
+        log_level: str | None = None,
     ) -> None:
         """The server's side, when its transport serves a handshake-era message without a handshake on
         this connection: a server keeping no HTTP sessions (the client declared nothing), or one
-        restoring a session another process initialized (what that client declared). `version` is
-        negotiated as initialize would be."""
+        restoring a session another process initialized (what that client declared, and the log level
+        it set). `version` is negotiated as initialize would be."""
         self._advance(Trigger.ASSUME_VERSION, "a pre-agreed version")
         agreed = negotiate(version, self.versions)
         caps, info = client_capabilities or {}, client_info or {}
         self.negotiated = Negotiated(agreed, info, caps, self.info, self.capabilities, self.instructions)
+        self.log_level = log_level
 
     def adopt_modern(self, negotiated: Negotiated) -> list[ev.Event]:
         """The client's side: speak the stateless era from now on (after server/discover, or pinned)."""
