@@ -21,7 +21,7 @@ from .query import add_list, add_ping, add_prompt, add_read
 from .serve import add_serve
 from .tasks import add_tasks
 
-__all__ = ["parse", "parser", "split_script_args"]
+__all__ = ["COMMANDS", "parse", "parser", "split_script_args"]
 
 COMMANDS = (
     add_serve,
