@@ -3,7 +3,7 @@ and each prompt's arguments), and progress: a bar when the server gives a total 
 
 Tables and the bar use `rich` (the `cli` extra; ~15 ms to import, and only `list` and a call with progress
 import it); without it the same table is printed in plain columns. Every string a server sent is made
-harmless (cli_escape) and given to rich as Text, never as markup.
+harmless (escape.py) and given to rich as Text, never as markup.
 """
 
 from __future__ import annotations
@@ -14,9 +14,17 @@ from typing import Any
 
 import orjson
 
-from .cli_escape import terminal_line
+from .escape import terminal_json, terminal_line, terminal_text
 
-__all__ = ["ProgressDisplay", "item_rows", "print_table", "silence_stdout", "stdout_closed", "type_name"]
+__all__ = [
+    "ProgressDisplay",
+    "item_rows",
+    "print_table",
+    "show",
+    "silence_stdout",
+    "stdout_closed",
+    "type_name",
+]
 
 JSON = dict[str, Any]
 _UNFOLDED = 100_000
@@ -26,6 +34,20 @@ HEADERS = {
     "resources": ("uri", "name", "mimeType", "", "description"),
     "templates": ("uriTemplate", "name", "mimeType", "", "description"),
 }
+
+
+def show(result: Any, as_json: bool) -> None:
+    """A result as indented JSON, or the text of its content (or contents) blocks, one per line."""
+    if as_json:
+        sys.stdout.write(terminal_json(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode()) + "\n")
+        return
+    blocks: list[Any] = []
+    if isinstance(result, dict):
+        blocks = result.get("content") or result.get("contents") or []
+    for block in blocks:
+        text = block.get("text")
+        shown = text if text is not None else f"<{block.get('type', 'blob')} {block.get('mimeType', '')}>"
+        print(terminal_text(shown))
 
 
 def type_name(schema: Any) -> str:

@@ -26,8 +26,8 @@ from typing import Any
 import anyio
 import orjson
 
-from .cli_errors import UsageError
-from .protocol.errors import INTERNAL_ERROR, MCPError
+from ..protocol.errors import INTERNAL_ERROR, MCPError
+from .errors import UsageError
 
 __all__ = ["MAX_OUTPUT", "SAMPLING_TIMEOUT", "sampling_by_command"]
 

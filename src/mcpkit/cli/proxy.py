@@ -11,7 +11,7 @@ import functools
 import sys
 from typing import Any
 
-from .cli_listen import bind, port_number
+from .listen import bind, port_number
 
 __all__ = ["add_proxy", "run_proxy"]
 
@@ -32,12 +32,13 @@ def add_proxy(sub: Any) -> None:
         default="auto",
         help="the protocol era to speak with the remote (default: probe, then fall back)",
     )
+    cmd.set_defaults(run=run_proxy)
 
 
 def run_proxy(args: argparse.Namespace) -> int:
     import anyio
 
-    from .proxy.opening import serve_proxy
+    from ..proxy.opening import serve_proxy
 
     if args.http:
         import uvicorn  # noqa: F401  (the http extra: checked before saying we serve)

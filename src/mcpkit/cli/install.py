@@ -14,7 +14,7 @@ Each client's file and format, as its documentation gives them:
 
 Before anything is written the entry's own command loads the server (`serve --check`): a server that cannot
 start is not installed. An existing file is kept whole but for the one entry, and copied to FILE.bak first; a
-file that is not a JSON object is refused, unchanged (cli_config_file: links, modes, exclusive temp files).
+file that is not a JSON object is refused, unchanged (config_file.py: links, modes, exclusive temp files).
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .cli_config_file import read_config, target_file, write_config
-from .cli_errors import LOAD, UsageError
-from .cli_load import split_target
+from .config_file import read_config, target_file, write_config
+from .errors import LOAD, UsageError
+from .load import split_target
 
 __all__ = ["CLIENTS", "add_install", "run_install"]
 
@@ -68,7 +68,11 @@ def default_path(client: str) -> Path:
     return base / "Claude" / "claude_desktop_config.json"
 
 
-def add_install(install: argparse.ArgumentParser) -> None:
+def add_install(sub: Any) -> None:
+    """The `install` subcommand on the `mcpkit` parser's subparsers."""
+    install: argparse.ArgumentParser = sub.add_parser(
+        "install", help="add a server to Claude Desktop, Claude Code, Cursor or VS Code"
+    )
     install.add_argument("client", choices=list(CLIENTS), help="the client whose config gets the server")
     install.add_argument("target", help="file.py[:NAME] to serve; arguments after -- go to the file")
     install.add_argument("--name", help="the entry's name (default: the file's name without .py)")
@@ -76,6 +80,7 @@ def add_install(install: argparse.ArgumentParser) -> None:
         "--env", action="append", default=[], metavar="KEY=VALUE", help="set in the server's environment"
     )
     install.add_argument("--config-path", type=Path, help="the config file to change (default: the client's)")
+    install.set_defaults(run=run_install)
 
 
 def entry_for(target: str, script_args: Sequence[str], env: dict[str, str], typed: bool) -> dict[str, Any]:
@@ -122,9 +127,10 @@ def check_loads(entry: dict[str, Any], env: dict[str, str]) -> subprocess.Comple
     return done if done.returncode else None
 
 
-def run_install(args: argparse.Namespace, script_args: Sequence[str]) -> int:
+def run_install(args: argparse.Namespace) -> int:
+    """`mcpkit install`; args.script_args: the words after `--`, the file's own arguments."""
     client = CLIENTS[args.client]
-    entry = entry_for(args.target, script_args, parse_env(args.env), client.typed)
+    entry = entry_for(args.target, args.script_args, parse_env(args.env), client.typed)
     name = args.name or Path(split_target(args.target)[0]).stem
     path = target_file(args.config_path or default_path(args.client), explicit=args.config_path is not None)
     config = read_config(path, client.key)

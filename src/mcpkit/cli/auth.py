@@ -1,5 +1,5 @@
 """`mcpkit auth list` and `mcpkit auth logout URL`: what `--auth oauth` keeps in the CLI's token file
-(cli_oauth.FileTokenStore), shown without secrets, and forgotten on request."""
+(oauth.FileTokenStore), shown without secrets, and forgotten on request."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import argparse
 import time
 from typing import Any
 
-from .cli_errors import OK, UsageError
-from .cli_escape import terminal_line
+from .errors import OK, UsageError
+from .escape import terminal_line
 
 __all__ = ["add_auth", "run_auth"]
 
@@ -22,6 +22,7 @@ def add_auth(sub: Any) -> None:
     actions.add_parser("list", help="each server authorized: its issuer, client id and token state")
     logout = actions.add_parser("logout", help="forget the tokens and client kept for a server")
     logout.add_argument("url", help="the server's URL, as given to --auth oauth")
+    cmd.set_defaults(run=run_auth)
 
 
 def _token_state(kept: dict[str, Any]) -> str:
@@ -39,7 +40,7 @@ def _token_state(kept: dict[str, Any]) -> str:
 
 
 def run_auth(args: argparse.Namespace) -> int:
-    from .cli_oauth import FileTokenStore, config_dir
+    from .oauth import FileTokenStore, config_dir
 
     path = config_dir() / "oauth.json"
     if args.action == "list":

@@ -1,5 +1,5 @@
 """What the `mcpkit` command answers when a server asks for elicitation: a form at the terminal (sampling by
-command is in cli_sampling)."""
+command is in sampling.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from .cli_escape import terminal_line, terminal_text
-from .cli_form import SKIP, ask_field
+from .escape import terminal_line, terminal_text
+from .form import SKIP, ask_field
 
 __all__ = ["terminal_elicitation"]
 

@@ -10,33 +10,35 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from . import cli_ops
-from .cli_errors import UsageError
-from .cli_listen import bind, port_number, run_uvicorn
-from .cli_load import is_file_target, load_target, split_target, stdout_to_stderr
-from .cli_workers import check_redis_url, one_process_key
+from .errors import UsageError
+from .listen import bind, port_number, run_uvicorn
+from .load import is_file_target, load_target, split_target, stdout_to_stderr
+from .ops import (
+    add_operations,
+    behind_proxies,
+    configure_logs,
+    operations,
+    operations_settings,
+    public_hosts,
+    quiet_sigterm,
+    uvicorn_options,
+)
+from .workers import check_redis_url, one_process_key, serve_workers
 
-__all__ = ["UsageError", "add_serve", "load_target", "run_serve", "split_script_args", "split_target"]
+__all__ = ["add_serve", "run_serve"]
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 LOCAL = ("127.0.0.1", "localhost", "::1")
 
 
-def split_script_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
-    """`mcpkit serve x.py --http -- --db shop.db` (or `mcpkit install ... -- ...`): the words after the first
-    `--` are the file's own arguments (its sys.argv[1:]), not mcpkit's."""
-    words = list(argv)
-    command = next((w for w in words if not w.startswith("-")), None)
-    if command in ("serve", "install") and "--" in words:
-        cut = words.index("--")
-        return words[:cut], words[cut + 1 :]
-    return words, []
-
-
-def add_serve(serve: argparse.ArgumentParser) -> None:
+def add_serve(sub: Any) -> None:
+    """The `serve` subcommand on the `mcpkit` parser's subparsers."""
+    serve: argparse.ArgumentParser = sub.add_parser(
+        "serve", help="serve a Server object (file.py[:name] or module:name) over stdio"
+    )
     serve.add_argument("target", help="file.py[:NAME] or module[:NAME]; arguments after -- go to the file")
     serve.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     serve.add_argument("--check", action="store_true", help="load the server, then exit (0: it loads)")
@@ -70,7 +72,8 @@ def add_serve(serve: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="share sessions in this Redis (pip install 'mcpkit[redis]'), so any worker serves any request",
     )
-    cli_ops.add_operations(serve)
+    add_operations(serve)
+    serve.set_defaults(run=run_serve)
 
 
 _HTTP_ONLY = ("host", "port", "allow_host", "allow_origin", "reload", "workers", "redis")
@@ -92,28 +95,28 @@ def _check_options(args: argparse.Namespace) -> None:
 
 
 def _logging(level: str | None, log_format: str) -> None:
-    cli_ops.configure_logs(level or "warning", log_format)  # text, or one JSON object per line
+    configure_logs(level or "warning", log_format)  # text, or one JSON object per line
     if level is None:  # the request log (RequestLog middleware) is what a developer watches
         logging.getLogger("mcpkit.requests").setLevel(logging.INFO)
 
 
-def run_serve(args: argparse.Namespace, script_args: Sequence[str]) -> int:
+def run_serve(args: argparse.Namespace) -> int:
+    """`mcpkit serve`; args.script_args: the words after `--`, the file's own arguments."""
     _check_options(args)
-    ops = cli_ops.operations_settings(args)
+    ops = operations_settings(args)
     _logging(args.log_level, args.log_format)
+    script_args = args.script_args
     if args.check or not args.http:
-        return _serve_stdio(args, script_args)
+        return _serve_stdio(args)
     server = load_target(args.target, script_args)  # a bad target is one line here, in no worker
     import uvicorn  # noqa: F401  (the http extra: checked before binding)
 
     if args.reload:
         import watchfiles  # noqa: F401  (the dev extra)
-    cli_ops.quiet_sigterm()
+    quiet_sigterm()
     hosts, origins = allowed(args)
-    hosts += cli_ops.public_hosts(args)
+    hosts += public_hosts(args)
     if args.workers > 1 or args.redis or args.reload:
-        from .cli_workers import serve_workers
-
         bind(args.host, args.port).close()  # in use or not allowed: one line before any worker starts
         _announce(args)
         serve_workers(
@@ -130,23 +133,23 @@ def run_serve(args: argparse.Namespace, script_args: Sequence[str]) -> int:
             operations=ops,
         )
         return 0
-    from .transports.http_server import StreamableHTTPApp
+    from ..transports.http_server import StreamableHTTPApp
 
     one_process_key(server)
     app = StreamableHTTPApp(
-        server, allowed_hosts=hosts, allowed_origins=origins, operations=cli_ops.operations(ops, server)
+        server, allowed_hosts=hosts, allowed_origins=origins, operations=operations(ops, server)
     )
     sock = bind(args.host, args.port)
     _announce(args)
-    run_uvicorn(cli_ops.behind_proxies(app, ops), sock, args.log_level, **cli_ops.uvicorn_options(ops))
+    run_uvicorn(behind_proxies(app, ops), sock, args.log_level, **uvicorn_options(ops))
     return 0
 
 
-def _serve_stdio(args: argparse.Namespace, script_args: Sequence[str]) -> int:
+def _serve_stdio(args: argparse.Namespace) -> int:
     """Load the server (prints at import go to stderr: stdout is the protocol's) and serve it on stdio,
     or only load it (`--check`)."""
     with stdout_to_stderr():
-        server = load_target(args.target, script_args)
+        server = load_target(args.target, args.script_args)
     if args.check:
         print(f"mcpkit: {args.target} loads", file=sys.stderr)
         return 0
@@ -163,7 +166,7 @@ def _serve_stdio(args: argparse.Namespace, script_args: Sequence[str]) -> int:
 
 def allowed(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     """The Hosts and Origins answered: localhost's always, and those the options add."""
-    from .protocol.http_rules import DEFAULT_HOSTS, DEFAULT_ORIGINS
+    from ..protocol.http_rules import DEFAULT_HOSTS, DEFAULT_ORIGINS
 
     return [*DEFAULT_HOSTS, *args.allow_host], [*DEFAULT_ORIGINS, *args.allow_origin]
 

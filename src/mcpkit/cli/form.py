@@ -14,8 +14,8 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
-from .cli_escape import terminal_line
-from .protocol.schema_check import SchemaError, compile_schema, schema_problems
+from ..protocol.schema_check import SchemaError, compile_schema, schema_problems
+from .escape import terminal_line
 
 __all__ = ["SKIP", "Refused", "ask_field", "choices_of"]
 

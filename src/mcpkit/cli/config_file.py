@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .cli_errors import UsageError
+from .errors import UsageError
 
 __all__ = ["read_config", "target_file", "write_config"]
 

@@ -11,7 +11,7 @@ import re
 import shlex
 import shutil
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -20,13 +20,20 @@ from urllib.parse import urlsplit
 import anyio
 import orjson
 
-from .cli_errors import Failure, UsageError
-from .cli_escape import terminal_json, terminal_line
-from .cli_listen import seconds
-from .cli_load import split_target
-from .protocol.levels import LEVELS, severity
+from ..protocol.levels import LEVELS, severity
+from .errors import Failure, UsageError
+from .escape import terminal_json, terminal_line
+from .listen import seconds
+from .load import split_target
 
-__all__ = ["add_client_options", "open_client", "parse_headers", "server_target"]
+__all__ = [
+    "add_client_options",
+    "client_command",
+    "in_event_loop",
+    "open_client",
+    "parse_headers",
+    "server_target",
+]
 
 JSON = dict[str, Any]
 # host[:port][/path] with a port or a path: what people type when they mean http://host:port/path
@@ -170,8 +177,8 @@ def log_printer(level: str) -> Any:
 
 
 def _client_options(args: argparse.Namespace) -> JSON:
-    from .cli_prompts import terminal_elicitation
-    from .cli_sampling import sampling_by_command
+    from .prompts import terminal_elicitation
+    from .sampling import sampling_by_command
 
     # Without --sampling the client declares no sampling, so a server's ctx.sample() fails with a clear error.
     options: JSON = {
@@ -195,7 +202,7 @@ async def _connect(args: argparse.Namespace, extra: JSON) -> AsyncIterator[Any]:
     if kind == "stdio":
         if args.header or args.auth:
             raise UsageError("--header and --auth are for http(s) servers; this server is a command")
-        from .client.client import connect_stdio
+        from ..client.client import connect_stdio
 
         # a server that ignores its closed stdin is stopped soon, so --timeout holds for it too
         options["shutdown_timeout"] = min(2.0, args.timeout / 20)
@@ -205,14 +212,14 @@ async def _connect(args: argparse.Namespace, extra: JSON) -> AsyncIterator[Any]:
         async with connect_stdio(list(where), **options) as client:
             yield client
         return
-    from .client.client import connect_http
+    from ..client.client import connect_http
 
     if args.auth != "oauth":
         async with connect_http(str(where), headers=parse_headers(args.header), **options) as client:
             yield client
         return
-    from .cli_oauth import oauth_client
-    from .client.oauth import OAuthError
+    from ..client.oauth import OAuthError
+    from .oauth import oauth_client
 
     options["auth"] = oauth_client(str(where), args.client_id, args.client_secret)
     try:
@@ -236,3 +243,26 @@ async def open_client(server: str, args: argparse.Namespace, **extra: Any) -> As
             yield client
     if scope.cancelled_caught:
         raise TimeoutError(f"the server did not answer within --timeout {args.timeout:g}s")
+
+
+def in_event_loop(
+    command: Callable[[argparse.Namespace], Awaitable[int]],
+) -> Callable[[argparse.Namespace], int]:
+    """An async command as a subparser's `run`: it runs in an event loop of its own."""
+
+    def run(args: argparse.Namespace) -> int:
+        return anyio.run(command, args)
+
+    return run
+
+
+def client_command(
+    body: Callable[[Any, argparse.Namespace], Awaitable[int]],
+) -> Callable[[argparse.Namespace], int]:
+    """A subparser's `run` that connects to args.server (open_client) and runs `body` with the client."""
+
+    async def run(args: argparse.Namespace) -> int:
+        async with open_client(args.server, args) as client:
+            return await body(client, args)
+
+    return in_event_loop(run)

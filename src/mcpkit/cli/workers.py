@@ -15,7 +15,9 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from .cli_errors import Failure, UsageError
+from .errors import Failure, UsageError
+from .load import load_target
+from .ops import behind_proxies, operations, uvicorn_options
 
 __all__ = ["build", "check_redis_url", "one_process_key", "serve_workers"]
 
@@ -53,8 +55,6 @@ def serve_workers(
     # one requestState key for every worker of this run, unless the server names its own
     os.environ.setdefault(_STATE_KEY, secrets.token_hex(32))
     factory = f"{__name__}:build"
-    from .cli_ops import uvicorn_options
-
     options: dict[str, Any] = {"workers": workers, **uvicorn_options(operations or {})}
     if reload_dir is not None:
         options = {"reload": True, "reload_dirs": [reload_dir]}
@@ -91,7 +91,7 @@ def _redacted(url: str) -> str:
 def one_process_key(server: Any, key: bytes | None = None) -> None:
     """Give a server whose requestState key is random per process a key made here (or `key`, shared by
     the workers): its warning is about several processes or restarts, and the CLI knows which it runs."""
-    from .server.request_state import StateSealer
+    from ..server.request_state import StateSealer
 
     sealer = getattr(server, "state_sealer", None)
     if isinstance(sealer, StateSealer) and sealer.random_key:
@@ -102,9 +102,7 @@ def one_process_key(server: Any, key: bytes | None = None) -> None:
 def build() -> Any:
     """The app of one worker: the target's Server over Streamable HTTP, with a RedisBackplane when a
     Redis URL was given."""
-    from .cli_load import load_target
-    from .cli_ops import behind_proxies, operations
-    from .transports.http_server import StreamableHTTPApp
+    from ..transports.http_server import StreamableHTTPApp
 
     settings = orjson.loads(os.environ.get(_SETTINGS) or "{}")
     server = load_target(os.environ[_TARGET], settings.get("argv", ()))
@@ -113,7 +111,7 @@ def build() -> Any:
         one_process_key(server, bytes.fromhex(key))
     backplane = None
     if os.environ.get(_REDIS):
-        from .cluster import RedisBackplane
+        from ..cluster import RedisBackplane
 
         backplane = RedisBackplane(os.environ[_REDIS], worker=f"p{os.getpid()}")
         backplane.adopt(server)  # its peers and tasks across the workers

@@ -1,4 +1,5 @@
-"""`mcpkit call TOOL key=value ...`: the words typed into a tool's arguments, typed by its input schema.
+"""`mcpkit call SERVER TOOL key=value ...`: call a tool, the words typed becoming its arguments as its
+input schema types them (`--args JSON` gives them whole; `--task` asks for a task and shows its status).
 
 A value is JSON where the schema's type for that key is not only a string: numbers, booleans, null, and
 lists and objects (`tags='["a","b"]'`, `meta='{"k": 1}'`), also inside an anyOf such as an optional list.
@@ -8,15 +9,20 @@ refused with an example. A number that does not parse goes to the server, whose 
 
 from __future__ import annotations
 
+import argparse
 import difflib
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import orjson
 
-from .cli_errors import UsageError
+from .connect import add_client_options, client_command
+from .errors import OK, TOOL_ERROR, UsageError
+from .escape import terminal_line
+from .output import ProgressDisplay, show
 
-__all__ = ["coerce", "schema_types"]
+__all__ = ["add_call", "coerce", "known", "schema_types"]
 
 _JSON_KINDS = {"integer", "number", "boolean", "array", "object", "null"}
 _OF_PYTHON = {
@@ -86,3 +92,65 @@ def coerce(pairs: Sequence[str], schema: dict[str, Any]) -> dict[str, Any]:
             raise UsageError(f"the tool has no argument {key!r}{hint}")
         out[key] = _value(key, raw, schema_types(properties.get(key)))
     return out
+
+
+def add_call(sub: Any) -> None:
+    """The `call` subcommand on the `mcpkit` parser's subparsers."""
+    cmd: argparse.ArgumentParser = sub.add_parser("call", help="call a tool")
+    add_client_options(cmd)
+    cmd.add_argument("tool")
+    cmd.add_argument("pairs", nargs="*", metavar="key=value")
+    cmd.add_argument("--args", dest="json_args", help="the arguments as one JSON object")
+    cmd.add_argument(
+        "--task",
+        action="store_true",
+        help="ask for a task (2026-07-28 tasks extension); show its status",
+    )
+    cmd.set_defaults(run=client_command(call))
+
+
+def known(name: str, kind: str, names: list[str]) -> None:
+    """UsageError (exit 2) for a tool or prompt the server does not have, with the closest names."""
+    if name not in names:
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise UsageError(f"unknown {kind} {name!r}{hint}")
+
+
+async def call(client: Any, args: argparse.Namespace) -> int:
+    tools = {t["name"]: t for t in await client.list_all_tools()}
+    known(args.tool, "tool", list(tools))
+    tool = tools[args.tool]
+    try:
+        arguments = orjson.loads(args.json_args) if args.json_args else None
+    except orjson.JSONDecodeError as exc:
+        raise UsageError(f"--args is not JSON: {exc}") from None
+    if arguments is None:
+        arguments = coerce(args.pairs, tool.get("inputSchema", {}))
+
+    progress = ProgressDisplay()
+    try:
+        if args.task:
+            result = await call_as_task(client, args.tool, arguments)
+        else:
+            result = await client.call_tool(args.tool, arguments, on_progress=progress)
+    finally:
+        progress.close()
+    show(result, args.json)
+    return TOOL_ERROR if result.get("isError") else OK
+
+
+async def call_as_task(client: Any, tool: str, arguments: dict[str, Any]) -> Any:
+    """tools/call as a task: its status on stderr as it changes, then its result."""
+    handle = await client.call_tool_as_task(tool, arguments)
+    if handle.task_id is None:
+        print("mcpkit: the server answered at once (no task)", file=sys.stderr)
+        return await handle.result()
+
+    def status(task: dict[str, Any]) -> None:
+        line = f"task {handle.task_id}: {task.get('status')}"
+        if task.get("statusMessage"):
+            line += f" ({task['statusMessage']})"
+        print(terminal_line(line), file=sys.stderr)
+
+    return await handle.result(on_status=status)

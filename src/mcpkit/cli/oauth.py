@@ -20,8 +20,8 @@ import anyio
 import orjson
 from anyio.abc import SocketStream
 
-from .cli_escape import terminal_line
-from .client.oauth import ClientCredentials, ClientMetadata, OAuthClient, Tokens
+from ..client.oauth import ClientCredentials, ClientMetadata, OAuthClient, Tokens
+from .escape import terminal_line
 
 __all__ = ["FileTokenStore", "config_dir", "loopback_login", "oauth_client"]
 

@@ -10,7 +10,7 @@ import sys
 from typing import Any
 from urllib.parse import urlsplit
 
-from .cli_errors import UsageError
+from .errors import UsageError
 
 __all__ = [
     "add_operations",
@@ -73,7 +73,7 @@ def configure_logs(level: str, log_format: str) -> None:
     """stderr logging at `level`, as text or one JSON object per line."""
     handler = logging.StreamHandler(sys.stderr)
     if log_format == "json":
-        from .runtime.json_logs import JSONFormatter
+        from ..runtime.json_logs import JSONFormatter
 
         handler.setFormatter(JSONFormatter())
     else:
@@ -85,7 +85,7 @@ def log_requests(server: Any, log_format: str, level: str) -> None:
     """With JSON logs (set up again here, for worker processes), a record per request (mcpkit.requests,
     INFO) carries its method, name, session, trace id and duration."""
     if log_format == "json":
-        from .server.middlewares import RequestLog
+        from ..server.middlewares import RequestLog
 
         configure_logs(level, "json")
         server.middleware.add(RequestLog())
@@ -104,7 +104,7 @@ def operations_settings(args: argparse.Namespace) -> dict[str, Any]:
     public_hosts(args)  # a bad URL is refused before anything starts
     proxies = [p for p in (args.forwarded_allow_ips or "").split(",") if p.strip()]
     try:
-        from .transports.http_server.forwarded import TrustedProxies
+        from ..transports.http_server.forwarded import TrustedProxies
 
         TrustedProxies(None, proxies)
     except ValueError as exc:
@@ -132,21 +132,21 @@ def behind_proxies(app: Any, settings: dict[str, Any]) -> Any:
     """`app`, wrapped to honour forwarded headers from the trusted proxies when there are any."""
     if not settings.get("proxies"):
         return app
-    from .transports.http_server.forwarded import TrustedProxies
+    from ..transports.http_server.forwarded import TrustedProxies
 
     return TrustedProxies(app, settings["proxies"])
 
 
 def operations(settings: dict[str, Any], server: Any) -> Any:
     """The app's Operations from `operations_settings`; with metrics, `server` measures its requests."""
-    from .transports.http_server.probes import Operations
+    from ..transports.http_server.probes import Operations
 
     options = dict(settings)
     options.pop("proxies", None)
     log_requests(server, options.pop("log_format", "text"), options.pop("log_level", "warning"))
     if options.pop("metrics", False):
-        from .runtime.metrics import PrometheusMetrics
-        from .server.measure import Measure
+        from ..runtime.metrics import PrometheusMetrics
+        from ..server.measure import Measure
 
         options["metrics"] = metrics = PrometheusMetrics()
         server.middleware.add(Measure(metrics, server.registry))

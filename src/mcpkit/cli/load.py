@@ -19,8 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ._extras import MissingExtra
-from .cli_errors import LoadError, UsageError, needs_extra
+from .._extras import MissingExtra
+from .errors import LoadError, UsageError, needs_extra
 
 __all__ = ["load_target", "split_target", "stdout_to_stderr", "user_report"]
 

@@ -9,7 +9,7 @@ import sys
 from argparse import ArgumentTypeError
 from typing import Any
 
-from .cli_errors import Failure
+from .errors import Failure
 
 __all__ = ["bind", "port_number", "run_uvicorn", "seconds"]
 

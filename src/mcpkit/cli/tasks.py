@@ -16,9 +16,9 @@ from typing import Any
 
 import orjson
 
-from .cli_connect import add_client_options, open_client
-from .cli_errors import OK, PROTOCOL, UsageError
-from .cli_escape import terminal_json, terminal_line
+from .connect import add_client_options, in_event_loop, open_client
+from .errors import OK, PROTOCOL, UsageError
+from .escape import terminal_json, terminal_line
 
 __all__ = ["add_tasks", "run_tasks", "task_line"]
 
@@ -31,8 +31,13 @@ _UNAUTHORIZED = (
 )
 
 
-def add_tasks(cmd: argparse.ArgumentParser) -> None:
+def add_tasks(sub: Any) -> None:
+    """The `tasks` subcommand on the `mcpkit` parser's subparsers."""
+    cmd: argparse.ArgumentParser = sub.add_parser(
+        "tasks", help="list a server's tasks, or --get / --cancel one"
+    )
     add_client_options(cmd)
+    cmd.set_defaults(run=in_event_loop(run_tasks))
     which = cmd.add_mutually_exclusive_group()
     which.add_argument("--get", metavar="ID", help="show one task (tasks/get)")
     which.add_argument("--cancel", metavar="ID", help="cancel one task (tasks/cancel)")
@@ -48,7 +53,7 @@ def task_line(task: JSON) -> str:
 
 async def run_tasks(args: argparse.Namespace) -> int:
     """The `tasks` command; protocol errors (an unknown id: -32602) reach the caller as MCPError."""
-    from .client.tasks import DECLARE_TASKS
+    from ..client.tasks import DECLARE_TASKS
 
     if args.get is None and args.cancel is None:
         return await _list(args)

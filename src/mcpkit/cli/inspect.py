@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 
-from .cli_errors import OK, UsageError
+from .errors import OK, UsageError
 
 __all__ = ["add_inspect", "run_inspect"]
 
@@ -42,11 +42,12 @@ def add_inspect(sub: Any) -> None:
     cmd.add_argument("--client-id", metavar="ID", help="with --auth oauth: a client registered beforehand")
     cmd.add_argument("--client-secret", metavar="SECRET", help="with --auth oauth: that client's secret")
     cmd.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the connection")
+    cmd.set_defaults(run=run_inspect)
 
 
 def run_inspect(args: argparse.Namespace) -> int:
-    from .inspector.opening import Target, resolved
-    from .inspector.serving import bind, serve
+    from ..inspector.opening import Target, resolved
+    from ..inspector.serving import bind, serve
 
     target = Target(
         server=args.server,

@@ -20,14 +20,14 @@ from typing import Any
 
 import orjson
 
-from .cli_call import coerce
-from .cli_connect import log_printer
-from .cli_errors import OK, PROTOCOL, TOOL_ERROR, UsageError
-from .cli_escape import terminal_json, terminal_line, terminal_text
-from .cli_output import print_table
-from .protocol.levels import LEVELS
+from ..protocol.levels import LEVELS
+from .call import coerce
+from .connect import in_event_loop, log_printer
+from .errors import OK, PROTOCOL, TOOL_ERROR, UsageError
+from .escape import terminal_json, terminal_line, terminal_text
+from .output import print_table
 
-__all__ = ["group_parser", "run_group", "wants_group"]
+__all__ = ["add_search", "group_parser", "run_group", "wants_group"]
 
 JSON = dict[str, Any]
 COMMANDS = ("list", "call", "search")
@@ -69,37 +69,51 @@ def _catalog_name(word: str) -> bool:
     return shutil.which(word) is None and not Path(word).exists()
 
 
+HELP = {
+    "list": "list every server's tools (or prompts, resources, templates) under SERVER.NAME",
+    "call": "call SERVER.TOOL with key=value arguments",
+    "search": "rank every server's tools against a query",
+}
+
+
 def group_parser() -> argparse.ArgumentParser:
+    """The parser of the config commands, which wants_group picks instead of the server commands'."""
     top = argparse.ArgumentParser(prog="mcpkit", description="Talk to every server of an mcpServers config.")
     sub = top.add_subparsers(dest="command", required=True)
-    for name, helptext in (
-        ("list", "list every server's tools (or prompts, resources, templates) under SERVER.NAME"),
-        ("call", "call SERVER.TOOL with key=value arguments"),
-        ("search", "rank every server's tools against a query"),
-    ):
-        cmd = sub.add_parser(name, help=helptext)
-        cmd.set_defaults(group=True)
-        cmd.add_argument("--config", metavar="FILE", help="an mcpServers JSON file (default: found)")
-        cmd.add_argument("--json", action="store_true", help="print JSON")
-        cmd.add_argument(
-            "--timeout", type=float, default=30.0, help="seconds for the servers to start and each answer"
-        )
-        cmd.add_argument("--log-level", choices=LEVELS, default="warning", metavar="LEVEL")
-        if name == "list":
-            cmd.add_argument("kind", nargs="?", default="tools", choices=KINDS)
-        elif name == "call":
-            cmd.add_argument("tool", metavar="SERVER.TOOL")
-            cmd.add_argument("pairs", nargs="*", metavar="key=value")
-            cmd.add_argument("--args", dest="json_args", help="the arguments as one JSON object")
-        else:
-            cmd.add_argument("query")
-            cmd.add_argument("--limit", type=int, default=5)
+    for name, helptext in HELP.items():
+        _add_group_command(sub.add_parser(name, help=helptext), name)
     return top
 
 
+def add_search(sub: Any) -> None:
+    """The `search` subcommand on the `mcpkit` parser's subparsers (for its help: `search` always goes to
+    group_parser, as wants_group says)."""
+    helptext = "search the tools of every server in a config (list/call/search --config)"
+    _add_group_command(sub.add_parser("search", help=helptext), "search")
+
+
+def _add_group_command(cmd: argparse.ArgumentParser, name: str) -> None:
+    cmd.set_defaults(run=in_event_loop(run_group))
+    cmd.add_argument("--config", metavar="FILE", help="an mcpServers JSON file (default: found)")
+    cmd.add_argument("--json", action="store_true", help="print JSON")
+    cmd.add_argument(
+        "--timeout", type=float, default=30.0, help="seconds for the servers to start and each answer"
+    )
+    cmd.add_argument("--log-level", choices=LEVELS, default="warning", metavar="LEVEL")
+    if name == "list":
+        cmd.add_argument("kind", nargs="?", default="tools", choices=KINDS)
+    elif name == "call":
+        cmd.add_argument("tool", metavar="SERVER.TOOL")
+        cmd.add_argument("pairs", nargs="*", metavar="key=value")
+        cmd.add_argument("--args", dest="json_args", help="the arguments as one JSON object")
+    else:
+        cmd.add_argument("query")
+        cmd.add_argument("--limit", type=int, default=5)
+
+
 def _config(args: argparse.Namespace) -> Any:
-    from .client.group.config import ConfigError, load_config
-    from .client.group.discovery import discover
+    from ..client.group.config import ConfigError, load_config
+    from ..client.group.discovery import discover
 
     try:
         if args.config:
@@ -125,9 +139,9 @@ def _only(config: Any, tool: str) -> Any:
 
 
 async def run_group(args: argparse.Namespace) -> int:
-    from .client.group.group import ClientGroup
-    from .client.group.names import NamingError
-    from .protocol.errors import LocalError
+    from ..client.group.group import ClientGroup
+    from ..client.group.names import NamingError
+    from ..protocol.errors import LocalError
 
     config = _config(args)
     if args.command == "call":
@@ -164,7 +178,7 @@ def _oauth(name: str, spec: Any) -> Any:
     """A server marked `oauth` in the config logs in as `mcpkit --auth oauth` does (tokens kept)."""
     if spec.oauth is None:
         return None
-    from .cli_oauth import oauth_client
+    from .oauth import oauth_client
 
     return oauth_client(spec.url, spec.oauth.get("clientId"), spec.oauth.get("clientSecret"))
 
