@@ -121,6 +121,8 @@ class StreamAttribute(TypedAttributeSet):
     initialized."""
     request_ids: Iterator[RequestId] = typed_attribute()
     """Where our request ids are taken from, unique beyond this connection."""
+    session_id: str = typed_attribute()
+    """The transport's session (Streamable HTTP's Mcp-Session-Id): for state kept beyond this process."""
     authorizing: Callable[[], bool] = typed_attribute()
     """Whether the transport waits on the user at a login now: time that is not the peer's."""
 

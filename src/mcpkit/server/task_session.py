@@ -51,6 +51,7 @@ class UtilityAsker:
         self.task_id, self.engine, self.timeout = task_id, engine, timeout
         self.ctx: Context | None = None  # the leg's UtilityContext, which makes this asker
         self.asking = 0
+        self.answers: dict[str, JSON] = {}  # each ask is answered over the leg's session as it is made
 
     async def ask(self, method: str, params: JSON, key: str | None = None) -> JSON:
         assert self.ctx is not None

@@ -182,9 +182,12 @@ class SessionStream(Attributes):
 
     @property
     def extra_attributes(self) -> Mapping[Any, Callable[[], Any]]:
-        if self.pre_agreed is None:
-            return {}
-        return {StreamAttribute.pre_agreed: lambda: self.pre_agreed}
+        facts: dict[Any, Callable[[], Any]] = {}
+        if self.pre_agreed is not None:
+            facts[StreamAttribute.pre_agreed] = lambda: self.pre_agreed
+        if self.session_id is not None:
+            facts[StreamAttribute.session_id] = lambda: self.session_id
+        return facts
 
     async def deliver_to(self, deliver: Deliver) -> None:
         """Let POSTs hand their messages to `deliver` from now on, until the session closes."""
