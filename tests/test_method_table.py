@@ -55,7 +55,11 @@ def _guarded_server() -> Server:
 def test_a_request_needs_the_scopes_of_the_item_its_row_names(method: str) -> None:
     spec = METHODS[method]
     needed = _guarded_server().scopes_for(method, _params(spec, "item"))
-    expected = {("tools",): {"tool:use"}, ("prompts",): {"prompt:use"}, ("resources",): {"resource:read"}}
+    expected: dict[tuple[str, ...], set[str]] = {
+        ("tools",): {"tool:use"},
+        ("prompts",): {"prompt:use"},
+        ("resources",): {"resource:read"},
+    }
     guarded = spec.item is not None and method != "resources/unsubscribe"  # unsubscribing gives nothing
     assert needed == (expected.get(spec.capability[:1], set()) if guarded else set())
 
@@ -78,20 +82,21 @@ def test_only_a_row_that_asks_the_client_may_answer_input_required(method: str) 
     else:
         with pytest.raises(LocalError):
             finish_result(method, result, None)
-    assert ASKS_CLIENT == {"tools/call", "prompts/get", "resources/read"}
+    assert {"tools/call", "prompts/get", "resources/read"} == ASKS_CLIENT
 
 
 def test_the_caches_keep_the_rows_marked_cacheable_and_the_proxy_those_it_forwards() -> None:
     from mcpkit.proxy import forward
 
-    assert CACHEABLE == {m for m, spec in METHODS.items() if spec.cacheable}
-    assert forward._CACHEABLE == CACHEABLE - {"server/discover"}
+    lists = {"tools/list", "prompts/list", "resources/list", "resources/templates/list"}
+    assert {*lists, "resources/read", "server/discover"} == CACHEABLE
+    assert CACHEABLE - {"server/discover"} == forward._CACHEABLE  # the proxy answers discover itself
     assert forward._CACHEABLE <= FORWARDED
 
 
 def test_a_row_takes_keywords_only_and_a_span_target_needs_an_item() -> None:
     with pytest.raises(TypeError):
-        MethodSpec(Role.CLIENT)  # type: ignore[misc]
+        MethodSpec(Role.CLIENT)  # type: ignore[call-arg]
     with pytest.raises(ValueError):
         MethodSpec(sender=Role.CLIENT, span_target="gen_ai.tool.name")
     with pytest.raises(ValueError):

@@ -263,14 +263,13 @@ class Registry:
 
     def _item_scopes(self, feature: tuple[str, ...], named: str) -> frozenset[str]:
         """The scopes of the tool, prompt or resource `named`, by the capability its method needs."""
-        item: Tool | Prompt | None
-        if feature == ("tools",):
-            item = self.tools.get(named)
-        elif feature == ("prompts",):
-            item = self.prompts.get(named)
-        else:  # a task names no scoped item
-            return self.resource_scopes(named) if feature == ("resources",) else frozenset()
-        return item.scopes if item is not None else frozenset()
+        if not feature:  # a task names no scoped item
+            return frozenset()
+        if feature == ("resources",):  # a URI may be served by a template
+            return self.resource_scopes(named)
+        item = self.of(feature[0]).get(named)
+        scopes: frozenset[str] = item.scopes if item is not None else frozenset()
+        return scopes
 
     def _completion_scopes(self, ref: Any) -> frozenset[str]:
         if not isinstance(ref, dict):
