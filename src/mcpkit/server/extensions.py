@@ -17,9 +17,9 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from ..protocol.capabilities import Rule
 from ..protocol.errors import INVALID_PARAMS, MCPError
 from ..protocol.extensions import declared, extension_rule, missing_extension, valid_identifier
+from ..protocol.methods import MethodSpec
 
 __all__ = ["Extension", "ExtensionHandler", "string_param"]
 
@@ -53,7 +53,7 @@ class Extension:
         self.handlers[name] = fn
 
     @property
-    def rules(self) -> dict[str, Rule]:
+    def rules(self) -> dict[str, MethodSpec]:
         """The core's rule for each method: sent by the client to a server declaring the extension."""
         rule = extension_rule(self.identifier)
         return dict.fromkeys(self.handlers, rule)
