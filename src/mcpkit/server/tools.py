@@ -23,6 +23,7 @@ from ..protocol.versions import Feature, has
 from .common_fields import add_common_fields
 from .depends import Dependencies
 from .invoke import invoke
+from .request import RequestContext
 from .round_trip import InputRequired
 from .signature import ArgumentError, Signature, describe, inspect_function
 
@@ -128,7 +129,7 @@ class Tool:
         return add_common_fields(out, version, title=self.title, icons=self.icons, meta=self.meta)
 
     async def call(
-        self, arguments: JSON | None, context: Any, version: str, *, mask_errors: bool = False
+        self, arguments: JSON | None, context: RequestContext, version: str, *, mask_errors: bool = False
     ) -> JSON:
         """The CallToolResult; a failure is `isError: true` with its text, which `mask_errors`
         replaces with a generic one unless the author raised ToolError or MCPError on purpose."""
