@@ -71,7 +71,7 @@ class TaskEngine:
         self.max_live = max_live_per_owner
         self.legs: dict[str, Leg] = {}  # the legs running in this process, by task id
         self.workers: TaskCluster = workers if workers is not None else OneProcess()
-        self._waiters: dict[str, anyio.Event] = {}  # set by a task's next change (tasks/result waits)
+        self._waiters: dict[str, set[anyio.Event]] = {}  # set by a task's next change (tasks/result)
 
     def cancel_here(self, task_id: str) -> None:
         """Another worker cancelled a task whose leg may run here."""
@@ -163,8 +163,7 @@ class TaskEngine:
 
         record, changed = await self.store.update(task_id, stamped)
         if changed and record is not None:
-            woken = self._waiters.pop(task_id, None)
-            if woken is not None:
+            for woken in self._waiters.pop(task_id, ()):
                 woken.set()
             await tell(record, session, peers.listeners)
         return record, changed
@@ -204,7 +203,8 @@ class TaskEngine:
         the leg's worker is checked (a leg whose worker died never ends)."""
         task_id, polls = record.task_id, 0
         while True:
-            woken = self._woken_by(task_id)  # before the read: a change after it sets this
+            woken = anyio.Event()  # registered before the read: a change after it sets this
+            self._waiters.setdefault(task_id, set()).add(woken)
             try:
                 found = await self.store.get(task_id)
                 if found is None:
@@ -217,15 +217,14 @@ class TaskEngine:
                 with anyio.move_on_after(self._patience(found)):
                     await woken.wait()
             finally:
-                if not woken.is_set() and woken.statistics().tasks_waiting == 0:
-                    self._waiters.pop(task_id, None)
+                self._forget(task_id, woken)
 
-    def _woken_by(self, task_id: str) -> anyio.Event:
-        """The event the next change of the task sets (one for all who wait for it here)."""
-        event = self._waiters.get(task_id)
-        if event is None:
-            event = self._waiters[task_id] = anyio.Event()
-        return event
+    def _forget(self, task_id: str, woken: anyio.Event) -> None:
+        waiters = self._waiters.get(task_id)
+        if waiters is not None:
+            waiters.discard(woken)
+            if not waiters:
+                del self._waiters[task_id]
 
     def _patience(self, record: TaskRecord) -> float:
         """How long to wait for a change here before reading the store again: until the task expires
