@@ -73,7 +73,7 @@ class Tool:
     icons: list[JSON] | None = None
     meta: JSON | None = None
     scopes: frozenset[str] = frozenset()  # what a caller's access token must grant (scopes.py)
-    task: str = "forbidden"  # "optional" / "required": may / must run as a task (tasks.py)
+    task: str = "forbidden"  # "optional" / "required": may / must run as a task (server/tasks/)
     task_ask_first: bool = False  # asks inside the request until ctx.as_task()
     _validator: Any = None
     _output_validator: Any = None
