@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from ..protocol.errors import INVALID_PARAMS, MCPError
 from ..protocol.extensions import declared, extension_rule, missing_extension, valid_identifier
 from ..protocol.methods import MethodSpec
+from .request import RequestContext
 
 __all__ = ["Extension", "ExtensionHandler", "string_param"]
 
@@ -58,7 +59,7 @@ class Extension:
         rule = extension_rule(self.identifier)
         return dict.fromkeys(self.handlers, rule)
 
-    async def handle(self, method: str, ctx: Any, params: JSON) -> JSON:
+    async def handle(self, method: str, ctx: RequestContext, params: JSON) -> JSON:
         """Answer `method`: -32021 when the extension requires the client to declare it and this
         request's client capabilities do not."""
         if self.require_client and not declared(ctx.client_capabilities, self.identifier):

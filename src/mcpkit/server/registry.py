@@ -18,6 +18,7 @@ from .caching import CacheHint
 from .completion import Completions
 from .extensions import Extension
 from .prompts import Prompt
+from .request import RequestContext
 from .resources import Resource, ResourceTemplate, not_found
 from .scopes import visible
 from .tools import Tool
@@ -217,7 +218,7 @@ class Registry:
         """The first template that serves `uri` (its values fit the reader), if any."""
         return next((t for t in self.templates.values() if t.arguments(uri) is not None), None)
 
-    async def read_resource(self, uri: str, ctx: Any) -> list[JSON]:
+    async def read_resource(self, uri: str, ctx: RequestContext) -> list[JSON]:
         """The contents of `uri`; -32002 (resource not found) when nothing serves it."""
         resource = self.resources.get(uri)
         if resource is not None:
