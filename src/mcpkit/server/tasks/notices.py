@@ -12,15 +12,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ..protocol.errors import LocalError
-from ..protocol.tasks import STATUS_NOTE, TASK_NOTE, detailed, utility_task
-from ..protocol.versions import Feature, has, is_modern
-from .task_legs import fields_of
-from .task_store import TaskRecord
+from ...protocol.errors import LocalError
+from ...protocol.tasks import STATUS_NOTE, TASK_NOTE, detailed, utility_task
+from ...protocol.versions import Feature, has, is_modern
+from .store import TaskRecord
 
 if TYPE_CHECKING:
-    from ..runtime.session import Session
-    from .subscriptions import Listener
+    from ...runtime.session import Session
+    from ..subscriptions import Listener
 
 __all__ = ["task_note", "tell"]
 
@@ -40,7 +39,7 @@ async def tell(record: TaskRecord, session: Session | None, listeners: set[Liste
     if session is None or not has(record.version, Feature.TASKS):
         return
     try:
-        await session.notify(STATUS_NOTE, utility_task(fields_of(record)))
+        await session.notify(STATUS_NOTE, utility_task(record.fields()))
     except LocalError as exc:  # e.g. the session is closing: the requestor polls instead
         log.debug("task %s: no status notification (%s)", record.task_id, exc)
 
@@ -48,5 +47,5 @@ async def tell(record: TaskRecord, session: Session | None, listeners: set[Liste
 def task_note(record: TaskRecord) -> JSON:
     """The extension's notifications/tasks params: the DetailedTask tasks/get answers now."""
     return detailed(
-        fields_of(record), result=record.result, error=record.error, input_requests=record.input_requests
+        record.fields(), result=record.result, error=record.error, input_requests=record.input_requests
     )

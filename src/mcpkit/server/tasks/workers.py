@@ -8,7 +8,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from ..runtime.session import Session
+    from ...runtime.session import Session
 
 __all__ = ["OneProcess", "TaskCluster"]
 

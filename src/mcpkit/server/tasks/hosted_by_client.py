@@ -15,12 +15,12 @@ from typing import Any, Final
 
 import anyio
 
-from ..protocol.capabilities import declares
-from ..protocol.errors import INVALID_PARAMS, MCPError, RemoteError
-from ..protocol.lifecycle import Negotiated
-from ..protocol.tasks import RELATED_TASK
-from ..protocol.versions import Feature, has
-from .asking import Asker
+from ...protocol.capabilities import declares
+from ...protocol.errors import INVALID_PARAMS, MCPError, RemoteError
+from ...protocol.lifecycle import Negotiated
+from ...protocol.tasks import RELATED_TASK
+from ...protocol.versions import Feature, has
+from ..asking import Asker
 
 __all__ = ["ask_as_task", "client_hosts"]
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol.errors import INTERNAL_ERROR, error_object
-from ..protocol.tasks import Status, advance
-from ..protocol.versions import Feature, has, is_modern
-from .task_store import Change, TaskRecord
+from ...protocol.errors import INTERNAL_ERROR, error_object
+from ...protocol.tasks import Status, advance
+from ...protocol.versions import Feature, has, is_modern
+from .legs import Cancelled, Failed, NeedsInput, Outcome, Result
+from .store import Change, TaskRecord
 
 __all__ = ["answered", "cancelled", "lost", "moved", "running", "settled"]
 
@@ -24,27 +25,30 @@ def running(record: TaskRecord) -> bool:
     )
 
 
-def settled(leg: int, outcome: tuple[str, Any]) -> Change:
-    """Leg `leg` of the task ended with `outcome` (server/tasks.py `_run`)."""
-    kind, value = outcome
+def settled(leg: int, outcome: Outcome) -> Change:
+    """Leg `leg` of the task ended with `outcome` (engine.py `run`)."""
 
     def settle(task: TaskRecord) -> bool:
         if task.status.terminal or task.leg != leg:
             return False
-        if task.cancel_requested or kind == "cancelled":
+        if task.cancel_requested:
             task.status = advance(task.status, Status.CANCELLED)
-        elif kind == "result":
-            # 2025-11-25: "failed ... includes cases where the tool call result has isError set to
-            # true"; the extension keeps such a task completed, its result carrying isError
-            failed = value.get("isError") is True and has(task.version, Feature.TASKS)
-            task.status = advance(task.status, Status.FAILED if failed else Status.COMPLETED)
-            task.result = value
-        elif kind == "input":
-            task.answers.update(value.answers)
-            task.input_requests = dict(value.requests)
-            task.status = advance(task.status, Status.INPUT_REQUIRED)
-        else:
-            task.status, task.error = advance(task.status, Status.FAILED), value
+            return True
+        match outcome:
+            case Result(result):
+                # 2025-11-25: "failed ... includes cases where the tool call result has isError set to
+                # true"; the extension keeps such a task completed, its result carrying isError
+                failed = result.get("isError") is True and has(task.version, Feature.TASKS)
+                task.status = advance(task.status, Status.FAILED if failed else Status.COMPLETED)
+                task.result = result
+            case NeedsInput(need):
+                task.answers.update(need.answers)
+                task.input_requests = dict(need.requests)
+                task.status = advance(task.status, Status.INPUT_REQUIRED)
+            case Failed(error):
+                task.status, task.error = advance(task.status, Status.FAILED), error
+            case Cancelled():
+                task.status = advance(task.status, Status.CANCELLED)
         return True
 
     return settle

@@ -1,4 +1,4 @@
-"""A task's legs: one run of its tool, and the Context the tool sees while it runs (server/tasks.py)."""
+"""A task's legs: one run of its tool, how it ended, and the Context the tool sees while it runs."""
 
 from __future__ import annotations
 
@@ -7,32 +7,71 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..protocol.errors import INTERNAL_ERROR, MCPError
-from ..protocol.tasks import task_fields
-from ..runtime._native import Detached
-from .asking import Asker
-from .context import Context
-from .round_trip import RoundTrip
-from .task_store import TaskRecord
+from ...protocol.errors import INTERNAL_ERROR, MCPError
+from ...runtime._native import Detached
+from ..asking import Asker
+from ..context import Context
+from ..round_trip import InputRequired, RoundTrip
+from .store import TaskRecord
 
 if TYPE_CHECKING:
-    from ..runtime.session import Session
+    from ...runtime.session import Session
 
-__all__ = ["Leg", "TaskContext", "answer_of", "either", "fields_of", "task_support"]
+__all__ = [
+    "Cancelled",
+    "Failed",
+    "Leg",
+    "NeedsInput",
+    "Outcome",
+    "Result",
+    "TaskContext",
+    "answer_of",
+    "either",
+    "task_support",
+]
 
 JSON = dict[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
+class Result:
+    """The tool returned `result` (a CallToolResult, maybe with isError)."""
+
+    result: JSON
+
+
+@dataclass(frozen=True, slots=True)
+class NeedsInput:
+    """The tool asked what the client has not answered yet (2026-07-28's round trips)."""
+
+    need: InputRequired
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The tool raised: `error` is its JSON-RPC error object."""
+
+    error: JSON
+
+
+@dataclass(frozen=True, slots=True)
+class Cancelled:
+    """The leg was cancelled before the tool returned."""
+
+
+Outcome = Result | NeedsInput | Failed | Cancelled
+
+
 @dataclass(eq=False)
 class Leg:
-    """One run of a task's tool; `record` is set once the call is a task."""
+    """One run of a task's tool; `record` is set once the call is a task, `outcome` once it ended."""
 
     record: TaskRecord | None = None
     number: int = 0  # the task's leg this run is (TaskRecord.leg)
     created: anyio.Event = field(default_factory=lambda: anyio.Event())  # the record is in the store
     escalated: anyio.Event = field(default_factory=lambda: anyio.Event())  # ctx.as_task() was called
     done: anyio.Event = field(default_factory=lambda: anyio.Event())  # (anyio.Event loads modules: lazily)
-    outcome: tuple[str, Any] = ("none", None)
+    outcome: Outcome = field(default_factory=Cancelled)
     runner: Detached | None = None
 
 
@@ -85,31 +124,18 @@ async def either(first: anyio.Event, second: anyio.Event) -> None:
         tg.start_soon(wait, second)
 
 
-def answer_of(outcome: tuple[str, Any], asker: RoundTrip) -> JSON:
+def answer_of(outcome: Outcome, asker: RoundTrip) -> JSON:
     """What the request gets when its leg ended before it became a task."""
-    kind, value = outcome
-    if kind == "result":
-        result: JSON = value
-        return result
-    if kind == "input":
-        return asker.result(value)
-    if kind == "error":
-        raise MCPError(
-            value.get("code", INTERNAL_ERROR), value.get("message", "Internal error"), value.get("data")
-        )
-    raise anyio.get_cancelled_exc_class()()
-
-
-def fields_of(record: TaskRecord) -> JSON:
-    return task_fields(
-        record.task_id,
-        record.status,
-        record.created_at,
-        record.updated_at,
-        record.ttl_ms,
-        record.poll_interval_ms,
-        record.status_message,
-    )
+    match outcome:
+        case Result(result):
+            return result
+        case NeedsInput(need):
+            return asker.result(need)
+        case Failed(error):
+            code, message = error.get("code", INTERNAL_ERROR), error.get("message", "Internal error")
+            raise MCPError(code, message, error.get("data"))
+        case Cancelled():
+            raise anyio.get_cancelled_exc_class()()
 
 
 def task_support(task: bool | str) -> str:

@@ -23,8 +23,8 @@ from typing import Any, Protocol
 
 import orjson
 
-from ..protocol.errors import INTERNAL_ERROR, error_object
-from ..protocol.tasks import Status, advance
+from ...protocol.errors import INTERNAL_ERROR, error_object
+from ...protocol.tasks import Status, advance, task_fields
 
 __all__ = ["Change", "InMemoryTaskStore", "TaskRecord", "TaskStore", "too_large"]
 
@@ -59,6 +59,18 @@ class TaskRecord:
 
     def expires_at(self) -> float:
         return math.inf if self.ttl_ms is None else self.created_at + self.ttl_ms / 1000
+
+    def fields(self) -> JSON:
+        """The Task's fields on the wire (both eras present them; protocol/tasks.py)."""
+        return task_fields(
+            self.task_id,
+            self.status,
+            self.created_at,
+            self.updated_at,
+            self.ttl_ms,
+            self.poll_interval_ms,
+            self.status_message,
+        )
 
 
 Change = Callable[[TaskRecord], bool]
