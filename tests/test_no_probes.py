@@ -31,6 +31,7 @@ ALLOWED: dict[tuple[str, str], str] = {
         "server/on_registry.py",
         "getattr(server.registry, self.name)",
     ): "a descriptor: the table it names",
+    ("server/on_registry.py", "getattr(server.services, str(self.field))"): "a descriptor: the part it names",
     ("server/signature.py", "getattr(validated, attribute)"): "its own pydantic model's fields, by name",
     ("transports/http_client/opening.py", "getattr(auth, 'authorizing', None)"): (
         "a user's httpx.Auth: an OAuthClient says when it holds the user at a login (transports never "
