@@ -13,24 +13,10 @@ import pytest
 import redis
 
 from cluster.inprocess import cluster
+from messages import HEADERS, INITIALIZE, INITIALIZED, VERSION, body
 
 SESSIONS = 10_000
 pytestmark = pytest.mark.anyio
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-VERSION = "2025-11-25"
-INIT = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-).encode()
-INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 
 
 def rss_kib() -> int:
@@ -49,14 +35,14 @@ async def post(http: httpx.AsyncClient, url: str, body: bytes, headers: dict[str
 async def open_sessions(http: httpx.AsyncClient, urls: list[str], count: int) -> None:
     async def worker(start: int) -> None:
         for i in range(start, count, 32):
-            opened = await post(http, urls[i % len(urls)], INIT, HEADERS)
+            opened = await post(http, urls[i % len(urls)], body(INITIALIZE), HEADERS)
             assert opened.status_code == 200
             headers = {
                 **HEADERS,
                 "mcp-session-id": opened.headers["mcp-session-id"],
                 "mcp-protocol-version": VERSION,
             }
-            initialized = await post(http, urls[(i + 1) % len(urls)], INITIALIZED, headers)
+            initialized = await post(http, urls[(i + 1) % len(urls)], body(INITIALIZED), headers)
             assert initialized.status_code in (202, 404)  # 404: idle past the 2 s timeout under load
 
     async with anyio.create_task_group() as tg:
@@ -112,10 +98,10 @@ def call(rid: int, name: str, arguments: dict[str, object]) -> bytes:
 
 
 async def opened_session(http: httpx.AsyncClient, url: str) -> dict[str, str]:
-    opened = await post(http, url, INIT, HEADERS)
+    opened = await post(http, url, body(INITIALIZE), HEADERS)
     assert opened.status_code == 200
     headers = {**HEADERS, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": VERSION}
-    assert (await post(http, url, INITIALIZED, headers)).status_code == 202
+    assert (await post(http, url, body(INITIALIZED), headers)).status_code == 202
     return headers
 
 

@@ -8,11 +8,12 @@ import tracemalloc
 import anyio
 import httpx
 import pytest
-from test_http_server import HEADERS, call, init_body, make_server, open_session, rpc, serving
+from test_http_server import call, init_body, make_server, open_session, rpc, serving
 
 from mcpkit.protocol.sse import SSEDecoder
 from mcpkit.transports.event_store import InMemoryEventStore
 from mcpkit.transports.http_server import StreamableHTTPApp
+from messages import HEADERS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
