@@ -9,11 +9,12 @@ from typing import Any
 
 import httpx
 import pytest
-from test_http_server import HEADERS, events, hosted, init_body, rpc
+from test_http_server import events, hosted, init_body, rpc
 
 from mcpkit import Context, Server
 from mcpkit.runtime.stream import Inbound, MessageStream, Outgoing, StreamAttribute
 from mcpkit.transports.http_server import MirrorsHeaders, StreamableHTTPApp
+from messages import HEADERS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
