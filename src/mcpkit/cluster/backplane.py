@@ -19,11 +19,11 @@ from ..server.tasks.engine import TaskEngine
 from ..transports.http_server.delivery import Answering
 from ..transports.http_server.sessions import SessionStream
 from .fanout import Fanout
-from .http import ClusterSessions
 from .peers import SharedPeers
 from .pool import WaitingPool
 from .relay import ClusterRelay
 from .replay_store import RedisReplayStore
+from .sessions import ClusterSessions
 from .state import SharedState
 from .task_store import RedisTaskStore
 from .tasks import ClusterTasks
