@@ -1,7 +1,7 @@
 """Limits per principal held across a cluster: two uvicorn workers behind a round-robin haproxy, counting in
 one Redis (RateLimit and ConcurrencyLimit with `store=RedisBackplane.limits()`), the principals being API
 keys (tests/cluster/limits_app.py). A principal flooding both workers gets its rate in total, not per
-worker; another principal is unaffected."""
+worker; another principal is unaffected. Redis out of reach refuses a limited call, never waves it through."""
 
 from __future__ import annotations
 
@@ -15,11 +15,16 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from redis.asyncio import Redis
 
 from cluster.limits_app import KEYS
 from cluster.parts import Cluster, cluster, redis_server
+from mcpkit import Server
 from mcpkit.client import Client, connect_http
+from mcpkit.cluster import RedisLimits
 from mcpkit.protocol.errors import RemoteError
+from mcpkit.server.middlewares import ConcurrencyLimit, RateLimit
+from mcpkit.testing import connect
 
 pytestmark = pytest.mark.anyio
 
@@ -162,3 +167,22 @@ async def test_calls_in_flight_are_capped_per_principal_across_workers(tmp_path:
     assert len(results["bob"]) == 1 and results["bob"][0] != "busy"
     assert holding(tmp_path) == CAP + 1 + CAP  # the refused ones never ran
     assert again == CAP
+
+
+async def test_with_redis_out_of_reach_a_limited_call_is_refused_as_store_unavailable(tmp_path: Path) -> None:
+    server = Server("limited")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    with redis_server(tmp_path) as redis:
+        store = RedisLimits(Redis.from_url(redis.url, socket_timeout=2, socket_connect_timeout=1))
+        server.middleware.add(RateLimit(per_second=1, burst=5, store=store), methods={"tools/call"})
+        server.middleware.add(ConcurrencyLimit(2, store=store), methods={"tools/call"})
+        async with connect(server) as client:
+            assert (await client.call_tool("add", {"a": 1, "b": 2}))["structuredContent"] == {"result": 3}
+            redis.stop()
+            with pytest.raises(RemoteError) as refused:
+                await client.call_tool("add", {"a": 1, "b": 2})
+    assert refused.value.code == -32011 and refused.value.data == {"retryAfterMs": 1000}

@@ -39,7 +39,7 @@ tokens = math.min(burst, tokens + math.max(0, now - last) * rate)
 local wait = 0
 if tokens >= 1 then tokens = tokens - 1 else wait = math.ceil((1 - tokens) / rate) end
 redis.call('HSET', KEYS[1], 'n', tostring(tokens), 't', now)
-redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / rate) + 1000)
+redis.call('PEXPIRE', KEYS[1], math.min(math.ceil((burst - tokens) / rate) + 1000, 1e12))
 return wait
 """
 )
