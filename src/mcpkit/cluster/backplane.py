@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..server.peers import Peers
 from ..server.server import Server
-from ..server.tasks import TaskEngine
+from ..server.tasks.engine import TaskEngine
 from ..transports.http_server.delivery import Answering
 from ..transports.http_server.sessions import SessionStream
 from .fanout import Fanout

@@ -1,4 +1,4 @@
-"""Three middlewares a service wants on day one (server/middleware.py says how middleware works):
+"""The middlewares a service wants on day one (server/middleware.py says how middleware works):
 `RequestLog` (one structured log record per request), `RateLimit` (a token bucket per client, tool or
 tenant), `ConcurrencyLimit` (requests in flight, the same ways) and `Timing` (counts and durations per
 method, for a metrics system)."""
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..protocol.errors import MCPError
+from ..protocol.methods import ITEM_FIELDS, METHODS
 from .limiting import Key, LimitStore, MemoryLimits, busy, limit_key
 
 if TYPE_CHECKING:
@@ -35,9 +36,12 @@ def client_key(ctx: Context) -> str:
     return f"client:{ctx.client_info.get('name', '?')}"
 
 
-def _subject(params: JSON) -> str | None:
-    """The item a request names (a tool, a prompt, a resource), for the log."""
-    for field in ("name", "uri", "taskId"):
+def _subject(method: str, params: JSON) -> str | None:
+    """The item a request names (a tool, a prompt, a resource, a task), for the log. The table does
+    not know an extension's methods: for those, the first parameter that names an item anywhere."""
+    spec = METHODS.get(method)
+    fields = ITEM_FIELDS if spec is None else () if spec.item is None else (spec.item,)
+    for field in fields:
         value = params.get(field)
         if isinstance(value, str):
             return value
@@ -80,7 +84,7 @@ class RequestLog:
             raise
         finally:
             ms = round((time.perf_counter() - start) * 1000, 3)
-            name, client = _subject(params), client_key(ctx)
+            name, client = _subject(method, params), client_key(ctx)
             fields = {"mcp_method": method, "mcp_name": name, "mcp_outcome": outcome, "mcp_ms": ms}
             line = f"{method}{f' {name}' if name else ''} -> {outcome} in {ms} ms ({client})"
             where = {"mcp_session": ctx.session_id, "trace_id": _trace_id(ctx.meta)}
