@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..runtime.stream import StreamAttribute
 
 if TYPE_CHECKING:
     from ..runtime.session import Session
@@ -123,8 +124,8 @@ class Peers:
     def _shared_id(self, session: Session) -> tuple[Relay, str] | None:
         if self.relay is None:
             return None
-        session_id = getattr(session.stream, "session_id", None)
-        return (self.relay, session_id) if isinstance(session_id, str) else None
+        session_id = session.stream.extra(StreamAttribute.session_id, None)
+        return (self.relay, session_id) if session_id is not None else None
 
     def changed(self, method: str) -> None:
         """A list_changed notification to every session and listener; never waits on a peer."""

@@ -5,16 +5,17 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
+from ..protocol.jsonrpc import RequestId
 from ..protocol.versions import SUPPORTED_VERSIONS
 from ..runtime.origin import RECEIVED_FROM
 from ..runtime.session import Session
-from ..runtime.stream import MessageStream
+from ..runtime.stream import MessageStream, StreamAttribute
 from ..runtime.tracing import TracingOption
 from ..runtime.workers import leave_if_workers_linger
 from .asking import asker_for
@@ -296,13 +297,14 @@ class Server:
 
     # ---- serving -----------------------------------------------------------------------------
 
-    def connection(self) -> Connection:
+    def connection(self, request_ids: Iterator[RequestId] | None = None) -> Connection:
         connection = Connection(
             Role.SERVER,
             info=self.info,
             capabilities=self.capabilities(),
             instructions=self.instructions,
             versions=self.versions,
+            request_ids=request_ids,
         )
         connection.server_info_in_results = self.identify
         connection.extension_rules = self.registry.extension_rules()
@@ -311,7 +313,7 @@ class Server:
     async def serve(self, stream: MessageStream) -> None:
         """Serve one peer over `stream` until it closes."""
         session = Session(
-            self.connection(),
+            self.connection(stream.extra(StreamAttribute.request_ids, None)),
             stream,
             self._on_request,
             self._on_notification,
