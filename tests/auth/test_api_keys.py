@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from auth_server import MCP_PORT, RESOURCE, AuthServer, authorization_server, serving_on
+from auth_server import MCP_PORT, RESOURCE, AuthServer, authorization_server
 
 import peers
 from mcpkit import Context, Server
@@ -20,6 +20,7 @@ from mcpkit.auth.api_keys import API_KEY_ISSUER, parse_api_keys
 from mcpkit.client import connect_http
 from mcpkit.protocol.errors import RemoteError
 from mcpkit.transports.http_server import StreamableHTTPApp
+from messages import HEADERS, INITIALIZE
 
 pytestmark = pytest.mark.anyio
 
@@ -27,17 +28,6 @@ ALICE_KEY = "alice-0123456789-abcdefghij"
 BOB_KEY = "bob-0123456789-abcdefghijklm"
 ERAS = [{"protocol_version": "2025-11-25"}, {"era": "modern"}]
 ERA_IDS = ["2025-11-25", "2026-07-28"]
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 
 
 def key_file(tmp_path: Path) -> Path:
@@ -73,7 +63,7 @@ def keyed_server() -> Server:
 async def serving(verifier: TokenVerifier, port: int, **options: Any) -> AsyncIterator[str]:
     url = f"http://127.0.0.1:{port}/mcp"
     app = protect(StreamableHTTPApp(keyed_server()), verifier=verifier, resource=url, **options)
-    async with serving_on(app, port):
+    async with peers.serving(app, port=port):
         yield url
 
 

@@ -4,7 +4,6 @@ tenant has its own (a protected server on a real uvicorn, the principals API key
 from __future__ import annotations
 
 import pytest
-from auth_server import serving_on
 
 import peers
 from mcpkit import Server
@@ -49,7 +48,7 @@ async def test_the_principals_of_one_tenant_share_its_rate_and_another_tenant_ha
         StreamableHTTPApp(limited_server()), verifier=APIKeyVerifier(entries, audience=url), resource=url
     )
     answers: dict[str, list[object]] = {}
-    async with serving_on(app, port):
+    async with peers.serving(app, port=port):
         for who in ["alice", "carol", "alice", "bob", "bob"]:
             headers = {"Authorization": f"Bearer {KEYS[who][0]}"}
             async with connect_http(url, headers=headers, **era) as client:  # type: ignore[arg-type]

@@ -18,6 +18,7 @@ import peers
 from cluster.parts import redis_server
 from mcpkit.auth import hash_api_key
 from mcpkit.client import connect_http
+from messages import HEADERS, INITIALIZE
 
 pytestmark = pytest.mark.anyio
 
@@ -34,17 +35,6 @@ def whoami(ctx: Context) -> str:
     return f"{ctx.auth.subject} {' '.join(sorted(ctx.auth.scopes))}"
 """
 ERAS = [{"protocol_version": "2025-11-25"}, {"era": "modern"}]
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
 def files(tmp_path: Path) -> tuple[str, str]:

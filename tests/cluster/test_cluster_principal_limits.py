@@ -25,6 +25,7 @@ from mcpkit.cluster import RedisLimits
 from mcpkit.protocol.errors import RemoteError
 from mcpkit.server.middlewares import ConcurrencyLimit, RateLimit
 from mcpkit.testing import connect
+from messages import HEADERS
 
 pytestmark = pytest.mark.anyio
 
@@ -119,8 +120,7 @@ async def test_past_its_rate_a_2026_request_is_429_with_retry_after(tmp_path: Pa
             "params": {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": meta},
         }
         headers = {
-            "accept": "application/json, text/event-stream",
-            "content-type": "application/json",
+            **HEADERS,
             "mcp-protocol-version": "2026-07-28",
             "mcp-method": "tools/call",
             "mcp-name": "add",
