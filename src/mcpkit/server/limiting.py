@@ -81,7 +81,7 @@ class MemoryLimits:
 
 def tenant_key(claim: str = "tenant") -> Key:
     """A key counting a tenant's requests together: the access token's `claim` (an API key's `claims`,
-    a JWT's claim). A request without it is not limited by that limit (give the limit another key too)."""
+    a JWT's claim). A request without it is not counted by this limit (stack another limit for those)."""
 
     def key(ctx: Context) -> str | None:
         auth = ctx.auth
