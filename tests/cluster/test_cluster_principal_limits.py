@@ -37,11 +37,11 @@ CAP = 3
 
 
 @contextmanager
-def limited_cluster(tmp_path: Path) -> Iterator[Cluster]:
+def limited_cluster(tmp_path: Path, rate: float = RATE, burst: int = BURST) -> Iterator[Cluster]:
     env = {
         "MCPKIT_TEST_DIR": str(tmp_path),
-        "MCPKIT_RATE": str(RATE),
-        "MCPKIT_BURST": str(BURST),
+        "MCPKIT_RATE": str(rate),
+        "MCPKIT_BURST": str(burst),
         "MCPKIT_MAX_IN_FLIGHT": str(CAP),
     }
     with (
@@ -103,6 +103,21 @@ async def test_one_principal_flooding_two_workers_is_held_to_its_rate_in_total_a
     assert all(data["retryAfterMs"] > 0 for data in refused)
     assert (bob_answered, bob_refused) == (BURST, [])
     assert all(int(row["stot"]) > BURST for row in served.values()), served  # both workers took the flood
+
+
+async def test_a_sustained_flood_gets_the_burst_plus_the_rate_over_the_time_taken_not_twice_that(
+    tmp_path: Path,
+) -> None:
+    rate, burst = 5.0, 5
+    with limited_cluster(tmp_path, rate=rate, burst=burst) as workers:
+        async with as_principal(workers.url, "alice", {"era": "modern"}) as alice:
+            answered = 0
+            began = time.monotonic()
+            while time.monotonic() - began < 3:
+                answered += (await flood(alice, 10))[0]
+            elapsed = time.monotonic() - began
+    # two buckets (one a worker) would allow up to twice this
+    assert burst <= answered <= burst + rate * elapsed + 1, (answered, elapsed)
 
 
 async def test_past_its_rate_a_2026_request_is_429_with_retry_after(tmp_path: Path) -> None:
