@@ -15,7 +15,15 @@ from auth_server import MCP_PORT, RESOURCE, AuthServer, authorization_server
 
 import peers
 from mcpkit import Context, Server
-from mcpkit.auth import AnyVerifier, APIKeyVerifier, JWTVerifier, TokenVerifier, hash_api_key, protect
+from mcpkit.auth import (
+    AnyVerifier,
+    APIKeyVerifier,
+    InvalidToken,
+    JWTVerifier,
+    TokenVerifier,
+    hash_api_key,
+    protect,
+)
 from mcpkit.auth.api_keys import API_KEY_ISSUER, parse_api_keys
 from mcpkit.client import connect_http
 from mcpkit.protocol.errors import RemoteError
@@ -99,6 +107,29 @@ def test_a_malformed_key_file_is_refused_naming_the_line_and_never_the_key(line:
         parse_api_keys(f"# header\n{line}\n", "keys.txt")
     assert "keys.txt, line" in str(refused.value)
     assert line.split()[0] not in str(refused.value)
+
+
+async def test_a_changed_key_file_is_read_again_and_a_broken_one_keeps_the_keys_read_before(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    now = [0.0]
+    path = key_file(tmp_path)
+    verifier = APIKeyVerifier.from_file(path, audience=RESOURCE, check_every=1.0, clock=lambda: now[0])
+    assert (await verifier.verify(ALICE_KEY)).subject == "alice"
+    path.write_text(f"{BOB_KEY} bob mcp:tools\n")  # alice's key revoked
+    assert (await verifier.verify(ALICE_KEY)).subject == "alice"  # not looked at again within a second
+    now[0] = 1.5
+    with pytest.raises(InvalidToken, match="not known"):
+        await verifier.verify(ALICE_KEY)
+    assert (await verifier.verify(BOB_KEY)).subject == "bob"
+    path.write_text("short alice\n")
+    now[0] = 3.0
+    assert (await verifier.verify(BOB_KEY)).subject == "bob"
+    assert "was not read again" in caplog.text and "line 1" in caplog.text and "short" not in caplog.text
+    path.write_text("# every key revoked\n")
+    now[0] = 4.5
+    with pytest.raises(InvalidToken, match="not known"):
+        await verifier.verify(BOB_KEY)
 
 
 @pytest.mark.parametrize("era", ERAS, ids=ERA_IDS)

@@ -12,7 +12,7 @@ from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ..protocol.resource_auth import AccessToken, InvalidToken
-    from .api_keys import APIKey, APIKeyVerifier, hash_api_key, new_api_key
+    from .api_keys import APIKey, APIKeyFile, APIKeyVerifier, hash_api_key, new_api_key
     from .asgi import SCOPE_KEY, ProtectedResource, protect
     from .dpop import DPoPChecker
     from .introspection import IntrospectionVerifier
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SCOPE_KEY",
     "APIKey",
+    "APIKeyFile",
     "APIKeyVerifier",
     "AccessToken",
     "AnyVerifier",
@@ -42,6 +43,7 @@ __all__ = [
 
 _HOMES = {
     "APIKey": "mcpkit.auth.api_keys",
+    "APIKeyFile": "mcpkit.auth.api_keys",
     "APIKeyVerifier": "mcpkit.auth.api_keys",
     "hash_api_key": "mcpkit.auth.api_keys",
     "new_api_key": "mcpkit.auth.api_keys",

@@ -3,16 +3,19 @@
 A key file has one key a line, `key subject scope...` (blank lines and `#` comments are skipped). The key
 is the secret itself or, better, its hash `sha256:<64 hex digits>` (`hash_api_key`), so the file gives
 nothing away. Keys are random (`new_api_key`: 256 bits), so a plain SHA-256 is enough: there is nothing
-to guess that a slow hash would protect.
+to guess that a slow hash would protect. `APIKeyVerifier.from_file` reads the file again when it changes,
+so a key is added or revoked without a restart.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import re
 import secrets
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -23,11 +26,14 @@ __all__ = [
     "API_KEY_ISSUER",
     "MIN_KEY_LENGTH",
     "APIKey",
+    "APIKeyFile",
     "APIKeyVerifier",
     "hash_api_key",
     "new_api_key",
     "parse_api_keys",
 ]
+
+log = logging.getLogger(__name__)
 
 # The `iss` of every API key's AccessToken: a subject "alice" of a key is never the principal "alice" of
 # an authorization server's token (a session opened with one is not the other's).
@@ -112,28 +118,37 @@ def parse_api_keys(text: str, source: str = "the key file") -> list[APIKey]:
 
 
 class APIKeyVerifier:
-    """Accepts the keys it was given, as AccessTokens for `audience` (this server's resource URL).
+    """Accepts the keys it was given (or those of an APIKeyFile, as the file changes), as AccessTokens for
+    `audience` (this server's resource URL).
 
     The presented key's SHA-256 is compared with every entry's in constant time (`hmac.compare_digest`,
     no early exit), so the time taken says nothing about which entry came close. The AccessToken has the
     entry's subject and scopes, `iss` API_KEY_ISSUER, no expiry, no client id, and `claims["key_id"]`.
     """
 
-    def __init__(self, keys: Iterable[APIKey], *, audience: str) -> None:
-        self.keys = tuple(keys)
-        digests = [k.digest for k in self.keys]
-        if len(set(digests)) != len(digests):
-            raise ValueError("the same API key is given twice")
+    def __init__(self, keys: Iterable[APIKey] | APIKeyFile, *, audience: str) -> None:
+        self._file = keys if isinstance(keys, APIKeyFile) else None
+        self.keys = keys.read() if isinstance(keys, APIKeyFile) else _distinct(keys)
         self.audience = audience
 
     @classmethod
-    def from_file(cls, path: str | Path, *, audience: str) -> APIKeyVerifier:
-        """The keys of the file at `path` (see the module docstring)."""
-        where = Path(path)
-        return cls(parse_api_keys(where.read_text(encoding="utf-8"), str(where)), audience=audience)
+    def from_file(
+        cls,
+        path: str | Path,
+        *,
+        audience: str,
+        check_every: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> APIKeyVerifier:
+        """The keys of the file at `path` (see the module docstring), read again when it changes
+        (APIKeyFile)."""
+        return cls(APIKeyFile(path, check_every, clock), audience=audience)
 
     async def verify(self, token: str) -> AccessToken:
         """The key's AccessToken; InvalidToken for a key not in the file."""
+        fresh = self._file.changed() if self._file is not None else None
+        if fresh is not None:  # an emptied file revokes every key
+            self.keys = fresh
         presented = hashlib.sha256(token.encode()).digest()
         found: APIKey | None = None
         for entry in self.keys:
@@ -160,3 +175,46 @@ class APIKeyVerifier:
             audience=(self.audience,),
             claims=claims,
         )
+
+
+def _distinct(keys: Iterable[APIKey]) -> tuple[APIKey, ...]:
+    entries = tuple(keys)
+    if len({k.digest for k in entries}) != len(entries):
+        raise ValueError("the same API key is given twice")
+    return entries
+
+
+class APIKeyFile:
+    """A key file, read again when its size, modification time or inode (an atomic rename) changed:
+    looked at, at most every `check_every` seconds, when a key is presented. A changed file that cannot
+    be read or parsed is logged, and the keys read before stay."""
+
+    def __init__(
+        self, path: str | Path, check_every: float = 1.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.path, self.check_every, self.clock = Path(path), check_every, clock
+        self._seen: tuple[int, int, int] | None = None
+        self._checked_at = 0.0
+
+    def read(self) -> tuple[APIKey, ...]:
+        """The file's keys now; OSError or ValueError (naming the line) as they come."""
+        self._checked_at = self.clock()
+        found = self.path.stat()
+        # the state is noted before reading: a change made meanwhile is read again at the next check
+        self._seen = (found.st_mtime_ns, found.st_size, found.st_ino)
+        return _distinct(parse_api_keys(self.path.read_text(encoding="utf-8"), str(self.path)))
+
+    def changed(self) -> tuple[APIKey, ...] | None:
+        """The keys of the file if it changed since it was read (looked at once per `check_every`)."""
+        if self.clock() - self._checked_at < self.check_every:
+            return None
+        try:
+            found = self.path.stat()
+            if (found.st_mtime_ns, found.st_size, found.st_ino) == self._seen:
+                self._checked_at = self.clock()
+                return None
+            return self.read()
+        except (OSError, ValueError) as exc:
+            self._checked_at = self.clock()
+            log.warning("the API key file %s was not read again: %s; its previous keys stay", self.path, exc)
+            return None
