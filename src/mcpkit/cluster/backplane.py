@@ -19,11 +19,12 @@ from ..server.tasks.engine import TaskEngine
 from ..transports.http_server.delivery import Answering
 from ..transports.http_server.sessions import SessionStream
 from .fanout import Fanout
-from .http import ClusterSessions
 from .limits import RedisLimits
+from .peers import SharedPeers
 from .pool import WaitingPool
 from .relay import ClusterRelay
 from .replay_store import RedisReplayStore
+from .sessions import ClusterSessions
 from .state import SharedState
 from .task_store import RedisTaskStore
 from .tasks import ClusterTasks
@@ -155,7 +156,7 @@ class RedisBackplane:
         fanout = self._handed()
         if fanout.peers is None:
             limits = {"max_subscriptions": max_subscriptions, "max_uri_length": max_uri_length}
-            fanout.peers = Peers(relay=fanout.relay, **limits)
+            fanout.peers = SharedPeers(fanout.relay, **limits)
         return fanout.peers
 
     def tasks(self, **options: Any) -> TaskEngine:
@@ -175,7 +176,6 @@ class RedisBackplane:
         server.peers = self.peers(
             max_subscriptions=old_peers.max_subscriptions, max_uri_length=old_peers.max_uri_length
         )
-        server.registry.on_change = server.peers.changed
         server.tasks = self.tasks(
             ttl_ms=old_tasks.ttl_ms,
             anonymous_ttl_ms=old_tasks.anonymous_ttl_ms,
