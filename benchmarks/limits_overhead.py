@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from mcpkit import Server
 from mcpkit.auth import APIKey, APIKeyVerifier, new_api_key
-from mcpkit.server.middlewares import ConcurrencyLimit, RateLimit
+from mcpkit.server.middleware import ConcurrencyLimit, RateLimit
 from mcpkit.testing import connect
 
 

@@ -15,7 +15,7 @@ from mcp.shared.exceptions import MCPError
 import peers
 from mcpkit import Context, Server
 from mcpkit.auth import APIKey, APIKeyVerifier, protect
-from mcpkit.server.middlewares import RateLimit
+from mcpkit.server.middleware import RateLimit
 from mcpkit.transports.http_server import StreamableHTTPApp
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio]

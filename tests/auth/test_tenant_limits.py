@@ -10,8 +10,8 @@ from mcpkit import Server
 from mcpkit.auth import APIKey, APIKeyVerifier, protect
 from mcpkit.client import connect_http
 from mcpkit.protocol.errors import RemoteError
-from mcpkit.server.limiting import tenant_key
-from mcpkit.server.middlewares import RateLimit
+from mcpkit.server.middleware import RateLimit
+from mcpkit.server.middleware.limit_store import tenant_key
 from mcpkit.transports.http_server import StreamableHTTPApp
 
 pytestmark = pytest.mark.anyio

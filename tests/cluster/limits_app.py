@@ -16,7 +16,7 @@ import anyio
 from mcpkit import Server
 from mcpkit.auth import APIKey, APIKeyVerifier, ProtectedResource, protect
 from mcpkit.cluster import RedisBackplane
-from mcpkit.server.middlewares import ConcurrencyLimit, RateLimit
+from mcpkit.server.middleware import ConcurrencyLimit, RateLimit
 from mcpkit.transports.http_server import StreamableHTTPApp
 
 KEYS = {"alice": "alice-key-0123456789abcdef", "bob": "bob-key-0123456789abcdef"}

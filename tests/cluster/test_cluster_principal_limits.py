@@ -23,7 +23,7 @@ from mcpkit import Server
 from mcpkit.client import Client, connect_http
 from mcpkit.cluster import RedisLimits
 from mcpkit.protocol.errors import RemoteError
-from mcpkit.server.middlewares import ConcurrencyLimit, RateLimit
+from mcpkit.server.middleware import ConcurrencyLimit, RateLimit
 from mcpkit.testing import connect
 from messages import HEADERS
 

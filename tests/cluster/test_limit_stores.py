@@ -13,7 +13,7 @@ from redis.asyncio import Redis
 
 from cluster.parts import redis_server
 from mcpkit.cluster import RedisLimits
-from mcpkit.server.limiting import LimitStore, MemoryLimits
+from mcpkit.server.middleware.limit_store import LimitStore, MemoryLimits
 
 pytestmark = pytest.mark.anyio
 

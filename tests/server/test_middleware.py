@@ -11,8 +11,7 @@ import pytest
 
 from mcpkit import Context, Server
 from mcpkit.protocol.errors import RemoteError
-from mcpkit.server.middleware import Call
-from mcpkit.server.middlewares import ConcurrencyLimit, RateLimit, RequestLog, Timing
+from mcpkit.server.middleware import Call, ConcurrencyLimit, RateLimit, RequestLog, Timing
 from mcpkit.testing import connect
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]

@@ -1,5 +1,5 @@
 """Rate limits and concurrency caps held across every worker of a cluster: a LimitStore
-(mcpkit.server.limiting) in Redis, for `RateLimit(store=...)` and `ConcurrencyLimit(store=...)`.
+(mcpkit.server.middleware.limit_store) in Redis, for `RateLimit(store=...)` and `ConcurrencyLimit(store=...)`.
 
 Each step is one Lua script, so two workers taking the last token at once cannot both get it, and each
 reads the clock of Redis (`TIME`), not the workers', so the rate holds however their clocks drift.

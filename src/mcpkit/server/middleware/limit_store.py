@@ -1,4 +1,4 @@
-"""Where the limit middlewares (`RateLimit`, `ConcurrencyLimit` in middlewares.py) keep their counts: one
+"""Where the limit middlewares (`RateLimit`, `ConcurrencyLimit` in limits.py) keep their counts: one
 interface, with this process's memory behind it (`MemoryLimits`) or Redis shared by every worker of a
 cluster (`mcpkit.cluster.RedisLimits`, from `RedisBackplane.limits()`), chosen where the server is built.
 Also what the limits share: whose count a request goes to, and how a refusal reads.
@@ -12,10 +12,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..protocol.errors import SERVER_BUSY, MCPError
+from ...protocol.errors import SERVER_BUSY, MCPError
 
 if TYPE_CHECKING:
-    from .context import Context
+    from ..context import Context
 
 __all__ = ["Key", "LimitStore", "MemoryLimits", "busy", "limit_key", "tenant_key"]
 
