@@ -103,7 +103,10 @@ class RateLimit:
     ) -> None:
         if per_second <= 0 or burst < 1 or max_clients < 1:
             raise ValueError("per_second, burst and max_clients must be positive")
-        self.per_second, self.burst, self.key, self.max_clients = per_second, burst, key, max_clients
+        self.per_second = per_second
+        self.burst = burst
+        self.key = key
+        self.max_clients = max_clients
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # key -> (tokens, when)
 
     async def __call__(self, ctx: Context, method: str, params: JSON, call_next: Call) -> JSON:
