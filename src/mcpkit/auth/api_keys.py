@@ -192,7 +192,9 @@ class APIKeyFile:
     def __init__(
         self, path: str | Path, check_every: float = 1.0, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        self.path, self.check_every, self.clock = Path(path), check_every, clock
+        self.path = Path(path)
+        self.check_every = check_every
+        self.clock = clock
         self._seen: tuple[int, int, int] | None = None
         self._checked_at = 0.0
 

@@ -37,6 +37,11 @@ __all__ = ["RedisBackplane"]
 JSON = dict[str, Any]
 
 
+def _positive(*limits: float) -> None:
+    if min(limits) <= 0:
+        raise ValueError("RedisBackplane limits and periods must be positive")
+
+
 class RedisBackplane:
     """Sessions in Redis at `url` (or the given `redis` client), keys under `prefix`.
 
@@ -83,14 +88,19 @@ class RedisBackplane:
         if redis is None and url is None:
             raise ValueError("RedisBackplane needs a url or a redis client")
         limits = (idle_timeout, max_sessions, max_events, max_bytes, heartbeat, dead_after, max_in_flight)
-        if min(*limits, max_connections, pool_timeout, ended_retention, max_total_bytes) <= 0:
-            raise ValueError("RedisBackplane limits and periods must be positive")
-        self.url, self._redis, self.prefix = url, redis, prefix
+        _positive(*limits, max_connections, pool_timeout, ended_retention, max_total_bytes)
+        self.url = url
+        self._redis = redis
+        self.prefix = prefix
         self.worker = re.sub(r"[^A-Za-z0-9]", "", worker) + secrets.token_hex(3)
-        self.idle_timeout, self.max_sessions, self.max_events = idle_timeout, max_sessions, max_events
+        self.idle_timeout = idle_timeout
+        self.max_sessions = max_sessions
+        self.max_events = max_events
         self.max_bytes, self.max_total_bytes = max_bytes, max_total_bytes
         self.ended_retention = ended_retention
-        self.heartbeat, self.dead_after, self.socket_timeout = heartbeat, dead_after, socket_timeout
+        self.heartbeat = heartbeat
+        self.dead_after = dead_after
+        self.socket_timeout = socket_timeout
         self.max_in_flight = max_in_flight
         self.max_connections, self.pool_timeout = max_connections, pool_timeout
         self._state: SharedState | None = None

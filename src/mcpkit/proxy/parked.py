@@ -60,7 +60,9 @@ class Parked:
         self, method: str, params: JSON, *, timeout: float | None, on_end: Callable[[], None]
     ) -> None:
         self.ident = secrets.token_urlsafe(12)
-        self.method, self.params, self.timeout = method, params, timeout
+        self.method = method
+        self.params = params
+        self.timeout = timeout
         self.ctx: Context | None = None  # the round in flight: where progress goes
         self._events_in, self._events = anyio.create_memory_object_stream[tuple[Any, ...]](_ASKS_BUFFERED)
         self._waiting: dict[str, _Slot] = {}

@@ -38,7 +38,9 @@ class Extension:
     ) -> None:
         if not valid_identifier(identifier):
             raise ValueError(f"{identifier!r} is not an extension identifier (vendor-prefix/name)")
-        self.identifier, self.settings, self.require_client = identifier, dict(settings or {}), require_client
+        self.identifier = identifier
+        self.settings = dict(settings or {})
+        self.require_client = require_client
         self.handlers: dict[str, ExtensionHandler] = {}
 
     def method(self, name: str) -> Callable[[F], F]:

@@ -85,7 +85,9 @@ class RoundTrip:
     ) -> None:
         self.answers = answers
         self.client = client  # the capabilities the request declared
-        self._method, self._params, self._sealer = method, params, sealer
+        self._method = method
+        self._params = params
+        self._sealer = sealer
         self._principal = principal  # whose token the state is sealed for (None: no authorization)
         self._counts: dict[str, int] = {}
         self._used: set[str] = set()

@@ -50,7 +50,10 @@ class RateLimit:
     ) -> None:
         if per_second <= 0 or burst < 1 or max_clients < 1:
             raise ValueError("per_second, burst and max_clients must be positive")
-        self.per_second, self.burst, self.key, self.max_clients = per_second, burst, key, max_clients
+        self.per_second = per_second
+        self.burst = burst
+        self.key = key
+        self.max_clients = max_clients
         self.per_tool = per_tool
         self.tools = frozenset(tools) if tools is not None else None
         self.store: LimitStore = store if store is not None else MemoryLimits(max_clients)
@@ -83,7 +86,9 @@ class ConcurrencyLimit:
     ) -> None:
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be positive")
-        self.max_in_flight, self.key, self.per_tool = max_in_flight, key, per_tool
+        self.max_in_flight = max_in_flight
+        self.key = key
+        self.per_tool = per_tool
         self.tools = frozenset(tools) if tools is not None else None
         self.store: LimitStore = store if store is not None else MemoryLimits()
         self.name = _limit_name(f"inflight:{max_in_flight}", self.tools)
