@@ -42,6 +42,10 @@ class MemoryIdentityStore:
     def __len__(self) -> int:
         return len(self._values)
 
+    def keys(self) -> list[str]:
+        """The keys it holds now (what a copy of the store would show)."""
+        return list(self._values)
+
     async def put(self, key: str, value: bytes, ttl: float) -> None:
         now = self._clock()
         self._values[key] = (value, now + ttl)
