@@ -36,7 +36,7 @@ _PAGE_HEADERS: Final = [
     (b"content-type", b"text/html; charset=utf-8"),
     (b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),  # no-referrer would make the form's Origin "null"
     (b"x-content-type-options", b"nosniff"),
 ]
 
