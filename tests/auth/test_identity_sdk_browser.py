@@ -70,8 +70,9 @@ class Loopback:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        query = parse_qs(scope["query_string"].decode())
-        self.answers.append({k: v[0] for k, v in query.items()})
+        if scope["path"] == "/callback":  # not the browser's /favicon.ico
+            query = parse_qs(scope["query_string"].decode())
+            self.answers.append({k: v[0] for k, v in query.items()})
         await respond(
             send,
             200,
