@@ -6,6 +6,7 @@ Needs the `redis` extra (`pip install "mcpkit[redis]"`).
 from __future__ import annotations
 
 from .backplane import RedisBackplane
+from .identity_store import RedisIdentityStore
 from .replay_store import RedisReplayStore
 
-__all__ = ["RedisBackplane", "RedisReplayStore"]
+__all__ = ["RedisBackplane", "RedisIdentityStore", "RedisReplayStore"]
