@@ -4,6 +4,8 @@ documents may say (RFC 7591, MCP basic/authorization), scopes and the resource a
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from mcpkit.protocol.oauth_clients import (
@@ -120,6 +122,7 @@ def test_registration_reads_the_metadata_and_defaults_to_a_confidential_client()
     )
     assert (info.client_id, info.auth_method, info.client_name) == ("id-1", "client_secret_basic", "App")
     assert info.grant_types == ("authorization_code",)
+    bad: dict[str, Any]
     for bad in ({"redirect_uris": []}, {"redirect_uris": ["https://a.test/cb"], "grant_types": ["password"]}):
         with pytest.raises(OAuthError):
             client_from_registration(bad, "id-2")

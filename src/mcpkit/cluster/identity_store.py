@@ -25,12 +25,15 @@ class RedisIdentityStore:
         await self.redis.set(self.prefix + key, value, px=max(1, math.ceil(ttl * 1000)))
 
     async def get(self, key: str) -> bytes | None:
-        found: bytes | None = await self.redis.get(self.prefix + key)
-        return found
+        return _raw(await self.redis.get(self.prefix + key))
 
     async def take(self, key: str) -> bytes | None:
-        found: bytes | None = await self.redis.getdel(self.prefix + key)
-        return found
+        return _raw(await self.redis.getdel(self.prefix + key))
 
     async def delete(self, key: str) -> None:
         await self.redis.delete(self.prefix + key)
+
+
+def _raw(found: bytes | str | None) -> bytes | None:
+    """Bytes whether or not the client was made with decode_responses."""
+    return found.encode() if isinstance(found, str) else found
