@@ -17,7 +17,8 @@ from urllib.parse import parse_qs
 import anyio
 import httpx2
 import pytest
-from auth_server import serving_on
+from anyio.streams.text import TextReceiveStream
+from auth_server import NPM_DIR, node, serving_on
 from identity_harness import RESOURCE, running_proxy, upstream_provider
 from mcp import ClientSession
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
@@ -25,11 +26,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 import peers
-from inspector.cdp import Browser
+from inspector.cdp import Browser, chromium
 from inspector.page import click, fill
 from mcpkit.transports.http_server.asgi import respond
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio]
+TS_CLIENT = Path(__file__).with_name("ts_oauth_client.mjs")
 warnings.filterwarnings("ignore", category=UserWarning)
 
 
@@ -37,6 +39,17 @@ warnings.filterwarnings("ignore", category=UserWarning)
 def upstream() -> Iterator[str]:
     with upstream_provider() as issuer:
         yield issuer
+
+
+@pytest.fixture
+def chrome() -> Iterator[Browser]:
+    """A fresh headless chromium per test: no provider session carried from another test."""
+    binary = chromium()
+    if binary is None:
+        pytest.skip("chromium not installed (apt-get install chromium)")
+    found = Browser(binary)
+    yield found
+    found.close()
 
 
 class Storage:
@@ -81,11 +94,11 @@ class Loopback:
         )
 
 
-def sign_in_in_chromium(page: Browser, url: str, back_to: str, shot: Path) -> None:
+def sign_in_in_chromium(page: Browser, url: str, back_to: str, shot: Path, client_name: str) -> None:
     """What the user does: reads and allows mcpkit's consent page, then signs in at the provider."""
     page.goto(url)
     page.wait_for("document.querySelector('#approve') !== null")
-    page.wait_for("document.body.innerText.includes('SDK Test Client')")
+    page.wait_for(f"document.body.innerText.includes({json.dumps(client_name)})")
     page.screenshot(shot)
     click(page, "#approve")
     try:
@@ -101,12 +114,14 @@ def sign_in_in_chromium(page: Browser, url: str, back_to: str, shot: Path) -> No
 
 
 async def test_the_python_sdk_signs_in_through_mcpkit_in_a_real_browser_and_calls_a_tool(
-    upstream: str, browser: Browser, tmp_path: Path
+    upstream: str, chrome: Browser, tmp_path: Path
 ) -> None:
     loopback, storage, shot = Loopback(), Storage(), tmp_path / "consent-page.png"
 
     async def redirect(url: str) -> None:
-        await anyio.to_thread.run_sync(sign_in_in_chromium, browser, url, loopback.url, shot)
+        await anyio.to_thread.run_sync(
+            sign_in_in_chromium, chrome, url, loopback.url, shot, "SDK Test Client"
+        )
 
     async def callback() -> AuthorizationCodeResult:
         answer = loopback.answers[-1]
@@ -140,4 +155,35 @@ async def test_the_python_sdk_signs_in_through_mcpkit_in_a_real_browser_and_call
     assert storage.tokens is not None and storage.tokens.refresh_token
     png = shot.read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 5000
-    assert browser.evaluate("document.querySelector('#done') !== null")
+    assert chrome.evaluate("document.querySelector('#done') !== null")
+
+
+async def test_the_typescript_sdk_signs_in_through_mcpkit_in_a_real_browser_and_calls_a_tool(
+    upstream: str, chrome: Browser, tmp_path: Path
+) -> None:
+    runtime = node()
+    if runtime is None or not (NPM_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        pytest.skip("the TypeScript SDK is not installed (scripts/setup-peers installs it into .interop/npm)")
+    loopback, shot = Loopback(), tmp_path / "consent-page-ts.png"
+    command = [runtime, str(TS_CLIENT), str(NPM_DIR), RESOURCE, loopback.url]
+    async with (
+        running_proxy(upstream),
+        serving_on(loopback, loopback.port),
+        await anyio.open_process(command) as process,
+    ):
+        assert process.stdin is not None and process.stdout is not None
+        lines = TextReceiveStream(process.stdout)
+        seen = ""
+        with anyio.fail_after(60):
+            while "\n" not in seen:
+                seen += await lines.receive()
+            url = seen.split("\n")[0].removeprefix("AUTHORIZE ")
+            args = (chrome, url, loopback.url, shot, "TypeScript SDK Client")
+            await anyio.to_thread.run_sync(sign_in_in_chromium, *args)
+            await process.stdin.send((loopback.answers[-1]["code"] + "\n").encode())
+            while "RESULT " not in seen or not seen.endswith("\n"):
+                seen += await lines.receive()
+            await process.wait()
+    answer = json.loads(seen.split("RESULT ")[1])
+    assert answer["result"]["subject"] == "alice" and answer["result"]["client"] == answer["client"]
+    assert shot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
