@@ -110,6 +110,8 @@ def test_an_answer_keeps_the_redirect_uris_own_query() -> None:
         ("javascript:alert(1)", False),
         ("data:text/html,x", False),
         ("/relative", False),
+        ("https://app.test/cb\r\nSet-Cookie: x=1", False),
+        ("https://app.test/a b", False),
     ],
 )
 def test_which_redirect_uris_a_client_may_register(uri: str, accepted: bool) -> None:
@@ -137,6 +139,11 @@ def test_a_metadata_document_client_id_is_an_https_url_with_a_path() -> None:
         "https://u:p@app.test/c",
         "https://app.test/a/../c.json",
         "mcp-123",
+        "https://localhost/c.json",  # the server fetches the document: nothing of its own network
+        "https://127.0.0.1/c.json",
+        "https://10.1.2.3/c.json",
+        "https://169.254.169.254/latest/meta-data",
+        "https://[::1]/c.json",
     ):
         assert not is_document_client_id(other), other
     assert is_document_client_id("http://127.0.0.1:9/c.json", allow_http=True)

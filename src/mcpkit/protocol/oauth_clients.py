@@ -27,6 +27,7 @@ AUTH_METHODS: Final = ("none", "client_secret_basic", "client_secret_post")
 _GRANTS: Final = frozenset({"authorization_code", "refresh_token"})
 _LOOPBACK: Final = ("localhost", "127.0.0.1", "::1")
 _SCHEME: Final = re.compile(r"[a-z][a-z0-9+.\-]*")
+_UNSAFE_CHARS: Final = re.compile(r"[\x00-\x20\x7f]")
 _MAX_TEXT: Final = 200
 _MAX_URIS: Final = 10
 
@@ -72,6 +73,8 @@ def redirect_uri_problem(uri: str) -> str | None:
     parts = urlsplit(uri)
     if not _SCHEME.fullmatch(parts.scheme) or "#" in uri:
         return "a redirect URI must be absolute and carry no fragment"
+    if _UNSAFE_CHARS.search(uri):
+        return "a redirect URI may not hold spaces or control characters"
     if parts.scheme == "https":
         return None if parts.hostname else "an https redirect URI needs a host"
     if parts.scheme == "http":
@@ -81,6 +84,17 @@ def redirect_uri_problem(uri: str) -> str | None:
     if "." not in parts.scheme:
         return f"the scheme {parts.scheme!r} is not a private-use (reverse domain name) scheme"
     return None
+
+
+def _internal_host(host: str) -> bool:
+    """A host named by an address the server should not fetch from for a stranger (or localhost)."""
+    if host.lower() in _LOOPBACK:
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return not address.is_global
 
 
 def _is_loopback_ip(host: str) -> bool:
@@ -113,9 +127,12 @@ def client_from_registration(metadata: Mapping[str, Any], client_id: str) -> Cli
 
 def is_document_client_id(client_id: str, allow_http: bool = False) -> bool:
     """Whether `client_id` names a Client ID Metadata Document: an https URL (http only when
-    `allow_http`, for tests) with a path, no fragment, no credentials and no dot segments."""
+    `allow_http`, for tests) with a path, no fragment, no credentials and no dot segments, whose host is
+    not a loopback or private address (unless `allow_http`): the server fetches it."""
     parts = urlsplit(client_id)
     if parts.scheme != "https" and not (allow_http and parts.scheme == "http"):
+        return False
+    if not allow_http and _internal_host(parts.hostname or ""):
         return False
     segments = parts.path.split("/")
     return bool(

@@ -29,6 +29,8 @@ async def token(
         if "resource" in params:
             requested_resource(params["resource"], resource)
         grant_type = params.get("grant_type")
+        if grant_type is None:
+            raise OAuthError("invalid_request", "grant_type is required")
         if grant_type not in client.grant_types:
             raise OAuthError("unsupported_grant_type", f"grant_type {grant_type!r} is not this client's")
         if grant_type == "authorization_code":

@@ -26,7 +26,7 @@ from .sealing import Keys, digest, new_secret
 from .store import IdentityStore
 from .tokens import TokenService
 from .upstream import Upstream, UpstreamError
-from .web import SESSION_COOKIE, cookie, form, header, query, redirect, send_html, session_cookie
+from .web import cookie, form, header, query, redirect, send_html, session_cookie, session_cookie_name
 
 __all__ = ["LoginFlow"]
 
@@ -47,8 +47,15 @@ class LoginFlow:
     keys: Keys
     http: httpx.AsyncClient
     callback_url: str
-    cookie_path: str
     login_ttl: float = 600
+
+    @property
+    def secure(self) -> bool:
+        return self.issuer.startswith("https:")
+
+    @property
+    def cookie_name(self) -> str:
+        return session_cookie_name(self.secure)
 
     async def authorize(self, scope: Scope, send: Send) -> None:
         """GET authorize: the consent page, or why the request cannot go on."""
@@ -73,11 +80,11 @@ class LoginFlow:
         except OAuthError as exc:
             await redirect(send, self._answer(redirect_uri, params.get("state"), error=exc))
             return
-        browser = cookie(scope, SESSION_COOKIE)
+        browser = cookie(scope, self.cookie_name)
         extra = []
         if browser is None:
             browser = new_secret()
-            extra.append(session_cookie(browser, self.cookie_path, self.issuer.startswith("https:")))
+            extra.append(session_cookie(browser, self.secure))
         login = Login(
             request.client_id, redirect_uri, request.state, request.code_challenge,
             " ".join(request.scopes), request.resource, digest(browser),
@@ -112,7 +119,7 @@ class LoginFlow:
         if origin is not None and origin != _origin(self.issuer):
             raise OAuthError("access_denied", "the consent form was posted from another site", 403)
         fields = await form(scope, receive)
-        browser, consent = cookie(scope, SESSION_COOKIE), fields.get("consent", "")
+        browser, consent = cookie(scope, self.cookie_name), fields.get("consent", "")
         if browser is None or not consent or not self.keys.csrf_matches(fields.get("csrf"), browser, consent):
             raise OAuthError(
                 "access_denied", "the consent form is not this browser's (CSRF check failed)", 403
@@ -127,7 +134,7 @@ class LoginFlow:
     async def callback(self, scope: Scope, send: Send) -> None:
         """GET callback: the provider's answer, turned into a code for the client."""
         params = query(scope)
-        browser, state = cookie(scope, SESSION_COOKIE), params.get("state", "")
+        browser, state = cookie(scope, self.cookie_name), params.get("state", "")
         key = f"upstream:{digest(state)}"
         login = load(Login, await self.store.get(key)) if state else None
         if login is None or browser is None or login.browser != digest(browser):

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ...protocol.oauth_server import server_metadata
-from ...transports.http_server.asgi import Receive, Scope, Send
+from ...transports.http_server.asgi import ASGIMessage, Receive, Scope, Send, respond
 from ..asgi import ProtectedResource
 from . import endpoints
 from .clients import ClientRegistry
@@ -26,6 +26,12 @@ from .web import send_json
 __all__ = ["AuthorizationServer"]
 
 METADATA_PATH: Final = "/.well-known/oauth-authorization-server"
+_CORS: Final = ("/token", "/register", "/revoke")
+_CORS_HEADERS: Final = [
+    (b"access-control-allow-origin", b"*"),
+    (b"access-control-allow-methods", b"GET, POST, OPTIONS"),
+    (b"access-control-allow-headers", b"authorization, content-type, mcp-protocol-version"),
+]
 _PATHS: Final = {
     "authorization": "/authorize",
     "token": "/token",
@@ -81,12 +87,15 @@ class AuthorizationServer:
             keys=keys,
             http=self.http,
             callback_url=self.callback_url,
-            cookie_path=self.prefix or "/",
         )
         self.metadata = server_metadata(
             self.issuer, self.scopes, {k: self.prefix + v for k, v in _PATHS.items()}
         )
         self.metadata_path = METADATA_PATH + self.prefix
+        own = ("/authorize", "/consent", "/callback", "/token", "/register", "/revoke")
+        self.paths = frozenset({self.metadata_path, *(self.prefix + p for p in own)})
+        # What a browser-based MCP client calls with fetch(): answered to any origin (no cookies there).
+        self.cors_paths = frozenset({self.metadata_path, *(self.prefix + p for p in _CORS)})
 
     @property
     def verifier(self) -> TokenService:
@@ -109,8 +118,7 @@ class AuthorizationServer:
 
     def handles(self, path: str) -> bool:
         """Whether `path` is one of this server's endpoints."""
-        own = ("/authorize", "/consent", "/callback", "/token", "/register", "/revoke")
-        return path == self.metadata_path or path in {self.prefix + p for p in own}
+        return path in self.paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -119,6 +127,11 @@ class AuthorizationServer:
         if scope["type"] != "http" or not self.handles(scope.get("path", "")):
             await send_json(send, 404, {"error": "not_found"})
             return
+        if scope["path"] in self.cors_paths:
+            if scope["method"] == "OPTIONS":
+                await respond(send, 204, b"", _CORS_HEADERS)
+                return
+            send = _with_cors(send)
         await self._route(scope, receive, send)
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -134,7 +147,7 @@ class AuthorizationServer:
             ("POST", "/revoke"): lambda: endpoints.revoke(scope, receive, send, self.clients, self.tokens),
         }
         if scope["path"] == self.metadata_path and method in ("GET", "HEAD"):
-            await send_json(send, 200, self.metadata, [(b"access-control-allow-origin", b"*")])
+            await send_json(send, 200, self.metadata)
             return
         route = routes.get((method, path))
         if route is None:
@@ -161,6 +174,15 @@ class _Beside:
             await self.server(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+
+def _with_cors(send: Send) -> Send:
+    async def sending(message: ASGIMessage) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message["headers"], _CORS_HEADERS[0]]}
+        await send(message)
+
+    return sending
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:

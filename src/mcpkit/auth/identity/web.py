@@ -16,7 +16,6 @@ from ...protocol.oauth_server import OAuthError
 from ...transports.http_server.asgi import Receive, Scope, Send, read_body, respond
 
 __all__ = [
-    "SESSION_COOKIE",
     "basic_credentials",
     "cookie",
     "form",
@@ -26,9 +25,9 @@ __all__ = [
     "send_html",
     "send_json",
     "session_cookie",
+    "session_cookie_name",
 ]
 
-SESSION_COOKIE: Final = "mcpkit_login"
 _MAX_FORM: Final = 64 * 1024
 _NO_STORE: Final = [(b"cache-control", b"no-store"), (b"pragma", b"no-cache")]
 # The pages are never framed (clickjacking the consent button) and run no script at all.
@@ -91,10 +90,16 @@ def cookie(scope: Scope, name: str) -> str | None:
     return None
 
 
-def session_cookie(value: str, path: str, secure: bool) -> tuple[bytes, bytes]:
+def session_cookie_name(secure: bool) -> str:
+    """The browser session cookie's name: over https with the __Host- prefix, so no sibling subdomain can
+    plant one (a session id an attacker chose would let its login ride in the victim's browser)."""
+    return "__Host-mcpkit_login" if secure else "mcpkit_login"
+
+
+def session_cookie(value: str, secure: bool) -> tuple[bytes, bytes]:
     """The Set-Cookie header binding a login to this browser: HttpOnly, and SameSite=Lax so the browser
     still sends it when the provider redirects back (a top-level GET) but never on cross-site POSTs."""
-    flags = f"{SESSION_COOKIE}={value}; Path={path}; HttpOnly; SameSite=Lax; Max-Age=3600"
+    flags = f"{session_cookie_name(secure)}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=3600"
     return b"set-cookie", (flags + ("; Secure" if secure else "")).encode()
 
 
