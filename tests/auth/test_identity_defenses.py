@@ -242,3 +242,16 @@ async def test_the_providers_own_token_does_not_open_the_mcp_server(
     async with httpx.AsyncClient() as http:
         refused = await http.post(RESOURCE, headers={"authorization": f"Bearer {upstream_token}"})
     assert refused.status_code == 401 and "invalid_token" in refused.headers["www-authenticate"]
+
+
+async def test_a_provider_answer_naming_another_issuer_is_refused_as_a_mix_up(
+    proxy: AuthorizationServer, browser: BrowserSession
+) -> None:
+    """RFC 9207: the provider's real code, but the answer says another issuer sent it."""
+    client = await register()
+    request = Request(client["client_id"])
+    callback = await browser.at_provider(await browser.to_provider(request))
+    answer = query_of(callback)
+    assert answer["iss"] == proxy.login.upstream.issuer  # oidc-provider names itself
+    mixed = await browser.http.get(f"{ISSUER}/callback", params={**answer, "iss": "https://evil.example"})
+    assert mixed.status_code == 302 and query_of(mixed.headers["location"])["error"] == "access_denied"

@@ -17,7 +17,14 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ...protocol.oauth_server import OAuthError, authorization_request, checked_redirect_uri, with_query
+from ...protocol.oauth_clients import ClientInfo
+from ...protocol.oauth_server import (
+    AuthorizationRequest,
+    OAuthError,
+    authorization_request,
+    checked_redirect_uri,
+    with_query,
+)
 from ...transports.http_server.asgi import Receive, Scope, Send
 from .clients import ClientRegistry
 from .pages import consent_page, error_page
@@ -80,19 +87,32 @@ class LoginFlow:
         except OAuthError as exc:
             await redirect(send, self._answer(redirect_uri, params.get("state"), error=exc))
             return
+        await self._ask_consent(scope, send, client, request)
+
+    async def _ask_consent(
+        self, scope: Scope, send: Send, client: ClientInfo, request: AuthorizationRequest
+    ) -> None:
+        """The consent page for a checked request, which is kept for this browser until answered."""
         browser = cookie(scope, self.cookie_name)
         extra = []
         if browser is None:
             browser = new_secret()
             extra.append(session_cookie(browser, self.secure))
         login = Login(
-            request.client_id, redirect_uri, request.state, request.code_challenge,
-            " ".join(request.scopes), request.resource, digest(browser),
-        )  # fmt: skip
+            client_id=request.client_id,
+            redirect_uri=request.redirect_uri,
+            state=request.state,
+            code_challenge=request.code_challenge,
+            scope=" ".join(request.scopes),
+            resource=request.resource,
+            browser=digest(browser),
+        )
         consent = new_secret()
         await self.store.put(f"consent:{digest(consent)}", dump(login), self.login_ttl)
         fields = {"consent": consent, "client_id": client.client_id, "csrf": self.keys.csrf(browser, consent)}
-        page = consent_page(client, redirect_uri, request.scopes, self.resource, self.upstream.name, fields)
+        page = consent_page(
+            client, request.redirect_uri, request.scopes, self.resource, self.upstream.name, fields
+        )
         await send_html(send, 200, page, extra)
 
     async def consent(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -133,7 +153,11 @@ class LoginFlow:
 
     async def callback(self, scope: Scope, send: Send) -> None:
         """GET callback: the provider's answer, turned into a code for the client."""
-        params = query(scope)
+        try:
+            params = query(scope)
+        except OAuthError as exc:
+            await send_html(send, 400, error_page("Sign-in refused", exc.description))
+            return
         browser, state = cookie(scope, self.cookie_name), params.get("state", "")
         key = f"upstream:{digest(state)}"
         login = load(Login, await self.store.get(key)) if state else None
@@ -146,7 +170,12 @@ class LoginFlow:
             return
         code = params.get("code")
         denied = OAuthError("access_denied", f"{self.upstream.name} did not sign the user in")
-        if not code or "error" in params:
+        # RFC 9207: an answer naming another issuer is a mix-up, whatever its code
+        mixed_up = (
+            self.upstream.issuer is not None
+            and params.get("iss", self.upstream.issuer) != self.upstream.issuer
+        )
+        if not code or "error" in params or mixed_up:
             await redirect(send, self._answer(login.redirect_uri, login.state, error=denied))
             return
         try:
