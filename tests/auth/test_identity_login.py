@@ -25,7 +25,7 @@ from identity_harness import (
 )
 
 import peers
-from mcpkit.auth.identity import AuthorizationServer, MemoryIdentityStore
+from mcpkit.auth.identity import AuthorizationServer, MemoryIdentityStore, ProxyToken
 from mcpkit.client.client import connect_http
 from mcpkit.transports.http_server.asgi import respond
 
@@ -167,3 +167,21 @@ async def test_a_client_named_by_its_metadata_document_signs_in_without_register
         answer = await redeem(request, await browser.sign_in(request))
     assert answer.status_code == 200 and "refresh_token" not in answer.json()
     assert (await call(answer.json()["access_token"], "whoami"))["structuredContent"]["client"] == client_id
+
+
+async def test_the_providers_token_is_renewed_for_handlers_and_kept_sealed_for_the_grant(
+    proxy: AuthorizationServer, browser: BrowserSession
+) -> None:
+    _, tokens = await tokens_for(browser)
+    before = await proxy.verifier.verify(tokens["access_token"])
+    assert isinstance(before, ProxyToken) and before.upstream is not None and before.upstream.refresh_token
+    fresh = await proxy.upstream_tokens(before, min_validity=10**9)  # "expiring": renewed now
+    after = await proxy.verifier.verify(tokens["access_token"])
+    assert fresh.access_token != before.upstream.access_token
+    assert isinstance(after, ProxyToken) and after.upstream == fresh
+    assert fresh.identity == before.upstream.identity
+    userinfo = proxy.login.upstream.userinfo_endpoint
+    assert userinfo is not None
+    result = await call(tokens["access_token"], "upstream_name", {"userinfo": userinfo})
+    assert result["content"][0]["text"] == "User alice"  # the handler's token is the renewed one
+    assert await proxy.upstream_tokens(after) == fresh  # not expiring: kept as it is

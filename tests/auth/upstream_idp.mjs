@@ -31,6 +31,7 @@ const provider = new Provider(`http://127.0.0.1:${port}`, {
     claims: () => ({ sub: id, name: `User ${id}` }),
   }),
   pkce: { required: () => true },
+  issueRefreshToken: () => true, // so the proxy can renew the user's token for its handlers
   features: {
     devInteractions: { enabled: true },
     registration: { enabled: false },

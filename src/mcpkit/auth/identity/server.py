@@ -5,13 +5,15 @@ provider the company already has, through a client the proxy registered there.""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 import httpx
 
-from ...protocol.oauth_server import server_metadata
+from ...protocol.oauth_server import OAuthError, server_metadata
+from ...protocol.resource_auth import AccessToken
 from ...transports.http_server.asgi import ASGIMessage, Receive, Scope, Send, respond
 from ..asgi import ProtectedResource
 from . import endpoints
@@ -19,8 +21,8 @@ from .clients import ClientRegistry
 from .login import LoginFlow
 from .sealing import Keys
 from .store import IdentityStore, MemoryIdentityStore
-from .tokens import TokenService
-from .upstream import Upstream
+from .tokens import ProxyToken, TokenService
+from .upstream import Upstream, UpstreamError, UpstreamTokens
 from .web import send_json
 
 __all__ = ["AuthorizationServer"]
@@ -156,6 +158,24 @@ class AuthorizationServer:
             )
             return
         await route()
+
+    async def upstream_tokens(self, access: AccessToken | None, min_validity: float = 60) -> UpstreamTokens:
+        """The provider's tokens for the user of `access` (a handler's `ctx.auth`), renewed with the
+        provider's refresh token first when they expire within `min_validity` seconds.
+
+        Raises UpstreamError when `access` is not a token of this server, or they cannot be renewed."""
+        if not isinstance(access, ProxyToken) or access.upstream is None:
+            raise UpstreamError("the request was not authorized by this server's login")
+        tokens = access.upstream
+        expires = tokens.expires_at
+        if expires is None or expires - time.time() > min_validity:
+            return tokens
+        fresh = await self.login.upstream.renew(tokens, self.http)
+        try:
+            await self.tokens.reseal(access.grant_id, fresh)
+        except OAuthError as exc:
+            raise UpstreamError(exc.description) from None
+        return fresh
 
     async def aclose(self) -> None:
         """Close the HTTP client this server made."""

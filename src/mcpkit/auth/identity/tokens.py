@@ -4,6 +4,7 @@ presented again revokes its whole grant (OAuth 2.1 §4.3.1, Security BCP §4.14.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -63,6 +64,13 @@ class TokenService:
         issued = IssuedCode(grant_id, login.client_id, login.redirect_uri, login.code_challenge)
         await self.store.put(f"code:{digest(code)}", dump(issued), self.code_ttl)
         return code
+
+    async def reseal(self, grant_id: str, upstream: UpstreamTokens) -> None:
+        """Replace the provider's tokens kept for a grant (after they were renewed)."""
+        grant = await self._grant(grant_id)
+        sealed = self.keys.seal(orjson.dumps(upstream.to_json()), grant_id)
+        renewed = dataclasses.replace(grant, upstream=sealed)
+        await self.store.put(f"grant:{grant_id}", dump(renewed), self.refresh_ttl)
 
     async def redeem_code(self, params: Mapping[str, str], client: ClientInfo) -> dict[str, Any]:
         """The token response for an authorization code (OAuth 2.1 §4.1.3): single use, by the client it

@@ -119,24 +119,29 @@ class Upstream:
     ) -> tuple[str, UpstreamTokens]:
         """The user's subject at the provider and the provider's tokens, for the code it sent back."""
         form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri}
-        answer = await self._post_token({**form, "code_verifier": verifier}, http)
-        access = answer.get("access_token")
-        if not isinstance(access, str):
-            raise UpstreamError("the provider's token response has no access_token")
-        expires_in = answer.get("expires_in")
-        tokens = UpstreamTokens(
-            access_token=access,
-            token_type=str(answer.get("token_type", "Bearer")),
-            refresh_token=answer.get("refresh_token"),
-            expires_at=time.time() + float(expires_in) if isinstance(expires_in, int | float) else None,
-            scope=answer.get("scope"),
-            id_token=answer.get("id_token"),
-        )
+        tokens = _tokens(await self._post_token({**form, "code_verifier": verifier}, http))
         identity = await self._identity(tokens, nonce, http)
         subject = identity.get(self.subject_claim)
         if subject is None or subject == "":
             raise UpstreamError(f"the provider did not say who the user is ({self.subject_claim!r})")
         return str(subject), UpstreamTokens(**{**tokens.to_json(), "identity": identity})
+
+    async def renew(self, tokens: UpstreamTokens, http: httpx.AsyncClient) -> UpstreamTokens:
+        """Fresh tokens for the same user, from its refresh token (kept when the provider does not
+        rotate it); UpstreamError when there is none or the provider refuses."""
+        if tokens.refresh_token is None:
+            raise UpstreamError("the provider issued no refresh token for this user")
+        form = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token}
+        fresh = _tokens(await self._post_token(form, http))
+        return UpstreamTokens(
+            access_token=fresh.access_token,
+            token_type=fresh.token_type,
+            refresh_token=fresh.refresh_token or tokens.refresh_token,
+            expires_at=fresh.expires_at,
+            scope=fresh.scope or tokens.scope,
+            id_token=fresh.id_token or tokens.id_token,
+            identity=tokens.identity,
+        )
 
     async def _post_token(self, form: dict[str, str], http: httpx.AsyncClient) -> dict[str, Any]:
         auth: tuple[str, str] | None = (self.client_id, self.client_secret)
@@ -152,7 +157,7 @@ class Upstream:
             raise UpstreamError(str(exc)) from exc
         if status != 200 or answer is None or "error" in answer:
             error = answer.get("error") if answer else None
-            raise UpstreamError(f"the provider refused the code ({status}, {error})")
+            raise UpstreamError(f"the provider refused the grant ({status}, {error})")
         return answer
 
     async def _identity(self, tokens: UpstreamTokens, nonce: str, http: httpx.AsyncClient) -> dict[str, Any]:
@@ -185,6 +190,22 @@ class Upstream:
         if claims.get("nonce") != nonce:
             raise UpstreamError("the ID token's nonce is not this login's")
         return claims
+
+
+def _tokens(answer: dict[str, Any]) -> UpstreamTokens:
+    """The tokens of a token endpoint's answer (RFC 6749 §5.1)."""
+    access = answer.get("access_token")
+    if not isinstance(access, str):
+        raise UpstreamError("the provider's token response has no access_token")
+    expires_in = answer.get("expires_in")
+    return UpstreamTokens(
+        access_token=access,
+        token_type=str(answer.get("token_type", "Bearer")),
+        refresh_token=answer.get("refresh_token"),
+        expires_at=time.time() + float(expires_in) if isinstance(expires_in, int | float) else None,
+        scope=answer.get("scope"),
+        id_token=answer.get("id_token"),
+    )
 
 
 def _client(given: httpx.AsyncClient | None) -> Any:
