@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from mcpkit import Server
-from mcpkit.auth.identity import AuthorizationServer, Upstream
+from mcpkit.auth.identity import AuthorizationServer, MemoryIdentityStore, Upstream
 from mcpkit.protocol.oauth_server import pkce_challenge
 from mcpkit.transports.http_server import StreamableHTTPApp
 
@@ -96,3 +96,14 @@ async def test_registration_refuses_bad_bodies_and_redirect_uris_with_control_ch
     )
     assert not_json.status_code == 400 and not_json.json()["error"] == "invalid_client_metadata"
     assert header_split.status_code == 400 and header_split.json()["error"] == "invalid_redirect_uri"
+
+
+async def test_a_full_store_answers_503_instead_of_growing() -> None:
+    store = MemoryIdentityStore(max_entries=2)
+    login = AuthorizationServer(issuer=ISSUER, resource=f"{ISSUER}/mcp", upstream=UPSTREAM, store=store)
+    metadata = {"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=login), base_url=ISSUER) as http:
+        answers = [(await http.post("/register", json=metadata)).status_code for _ in range(3)]
+        full = await http.post("/register", json=metadata)
+    await login.aclose()
+    assert answers == [201, 201, 503] and full.headers["retry-after"] == "60" and len(store) == 2

@@ -13,13 +13,14 @@ from ..._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .server import AuthorizationServer
-    from .store import IdentityStore, MemoryIdentityStore
+    from .store import IdentityStore, IdentityStoreFull, MemoryIdentityStore
     from .tokens import ProxyToken
     from .upstream import Upstream, UpstreamError, UpstreamTokens
 
 __all__ = [
     "AuthorizationServer",
     "IdentityStore",
+    "IdentityStoreFull",
     "MemoryIdentityStore",
     "ProxyToken",
     "Upstream",
@@ -30,6 +31,7 @@ __all__ = [
 _HOMES = {
     "AuthorizationServer": "mcpkit.auth.identity.server",
     "IdentityStore": "mcpkit.auth.identity.store",
+    "IdentityStoreFull": "mcpkit.auth.identity.store",
     "MemoryIdentityStore": "mcpkit.auth.identity.store",
     "ProxyToken": "mcpkit.auth.identity.tokens",
     "Upstream": "mcpkit.auth.identity.upstream",

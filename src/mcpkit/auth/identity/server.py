@@ -20,7 +20,7 @@ from . import endpoints
 from .clients import ClientRegistry
 from .login import LoginFlow
 from .sealing import Keys
-from .store import IdentityStore, MemoryIdentityStore
+from .store import IdentityStore, IdentityStoreFull, MemoryIdentityStore
 from .tokens import ProxyToken, TokenService
 from .upstream import Upstream, UpstreamError, UpstreamTokens
 from .web import send_json
@@ -134,7 +134,11 @@ class AuthorizationServer:
                 await respond(send, 204, b"", _CORS_HEADERS)
                 return
             send = _with_cors(send)
-        await self._route(scope, receive, send)
+        try:
+            await self._route(scope, receive, send)
+        except IdentityStoreFull:
+            body = {"error": "temporarily_unavailable", "error_description": "the login store is full"}
+            await send_json(send, 503, body, [(b"retry-after", b"60")])
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
         path, method = scope["path"][len(self.prefix) :], scope["method"]

@@ -8,14 +8,19 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-__all__ = ["IdentityStore", "MemoryIdentityStore"]
+__all__ = ["IdentityStore", "IdentityStoreFull", "MemoryIdentityStore"]
+
+
+class IdentityStoreFull(Exception):
+    """The store has no room for another value now: the request is answered 503, nothing is evicted."""
 
 
 class IdentityStore(Protocol):
     """Opaque values under string keys, each forgotten after its time to live."""
 
     async def put(self, key: str, value: bytes, ttl: float) -> None:
-        """Keep `value` under `key` for `ttl` seconds, replacing what was there."""
+        """Keep `value` under `key` for `ttl` seconds, replacing what was there; IdentityStoreFull when
+        there is no room."""
         ...
 
     async def get(self, key: str) -> bytes | None:
@@ -33,10 +38,13 @@ class IdentityStore(Protocol):
 
 
 class MemoryIdentityStore:
-    """An IdentityStore in this process's memory: for one process (several workers need a shared one)."""
+    """An IdentityStore in this process's memory: for one process (several workers need a shared one).
+    At most `max_entries` values: registrations and authorization pages anyone may ask for cannot grow
+    it without bound (past it, expired values are swept, and if none were, the put is refused)."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, max_entries: int = 100_000, clock: Callable[[], float] = time.monotonic) -> None:
         self._values: dict[str, tuple[bytes, float]] = {}
+        self.max_entries = max_entries
         self._clock = clock
 
     def __len__(self) -> int:
@@ -48,9 +56,11 @@ class MemoryIdentityStore:
 
     async def put(self, key: str, value: bytes, ttl: float) -> None:
         now = self._clock()
-        self._values[key] = (value, now + ttl)
-        if len(self._values) % 1024 == 0:
+        if key not in self._values and len(self._values) >= self.max_entries:
             self._sweep(now)
+            if len(self._values) >= self.max_entries:
+                raise IdentityStoreFull(f"the identity store holds {self.max_entries} values")
+        self._values[key] = (value, now + ttl)
 
     async def get(self, key: str) -> bytes | None:
         found = self._values.get(key)
