@@ -2,7 +2,8 @@
 clients (metadata, registration, client ID metadata documents, PKCE, refresh, revocation) that signs users
 in at an upstream OAuth 2.0 / OpenID Connect provider, after a consent page of its own.
 
-`AuthorizationServer(issuer=..., resource=..., upstream=Upstream(...)).protect(app)`. Names load on use.
+`AuthorizationServer(issuer=..., resource=..., upstream=Upstream(...)).protect(app)`. Needs the `oauth`
+extra (httpx, PyJWT with cryptography). Names load on use.
 """
 
 from __future__ import annotations

@@ -126,6 +126,9 @@ class AuthorizationServer:
         if scope["type"] == "lifespan":
             await _lifespan(receive, send)
             return
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+            return
         if scope["type"] != "http" or not self.handles(scope.get("path", "")):
             await send_json(send, 404, {"error": "not_found"})
             return
