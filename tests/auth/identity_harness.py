@@ -4,6 +4,7 @@ MCP server on a real uvicorn, and a browser made of httpx that keeps its cookies
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import secrets
 from collections.abc import AsyncIterator, Iterator
@@ -76,12 +77,17 @@ def identity_server() -> Server:
 
 
 @asynccontextmanager
-async def running_proxy(upstream_issuer: str, **options: Any) -> AsyncIterator[AuthorizationServer]:
+async def running_proxy(
+    upstream_issuer: str, *, userinfo: bool = True, **options: Any
+) -> AsyncIterator[AuthorizationServer]:
     """The AuthorizationServer for `upstream_issuer` beside the protected identity_server(), served at
-    ISSUER (client ID metadata documents may be http:// URLs here: the tests serve them on loopback)."""
+    ISSUER (client ID metadata documents may be http:// URLs here: the tests serve them on loopback).
+    Without `userinfo`, the user is identified by the provider's ID token."""
     upstream = await Upstream.discover(
         upstream_issuer, "mcpkit-proxy", "mcpkit-proxy-secret", scopes=("openid", "profile"), name="Test IdP"
     )
+    if not userinfo:
+        upstream = dataclasses.replace(upstream, userinfo_endpoint=None)
     auth = AuthorizationServer(
         issuer=ISSUER,
         resource=RESOURCE,

@@ -185,3 +185,15 @@ async def test_the_providers_token_is_renewed_for_handlers_and_kept_sealed_for_t
     result = await call(tokens["access_token"], "upstream_name", {"userinfo": userinfo})
     assert result["content"][0]["text"] == "User alice"  # the handler's token is the renewed one
     assert await proxy.upstream_tokens(after) == fresh  # not expiring: kept as it is
+
+
+async def test_without_a_userinfo_endpoint_the_user_is_the_subject_of_the_providers_id_token(
+    upstream: str, browser: BrowserSession
+) -> None:
+    async with running_proxy(upstream, userinfo=False) as proxy:
+        assert proxy.login.upstream.userinfo_endpoint is None
+        _, tokens = await tokens_for(browser)
+        access = await proxy.verifier.verify(tokens["access_token"])
+    assert access.subject == "alice"
+    identity = access.upstream.identity  # type: ignore[attr-defined]
+    assert identity["iss"] == upstream and identity["aud"] == "mcpkit-proxy" and identity["nonce"]
