@@ -29,12 +29,12 @@ class UpstreamTokens:
     """What the provider issued for the user, kept sealed server-side for handlers that call its API
     on the user's behalf (`ctx.auth.upstream`), and who it says the user is."""
 
-    access_token: str
+    access_token: str = field(repr=False)  # credentials stay out of logs
     token_type: str = "Bearer"
-    refresh_token: str | None = None
+    refresh_token: str | None = field(default=None, repr=False)
     expires_at: float | None = None
     scope: str | None = None
-    id_token: str | None = None
+    id_token: str | None = field(default=None, repr=False)
     identity: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
