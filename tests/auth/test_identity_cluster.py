@@ -104,9 +104,3 @@ async def test_a_worker_with_another_key_cannot_read_the_providers_tokens(tmp_pa
             assert isinstance(stranger, ProxyToken) and stranger.upstream is None
         finally:
             await client.aclose()
-
-
-def test_the_providers_tokens_stay_out_of_reprs() -> None:
-    tokens = UpstreamTokens("access-secret", refresh_token="refresh-secret", id_token="id-secret")
-    shown = repr(ProxyToken(None, None, frozenset(), None, (), upstream=tokens)) + repr(tokens)
-    assert "secret" not in shown and "UpstreamTokens(token_type='Bearer'" in shown

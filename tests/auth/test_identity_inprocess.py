@@ -1,6 +1,6 @@
 """The login proxy's HTTP surface at an https issuer, driven in-process (no provider is reached before the
-consent page is answered): the session cookie's __Host- prefix, CORS for browser-based clients, and
-registration's refusals."""
+consent page is answered): the session cookie's __Host- prefix, CORS for browser-based clients,
+registration's refusals, a full store, and credentials kept out of reprs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,13 @@ import httpx
 import pytest
 
 from mcpkit import Server
-from mcpkit.auth.identity import AuthorizationServer, MemoryIdentityStore, Upstream
+from mcpkit.auth.identity import (
+    AuthorizationServer,
+    MemoryIdentityStore,
+    ProxyToken,
+    Upstream,
+    UpstreamTokens,
+)
 from mcpkit.protocol.oauth_server import pkce_challenge
 from mcpkit.transports.http_server import StreamableHTTPApp
 
@@ -107,3 +113,9 @@ async def test_a_full_store_answers_503_instead_of_growing() -> None:
         full = await http.post("/register", json=metadata)
     await login.aclose()
     assert answers == [201, 201, 503] and full.headers["retry-after"] == "60" and len(store) == 2
+
+
+def test_the_providers_tokens_stay_out_of_reprs() -> None:
+    tokens = UpstreamTokens("access-secret", refresh_token="refresh-secret", id_token="id-secret")
+    shown = repr(ProxyToken(None, None, frozenset(), None, (), upstream=tokens)) + repr(tokens)
+    assert "secret" not in shown and "UpstreamTokens(token_type='Bearer'" in shown
