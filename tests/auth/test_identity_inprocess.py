@@ -4,8 +4,10 @@ registration's refusals, a full store, and credentials kept out of reprs."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import AsyncIterator
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
@@ -119,3 +121,13 @@ def test_the_providers_tokens_stay_out_of_reprs() -> None:
     tokens = UpstreamTokens("access-secret", refresh_token="refresh-secret", id_token="id-secret")
     shown = repr(ProxyToken(None, None, frozenset(), None, (), upstream=tokens)) + repr(tokens)
     assert "secret" not in shown and "UpstreamTokens(token_type='Bearer'" in shown
+
+
+def test_extra_authorization_params_reach_the_provider_but_never_replace_the_proxys_own() -> None:
+    google_like = dataclasses.replace(
+        UPSTREAM, scopes=("openid",), authorization_params={"access_type": "offline", "state": "forged"}
+    )
+    url = google_like.authorization_url("https://mcp.example.com/callback", "ours", "v" * 43, "n")
+    sent = parse_qs(urlsplit(url).query)
+    assert sent["access_type"] == ["offline"] and sent["state"] == ["ours"] and sent["nonce"] == ["n"]
+    assert sent["code_challenge_method"] == ["S256"] and sent["client_id"] == ["proxy"]

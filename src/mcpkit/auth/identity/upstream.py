@@ -60,6 +60,7 @@ class Upstream:
     The user is identified by `userinfo_endpoint` (its `subject_claim`: "sub" for OpenID Connect, "id"
     for GitHub) or, without one, by the ID token the token endpoint returned (OpenID Connect Core
     §3.1.3.7: received directly over TLS from the token endpoint, its issuer and audience are checked).
+    `authorization_params` go with every authorization request, never over the proxy's own ones.
     """
 
     client_id: str
@@ -72,6 +73,8 @@ class Upstream:
     issuer: str | None = None
     subject_claim: str = "sub"
     auth_method: Literal["client_secret_basic", "client_secret_post"] = "client_secret_basic"
+    # Sent on with every authorization request: Google's access_type=offline, Auth0's audience, ...
+    authorization_params: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     async def discover(
@@ -82,6 +85,7 @@ class Upstream:
         *,
         scopes: tuple[str, ...] = ("openid",),
         name: str | None = None,
+        authorization_params: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> Upstream:
         """The provider at `issuer`, its endpoints read from its metadata (RFC 8414, OIDC Discovery)."""
@@ -98,6 +102,7 @@ class Upstream:
             name=name or issuer,
             issuer=issuer,
             auth_method="client_secret_basic" if "client_secret_basic" in methods else "client_secret_post",
+            authorization_params=dict(authorization_params or {}),
         )
 
     def authorization_url(self, redirect_uri: str, state: str, verifier: str, nonce: str) -> str:
@@ -112,7 +117,7 @@ class Upstream:
             "scope": " ".join(self.scopes) or None,
             "nonce": nonce if "openid" in self.scopes else None,
         }
-        return with_query(self.authorization_endpoint, params)
+        return with_query(self.authorization_endpoint, {**self.authorization_params, **params})
 
     async def redeem(
         self, code: str, redirect_uri: str, verifier: str, nonce: str, http: httpx.AsyncClient
