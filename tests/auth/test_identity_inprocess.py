@@ -131,3 +131,18 @@ def test_extra_authorization_params_reach_the_provider_but_never_replace_the_pro
     sent = parse_qs(urlsplit(url).query)
     assert sent["access_type"] == ["offline"] and sent["state"] == ["ours"] and sent["nonce"] == ["n"]
     assert sent["code_challenge_method"] == ["S256"] and sent["client_id"] == ["proxy"]
+
+
+async def test_the_token_endpoint_names_unsupported_and_unauthorized_grant_types(
+    http: httpx.AsyncClient,
+) -> None:
+    metadata = {"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}  # authorization_code only
+    client = (await http.post("/register", json=metadata)).json()["client_id"]
+    password = await http.post("/token", data={"grant_type": "password", "client_id": client})
+    refresh = await http.post(
+        "/token", data={"grant_type": "refresh_token", "client_id": client, "refresh_token": "x"}
+    )
+    assert (
+        password.json()["error"] == "unsupported_grant_type"
+        and refresh.json()["error"] == "unauthorized_client"
+    )

@@ -31,8 +31,10 @@ async def token(
         grant_type = params.get("grant_type")
         if grant_type is None:
             raise OAuthError("invalid_request", "grant_type is required")
+        if grant_type not in ("authorization_code", "refresh_token"):
+            raise OAuthError("unsupported_grant_type", f"grant_type {grant_type!r} is not supported")
         if grant_type not in client.grant_types:
-            raise OAuthError("unsupported_grant_type", f"grant_type {grant_type!r} is not this client's")
+            raise OAuthError("unauthorized_client", f"grant_type {grant_type!r} is not this client's")
         if grant_type == "authorization_code":
             answer = await tokens.redeem_code(params, client)
         else:
