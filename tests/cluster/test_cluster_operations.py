@@ -139,6 +139,38 @@ def test_sigterm_drains_each_worker_and_exits_0(tmp_path: Path) -> None:
         drain_scenario(tmp_path, "--workers", "2", "--redis", redis.url)
 
 
+def test_past_the_drain_deadline_with_redis_a_running_call_is_answered_with_an_error(tmp_path: Path) -> None:
+    with (
+        redis_server(tmp_path) as redis,
+        serve(tmp_path, "--redis", redis.url, "--drain-timeout", "1") as (process, base, log),
+        httpx.Client(timeout=120) as client,
+    ):
+        url = base + "/mcp"
+        reply = client.post(url, content=rpc(1, "initialize", INIT), headers=HEADERS)
+        session = {
+            **HEADERS,
+            "mcp-session-id": reply.headers["mcp-session-id"],
+            "mcp-protocol-version": VERSION,
+        }
+        answered: list[str] = []
+
+        def call() -> None:
+            with httpx.Client(timeout=120) as own:  # the slow call is never released
+                answered.append(
+                    own.post(url, content=rpc(2, "tools/call", {"name": "slow"}), headers=session).text
+                )
+
+        caller = threading.Thread(target=call)
+        caller.start()
+        until("the call runs", (tmp_path / "started").exists)
+        process.send_signal(signal.SIGTERM)
+        caller.join(60)
+        assert process.wait(60) == 0, log.read_text()
+    last = json.loads(answered[0].strip().splitlines()[-1].removeprefix("data: "))
+    assert last["id"] == 2 and last["error"]["code"] == -32603, answered[0]
+    assert last["error"]["data"] == {"reason": "worker_shutdown"}
+
+
 def serve_fails(tmp_path: Path, redis_url: str) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "mcpkit.cli", "serve", str(HERE / "ops_server.py"), "--http"]
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}

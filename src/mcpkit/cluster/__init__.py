@@ -7,5 +7,6 @@ from __future__ import annotations
 
 from .backplane import RedisBackplane
 from .replay_store import RedisReplayStore
+from .startup import StoreRefused
 
-__all__ = ["RedisBackplane", "RedisReplayStore"]
+__all__ = ["RedisBackplane", "RedisReplayStore", "StoreRefused"]

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..server.peers import Peers
+from ..server.request_state import StateSealer
 from ..server.server import Server
 from ..server.tasks import TaskEngine
 from ..transports.http_server.delivery import Answering
@@ -23,6 +24,7 @@ from .http import ClusterSessions
 from .pool import WaitingPool
 from .relay import ClusterRelay
 from .replay_store import RedisReplayStore
+from .startup import StoreRefused, check_reachable, redacted, shared_state_key
 from .state import SharedState
 from .task_store import RedisTaskStore
 from .tasks import ClusterTasks
@@ -116,6 +118,31 @@ class RedisBackplane:
             self._redis = Redis.from_pool(pool)
         return self._redis
 
+    def check(self) -> None:
+        """Return once Redis answers; StoreRefused (its message one line, the password left out) for a
+        wrong password or an unreachable Redis. Blocking: for a program's start."""
+        check_reachable(self._url_for("check()"), self.socket_timeout)
+
+    def state_key(self) -> bytes:
+        """The requestState key every worker and machine on this Redis and prefix shares, derived from a
+        secret kept there (cluster/startup.py). Blocking: call it while assembling, as
+        `Server(state_key=backplane.state_key())`; StoreRefused when Redis cannot be used."""
+        return shared_state_key(self._url_for("state_key()"), self.prefix, self.socket_timeout)
+
+    def _url_for(self, what: str) -> str:
+        if self.url is None:
+            raise ValueError(f"RedisBackplane.{what} needs the url, not only a client")
+        return self.url
+
+    async def started(self) -> None:
+        """StoreRefused unless Redis answers now: the app's lifespan fails at start (a wrong password, an
+        unreachable Redis) instead of a worker answering 503 to everything; outages after it are 503s."""
+        try:
+            await self.client().ping()
+        except Exception as exc:  # any failure at start is the configuration's
+            where = redacted(self.url) if self.url is not None else "the given client"
+            raise StoreRefused(f"cannot reach Redis at {where}: {exc}") from None
+
     async def ready(self) -> str | None:
         """None when Redis answers a PING, else why not (the readiness probe's reason)."""
         try:
@@ -164,8 +191,13 @@ class RedisBackplane:
     def adopt(self, server: Server) -> Server:
         """Give a Server built without this backplane's parts (a file that `mcpkit serve --workers N
         --redis URL` loads) its `peers()` and `tasks()`, keeping their limits: the one explicit step of
-        assembling such a server, before it serves anything. Built in code, pass them to `Server()`."""
+        assembling such a server, before it serves anything. Built in code, pass them to `Server()`.
+        A server whose requestState key is random per process gets `state_key()` (blocking), so every
+        worker opens the state any other sealed."""
         old_peers, old_tasks = server.peers, server.tasks
+        sealer = server.state_sealer
+        if sealer.random_key:
+            server.state_sealer = StateSealer(self.state_key(), ttl=sealer.ttl, max_size=sealer.max_size)
         server.peers = self.peers(
             max_subscriptions=old_peers.max_subscriptions, max_uri_length=old_peers.max_uri_length
         )

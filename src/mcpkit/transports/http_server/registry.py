@@ -43,6 +43,7 @@ class SessionRegistry:
         max_sessions_per_client: int = 100,
         background: Callable[[], Awaitable[None]] | None = None,
         hold: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
+        check: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._serve = serve
         self._background = background
@@ -52,7 +53,7 @@ class SessionRegistry:
         self.idle_timeout = idle_timeout
         self.sessions: dict[str, SessionStream] = {}
         self._ending: set[str] = set()  # ended, their stored events not yet forgotten: still counted
-        self._host = TaskHost(self._keep, self.end_all, hold)
+        self._host = TaskHost(self._keep, self.end_all, hold, check)
 
     async def lifespan(self, receive: Receive, send: Send) -> None:
         await self._host.lifespan(receive, send)

@@ -36,6 +36,11 @@ class SessionHost(Protocol):
         """What must run while the app serves (heartbeats, messages from other workers)."""
         ...
 
+    async def end_all(self) -> None:
+        """Past a drain's deadline: every request still served here is answered with an error its client
+        sees, and its handler stops."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -51,4 +56,9 @@ class Backplane(Protocol):
 
     async def ready(self) -> str | None:
         """None when the shared store answers, else why not (for the app's readiness probe)."""
+        ...
+
+    async def started(self) -> None:
+        """Raise when the shared store refuses this worker at start (a configuration error), so the
+        app's lifespan fails instead of serving 503s."""
         ...
