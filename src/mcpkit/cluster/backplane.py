@@ -13,6 +13,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ..runtime.metrics import Metrics
 from ..server.peers import Peers
 from ..server.request_state import StateSealer
 from ..server.server import Server
@@ -21,7 +22,7 @@ from ..transports.http_server.delivery import Answering
 from ..transports.http_server.sessions import SessionStream
 from .fanout import Fanout
 from .http import ClusterSessions
-from .pool import WaitingPool
+from .pool import Traffic, WaitingPool
 from .relay import ClusterRelay
 from .replay_store import RedisReplayStore
 from .startup import StoreRefused, check_reachable, redacted, shared_state_key
@@ -95,6 +96,7 @@ class RedisBackplane:
         self.max_connections, self.pool_timeout = max_connections, pool_timeout
         self._state: SharedState | None = None
         self._fanout: Fanout | None = None
+        self._traffic: Traffic | None = None  # counted by the connections of the pool made here
         self.task_bounds = {
             "max_tasks": max_tasks,
             "max_live": max_live_tasks,
@@ -115,8 +117,19 @@ class RedisBackplane:
                 socket_connect_timeout=self.socket_timeout,
                 health_check_interval=30,
             )
+            self._traffic = pool.traffic
             self._redis = Redis.from_pool(pool)
         return self._redis
+
+    def measure(self, metrics: Metrics) -> None:
+        """This worker's Redis round trips and failed ones (by `error.type`) as the counters
+        `mcp.server.backplane.round_trips` and `mcp.server.backplane.errors` (with a client of your own,
+        `redis=`, nothing is counted)."""
+        self.client()
+        traffic = self._traffic
+        if traffic is not None:
+            metrics.count("mcp.server.backplane.round_trips", lambda: {"": traffic.round_trips})
+            metrics.count("mcp.server.backplane.errors", lambda: dict(traffic.errors), "error.type")
 
     def check(self) -> None:
         """Return once Redis answers; StoreRefused (its message one line, the password left out) for a

@@ -47,6 +47,7 @@ from .asking import SessionAsker
 from .context import Context
 from .round_trip import InputRequired, RoundTrip
 from .task_changes import answered, cancelled, lost, running, settled
+from .task_counts import StatusCounts
 from .task_legs import Leg, TaskContext, answer_of, either, fields_of, task_support
 from .task_notices import task_note, tell
 from .task_session import UtilityContext
@@ -92,6 +93,7 @@ class TaskEngine:
         self.ttl_ms, self.poll_interval_ms, self.max_live = ttl_ms, poll_interval_ms, max_live_per_owner
         self._legs: dict[str, Leg] = {}  # the legs running in this process, by task id
         self.workers: TaskCluster = workers if workers is not None else OneProcess()
+        self.counts = StatusCounts()  # `counts.measure(metrics)` reports them
 
     def cancel_here(self, task_id: str) -> None:
         """Another worker cancelled a task whose leg may run here."""
@@ -138,6 +140,7 @@ class TaskEngine:
         record = self._record(tool, arguments, ctx, answers, ttl_ms)
         if not await self.store.create(record, self.max_live):
             raise MCPError(SERVER_BUSY, f"Too many unfinished tasks (at most {self.max_live} per caller)")
+        self.counts.entered(record.status)
         return record
 
     def _ttl_for(self, ctx: Context) -> int:
@@ -196,14 +199,20 @@ class TaskEngine:
         """Apply `change` to the task in one atomic step of the store and, when it changed, tell
         whoever follows it (task_notices.py): the task as kept, and whether it changed."""
 
+        moved: list[Status] = []  # the status the change entered, if it changed the status
+
         def stamped(record: TaskRecord) -> bool:
+            was = record.status
             if not change(record):
                 return False
             record.updated_at = time.time()
+            moved[:] = [record.status] if record.status is not was else []
             return True
 
         record, changed = await self.store.update(task_id, stamped)
         if changed and record is not None:
+            for status in moved:
+                self.counts.entered(status)
             await tell(record, ctx.session, ctx.server.listeners)
         return record, changed
 

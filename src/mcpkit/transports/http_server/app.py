@@ -296,6 +296,8 @@ def _operations(
     if operations.metrics is not None:
         operations.metrics.observe("mcp.server.sessions", lambda: len(registry.sessions))
         operations.metrics.observe("mcp.server.sse_streams", lambda: drain.streams)
+        if backplane is not None:
+            backplane.measure(operations.metrics)
     return probes, drain
 
 

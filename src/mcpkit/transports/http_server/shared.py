@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from ...runtime.metrics import Metrics
 from .delivery import Answering
 from .exchange import Exchange
 from .sessions import SessionStream
@@ -56,6 +57,10 @@ class Backplane(Protocol):
 
     async def ready(self) -> str | None:
         """None when the shared store answers, else why not (for the app's readiness probe)."""
+        ...
+
+    def measure(self, metrics: Metrics) -> None:
+        """Report what the backplane counts (its round trips and errors) to `metrics`."""
         ...
 
     async def started(self) -> None:
