@@ -191,7 +191,7 @@ async def test_listen_delivers_list_changes_and_updates_in_the_modern_era() -> N
                 got = [await subscription.__anext__(), await subscription.__anext__()]
         assert [m for m, _ in got] == ["notifications/tools/list_changed", "notifications/resources/updated"]
         with anyio.fail_after(5):
-            while server.listeners:  # the server saw the cancellation and dropped the subscription
+            while server.peers.listeners:  # the server saw the cancellation and dropped the subscription
                 await anyio.sleep(0.01)
 
 

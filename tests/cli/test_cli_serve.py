@@ -220,6 +220,6 @@ def tool_names_at(url: str) -> list[str]:
     ],
 )
 def test_a_target_splits_only_at_a_last_colon_before_a_name(target: str, split: tuple[str, str]) -> None:
-    from mcpkit.cli_serve import split_target
+    from mcpkit.cli.load import split_target
 
     assert split_target(target) == split

@@ -17,7 +17,7 @@ from ..runtime.metrics import Metrics
 from ..server.peers import Peers
 from ..server.request_state import StateSealer
 from ..server.server import Server
-from ..server.tasks import TaskEngine
+from ..server.tasks.engine import TaskEngine
 from ..transports.http_server.delivery import Answering
 from ..transports.http_server.sessions import SessionStream
 from .fanout import Fanout

@@ -1,6 +1,6 @@
-"""The workers of a cluster as a TaskEngine needs them (server/tasks.TaskCluster): who this worker is,
-whether another one is alive, how to reach the one running a leg, and a session for a 2025-11-25 leg
-that outlives the request which created its task.
+"""The workers of a cluster as a TaskEngine needs them (`TaskCluster`, server/tasks/workers.py): who this
+worker is, whether another one is alive, how to reach the one running a leg, and a session for a
+2025-11-25 leg that outlives the request which created its task.
 
 That request's replica ends once CreateTaskResult is stored; the leg goes on talking to the client
 through a replica of its own, related to no request, whose messages go to the session's standalone

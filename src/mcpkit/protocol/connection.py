@@ -49,7 +49,7 @@ class Connection:
         # Methods a READY connection has let in, each READY -> READY: derived from the tables on
         # first use, so the next such request skips the lookups (nothing here changes while READY).
         self._ready_methods: set[str] = set()
-        self.extension_rules: dict[str, caps.Rule] = {}  # the extension methods known (extensions.py)
+        self.extension_rules: dict[str, caps.MethodSpec] = {}  # the extension methods known (extensions.py)
 
     def _advance(self, trigger: Trigger, subject: str) -> None:
         self.phase = advance(self.role, self.phase, trigger, subject)
@@ -211,7 +211,7 @@ class Connection:
         """A notification on the subscriptions/listen stream `subscription_id` (tagged with it)."""
         return modern.subscription_notification(method, params, subscription_id, self.capabilities)
 
-    def _outbound_rule(self, method: str, notification: bool, params: JSON | None = None) -> caps.Rule:
+    def _outbound_rule(self, method: str, notification: bool, params: JSON | None = None) -> caps.MethodSpec:
         own, peer = self.capabilities, self._peer_capabilities()
         modern, rules = self._stateless, self.extension_rules
         return caps.outbound_rule(method, self.role, notification, own, peer, modern, params, rules)

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
+from ..protocol.methods import METHODS
+
 __all__ = ["DURATION", "Metrics", "OpenTelemetryMetrics", "PrometheusMetrics"]
 
 DURATION = "mcp.server.operation.duration"
@@ -139,11 +141,7 @@ class _PrometheusCounter:
         return CounterMetricFamily(_prometheus(self.name), self.name, labels=self.labels)
 
 
-_OTEL_NAME = {
-    "tools/call": "gen_ai.tool.name",
-    "prompts/get": "gen_ai.prompt.name",
-    "resources/read": "mcp.resource.uri",
-}
+_OTEL_NAME = {method: spec.span_target for method, spec in METHODS.items() if spec.span_target is not None}
 
 
 def _prometheus(name: str) -> str:

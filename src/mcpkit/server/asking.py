@@ -13,7 +13,7 @@ import anyio
 
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Negotiated
-from ..protocol.modern import INPUT_REQUIRED_METHODS
+from ..protocol.methods import ASKS_CLIENT
 from .round_trip import CannotAsk, RoundTrip
 
 if TYPE_CHECKING:
@@ -75,6 +75,6 @@ def asker_for(
     if not agreement.stateless:
         return SessionAsker(session, request_id, timeout)
     client = agreement.client_capabilities
-    if method in INPUT_REQUIRED_METHODS:
+    if method in ASKS_CLIENT:
         return RoundTrip.from_params(params, sealer, method, client, principal)
     return CannotAsk(client)

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..runtime.workers import run_in_worker
 from .depends import Dependencies, resolve
+from .request import RequestContext
 
 __all__ = ["invoke"]
 
@@ -20,14 +21,18 @@ async def invoke(
     fn: Callable[..., Any],
     kwargs: dict[str, Any],
     is_async: bool,
-    dependencies: Dependencies = (),
-    ctx: Any = None,
+    dependencies: Dependencies,
+    ctx: RequestContext,
 ) -> Any:
     """`fn(**kwargs)`, with its injected parameters (`dependencies`) made for `ctx` and closed after."""
     if dependencies:
         async with AsyncExitStack() as stack:
             kwargs.update(await resolve(dependencies, ctx, stack))
-            return await invoke(fn, kwargs, is_async)
+            return await _call(fn, kwargs, is_async)
+    return await _call(fn, kwargs, is_async)
+
+
+async def _call(fn: Callable[..., Any], kwargs: dict[str, Any], is_async: bool) -> Any:
     if is_async:
         value = await fn(**kwargs)
     else:

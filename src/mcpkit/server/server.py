@@ -26,7 +26,7 @@ from .handlers import handler_for
 from .lifespan import Lifespan, LifespanFactory
 from .middleware import Chain
 from .mount import Mount
-from .on_registry import OnRegistry
+from .on_registry import OnRegistry, OnServices
 from .peers import Peers
 from .prompts import Prompt
 from .registry import Registry
@@ -34,9 +34,10 @@ from .request_state import StateSealer
 from .resources import Resource, ResourceTemplate, resource_from
 from .round_trip import InputRequired, RoundTrip
 from .scopes import require
+from .services import Services
 from .skills import Skill, add_skill
-from .subscriptions import Listener
-from .tasks import TaskEngine, task_support
+from .tasks.engine import TaskEngine
+from .tasks.legs import task_support
 from .tools import Tool, tool_annotations
 from .tracing import ServerTracing
 
@@ -91,22 +92,22 @@ class Server:
         self.max_in_flight, self.max_worker_threads = max_in_flight, max_worker_threads
         self.versions, self.identify, self.client_request_timeout = versions, identify, client_request_timeout
         self.info: JSON = {"name": name, "version": version} | ({"title": title} if title else {})
-        self.state_sealer = StateSealer(state_key, ttl=state_ttl)
-        self.peers = peers if peers is not None else Peers()
-        self.tasks = tasks if tasks is not None else TaskEngine()
         self.lifespan = Lifespan(lifespan, self)
         self.middleware = Chain()  # around requests: server/middleware.py
         self.tracing = ServerTracing(tracing) if tracing else None
         if self.tracing is not None:  # the first middleware, so the outermost
             self.middleware.add(self.tracing)
+        peers = peers if peers is not None else Peers()
         self.registry = Registry(
             instructions=instructions,
             page_size=page_size,
             logging=logging,
             cache=cache,
             mask_errors=mask_errors,
-            on_change=self.peers.changed,
+            on_change=peers.changed,
         )
+        tasks = tasks if tasks is not None else TaskEngine()
+        self.services = Services(self.registry, peers, tasks, StateSealer(state_key, ttl=state_ttl))
         self._roots_changed: list[Callable[[Session], Any]] = []
 
     instructions: OnRegistry[str | None] = OnRegistry()
@@ -119,11 +120,9 @@ class Server:
     templates: OnRegistry[dict[str, ResourceTemplate]] = OnRegistry()
     prompts: OnRegistry[dict[str, Prompt]] = OnRegistry()
     completions: OnRegistry[Completions] = OnRegistry()
-
-    @property
-    def listeners(self) -> set[Listener]:
-        """The subscriptions/listen streams open now."""
-        return self.peers.listeners
+    peers: OnServices[Peers] = OnServices()
+    tasks: OnServices[TaskEngine] = OnServices()
+    state_sealer: OnServices[StateSealer] = OnServices("sealer")
 
     # ---- registration ------------------------------------------------------------------------
 
@@ -159,7 +158,7 @@ class Server:
         """Register `fn` as a tool. `scopes`: what a caller's access token must grant (on a server
         behind mcpkit.auth.protect); a caller without them neither sees nor may call it. `task`:
         True (or "optional") or "required": a call by a client with the tasks extension becomes a
-        task (server/tasks.py); `ask_first`: it asks inside the request until `ctx.as_task()`."""
+        task (server/tasks/); `ask_first`: it asks inside the request until `ctx.as_task()`."""
         hints = tool_annotations(
             read_only=read_only, destructive=destructive, idempotent=idempotent, open_world=open_world
         )
@@ -355,7 +354,7 @@ class Server:
             request.method,
             params,
             agreement,
-            sealer=self.state_sealer,
+            sealer=self.services.sealer,
             timeout=self.client_request_timeout,
             principal=origin.principal if origin is not None else None,
         )
@@ -371,9 +370,9 @@ class Server:
         )
         try:
             if self.middleware.entries:  # a list's truth, no call: free when unused
-                call = functools.partial(handler, self.registry, self.peers, ctx)
+                call = functools.partial(handler, self.services, ctx)
                 return await self.middleware.run(ctx, request.method, params, call)
-            return await handler(self.registry, self.peers, ctx, params)
+            return await handler(self.services, ctx, params)
         except InputRequired as need:
             assert isinstance(asker, RoundTrip)  # only a round trip raises it
             return asker.result(need)
@@ -386,9 +385,6 @@ class Server:
     def mirrored_headers(self, tool: str) -> list[tuple[str, tuple[str, ...]]]:
         """The `x-mcp-header` parameters of `tool` (Streamable HTTP checks them against the body)."""
         return self.registry.mirrored_headers(tool)
-
-    async def read_resource(self, uri: str, ctx: Context) -> list[JSON]:
-        return await self.registry.read_resource(uri, ctx)
 
     def run(self, *, max_line: int | None = None, eof_grace: float | None = None) -> None:
         """Serve over stdio until stdin closes or SIGTERM (what `python server.py` should call); after
