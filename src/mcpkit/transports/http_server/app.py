@@ -292,7 +292,12 @@ def _operations(
     if operations is None:
         return None, None
     probes = Probes(operations, [backplane.ready] if backplane is not None else [])
-    drain = Drain(probes, host.end_all, retry_ms)
+
+    async def end_all() -> None:
+        await host.end_all()
+        await registry.end_alone()
+
+    drain = Drain(probes, end_all, retry_ms)
     if operations.metrics is not None:
         operations.metrics.observe("mcp.server.sessions", lambda: len(registry.sessions))
         operations.metrics.observe("mcp.server.sse_streams", lambda: drain.streams)
