@@ -3,7 +3,7 @@ ports, and a multi round-trip call whose rounds land on different machines. In t
 second round carries the requestState the other machine sealed, so both must hold one key: from a shared
 `--state-key-file` (or MCPKIT_STATE_KEY_FILE), else derived from the secret both find in Redis. In the
 handshake era the client's answer to an elicitation, posted to the other machine, reaches the waiting
-handler through Redis."""
+handler through Redis. And a `rediss://` Redis (TLS) serves the same."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from cluster.parts import RedisProcess, free_port, redis_server
+from cluster.tls_redis import tls_redis
 from mcpkit.protocol.sse import SSEDecoder
 from peers import server_process
 
@@ -55,8 +56,9 @@ def machines(
 
 
 def answer_of(response: httpx.Response) -> dict[str, Any]:
-    """The JSON-RPC response a POST was answered with, as JSON or as the last event of an SSE stream."""
-    assert response.status_code == 200, response.text
+    """The JSON-RPC response a POST was answered with, as JSON or as the last event of an SSE stream (a
+    2026-07-28 invalid-params error comes with 400)."""
+    assert response.status_code in (200, 400), response.text
     if response.headers["content-type"].startswith("application/json"):
         return dict(response.json())
     events = [json.loads(e.data) for e in SSEDecoder().feed(response.content) if e.data]
@@ -164,3 +166,15 @@ def test_a_missing_or_short_state_key_file_is_refused_at_start_in_one_line(
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("mcpkit: ") and why in line
+
+
+def test_serve_with_a_tls_redis_url_passes_both_eras(tmp_path: Path) -> None:
+    with tls_redis(tmp_path) as url:
+        port = free_port()
+        command = [sys.executable, "-m", "mcpkit.cli", "serve", str(HERE / "machines_server.py"), "--http"]
+        command += ["--port", str(port), "--workers", "2", "--redis", url]
+        with server_process(command, port, {"PYTHONPATH": str(REPO / "src")}):
+            mcp = f"http://127.0.0.1:{port}/mcp"
+            answered = [modern_rounds(mcp, mcp), handshake_rounds(mcp, mcp)]
+    for answer in answered:
+        assert answer["result"]["content"][0]["text"] == "hi Ada", answer

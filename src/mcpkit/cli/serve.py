@@ -26,7 +26,7 @@ from .ops import (
     quiet_sigterm,
     uvicorn_options,
 )
-from .workers import check_redis_url, one_process_key, serve_workers
+from .workers import STATE_KEY_FILE_ENV, check_redis_url, one_process_key, serve_workers, shared_key
 
 __all__ = ["add_serve", "run_serve"]
 
@@ -42,6 +42,13 @@ def add_serve(sub: Any) -> None:
     serve.add_argument("target", help="file.py[:NAME] or module[:NAME]; arguments after -- go to the file")
     serve.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     serve.add_argument("--check", action="store_true", help="load the server, then exit (0: it loads)")
+    serve.add_argument(
+        "--state-key-file",
+        metavar="PATH",
+        help="seal 2026-07-28 requestState with the key in this file (32 bytes or more, e.g. `openssl rand "
+        f"-hex 32`), the same file on every machine; also ${STATE_KEY_FILE_ENV}. Default: with --redis a "
+        "key derived from a secret kept in that Redis, else one drawn at start",
+    )
     serve.add_argument(
         "--log-level",
         choices=LOG_LEVELS,
@@ -92,6 +99,7 @@ def _check_options(args: argparse.Namespace) -> None:
         raise UsageError("--workers above 1 needs --redis URL: each worker would know only its own sessions")
     if args.redis:
         check_redis_url(args.redis)
+    args.state_key = shared_key(args.state_key_file, args.redis)
 
 
 def _logging(level: str | None, log_format: str) -> None:
@@ -131,11 +139,12 @@ def run_serve(args: argparse.Namespace) -> int:
             reload_dir=_watched(args.target) if args.reload else None,
             log_level=args.log_level,
             operations=ops,
+            state_key=args.state_key,
         )
         return 0
     from ..transports.http_server import StreamableHTTPApp
 
-    one_process_key(server)
+    one_process_key(server, args.state_key)
     app = StreamableHTTPApp(
         server, allowed_hosts=hosts, allowed_origins=origins, operations=operations(ops, server)
     )
@@ -153,7 +162,7 @@ def _serve_stdio(args: argparse.Namespace) -> int:
     if args.check:
         print(f"mcpkit: {args.target} loads", file=sys.stderr)
         return 0
-    one_process_key(server)
+    one_process_key(server, args.state_key)
     if sys.stdin.isatty():
         print(
             f"mcpkit: serving {args.target} over stdio: waiting for a client on stdin (Ctrl-C to stop). "

@@ -19,7 +19,9 @@ from .errors import Failure, UsageError
 from .load import load_target
 from .ops import behind_proxies, operations, uvicorn_options
 
-__all__ = ["build", "check_redis_url", "one_process_key", "serve_workers"]
+__all__ = ["STATE_KEY_FILE_ENV", "build", "check_redis_url", "one_process_key", "serve_workers", "shared_key"]
+
+STATE_KEY_FILE_ENV = "MCPKIT_STATE_KEY_FILE"
 
 _TARGET, _REDIS, _STATE_KEY, _SETTINGS = (
     "MCPKIT_SERVE_TARGET",
@@ -42,10 +44,12 @@ def serve_workers(
     reload_dir: str | None = None,
     log_level: str | None = None,
     operations: dict[str, Any] | None = None,
+    state_key: bytes | None = None,
 ) -> None:
     """Run `workers` processes on host:port until interrupted. Several workers need `redis_url`: without
     a shared store each would know only the sessions it created. `reload_dir`: one worker, restarted
-    when a file under that directory changes."""
+    when a file under that directory changes. `state_key`: the requestState key of every worker (None:
+    one drawn for this run)."""
     import uvicorn
 
     os.environ[_TARGET] = target
@@ -53,7 +57,10 @@ def serve_workers(
     settings = {"argv": list(argv), "hosts": list(allowed_hosts), "origins": list(allowed_origins)}
     os.environ[_SETTINGS] = orjson.dumps({**settings, "operations": operations or {}}).decode()
     # one requestState key for every worker of this run, unless the server names its own
-    os.environ.setdefault(_STATE_KEY, secrets.token_hex(32))
+    if state_key is not None:
+        os.environ[_STATE_KEY] = state_key.hex()
+    else:
+        os.environ.setdefault(_STATE_KEY, secrets.token_hex(32))
     factory = f"{__name__}:build"
     options: dict[str, Any] = {"workers": workers, **uvicorn_options(operations or {})}
     if reload_dir is not None:
@@ -70,22 +77,35 @@ def check_redis_url(url: str) -> None:
         raise UsageError(
             f"--redis {url!r} is not a Redis URL (redis://HOST[:PORT][/DB], rediss:// or unix://)"
         )
-    import redis
+    from ..cluster.startup import StoreRefused, check_reachable
 
     try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
-        client.ping()
-        client.close()
-    except (redis.RedisError, ValueError, OSError) as exc:
-        raise Failure(f"cannot reach Redis at {_redacted(url)}: {exc}") from None
+        check_reachable(url)
+    except StoreRefused as exc:
+        raise Failure(str(exc)) from None
 
 
-def _redacted(url: str) -> str:
-    """`url` without its password, which a log line must not carry."""
-    scheme, sep, rest = url.partition("://")
-    if sep and "@" in rest:
-        return f"{scheme}://***@{rest.rpartition('@')[2]}"
-    return url
+def shared_key(key_file: str | None, redis_url: str | None) -> bytes | None:
+    """The requestState key of every worker of this run, and of every machine given the same file or
+    Redis: the file's (`key_file`, else $MCPKIT_STATE_KEY_FILE), else with `redis_url` the key derived
+    from the secret kept there (mcpkit.cluster.startup), else None (one process draws its own). A file
+    that cannot be used is a UsageError, a Redis that cannot be a Failure: one line, before serving."""
+    path = key_file or os.environ.get(STATE_KEY_FILE_ENV) or None
+    if path is not None:
+        from ..server.request_state import read_state_key
+
+        try:
+            return read_state_key(path)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    if redis_url is None:
+        return None
+    from ..cluster.startup import StoreRefused, shared_state_key
+
+    try:
+        return shared_state_key(redis_url)
+    except StoreRefused as exc:
+        raise Failure(str(exc)) from None
 
 
 def one_process_key(server: Any, key: bytes | None = None) -> None:
