@@ -219,6 +219,24 @@ def test_serve_metrics_flag_serves_prometheus_text_and_is_off_by_default(tmp_pat
         assert httpx.get(base + "/metrics", timeout=30).status_code == 404
 
 
+def test_serve_metrics_with_redis_report_the_backplanes_round_trips_and_the_task_counter(
+    tmp_path: Path,
+) -> None:
+    with (
+        redis_server(tmp_path) as redis,
+        serve(tmp_path, "--redis", redis.url, "--metrics") as (_, base, _log),
+        httpx.Client(timeout=60) as client,
+    ):
+        assert (
+            client.post(base + "/mcp", content=rpc(1, "initialize", INIT), headers=HEADERS).status_code == 200
+        )
+        scraped = client.get(base + "/metrics").text
+    trips = re.search(r"^mcp_server_backplane_round_trips_total (\S+)$", scraped, re.M)
+    assert trips is not None and float(trips.group(1)) > 0, scraped
+    assert "# TYPE mcp_server_backplane_errors_total counter" in scraped
+    assert "# TYPE mcp_server_tasks_total counter" in scraped
+
+
 def test_readiness_follows_redis_with_workers(tmp_path: Path) -> None:
     with (
         redis_server(tmp_path) as redis,
