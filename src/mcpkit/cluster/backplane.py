@@ -22,6 +22,7 @@ from ..transports.http_server.delivery import Answering
 from ..transports.http_server.sessions import SessionStream
 from .fanout import Fanout
 from .http import ClusterSessions
+from .peers import SharedPeers
 from .pool import Traffic, WaitingPool
 from .relay import ClusterRelay
 from .replay_store import RedisReplayStore
@@ -189,7 +190,7 @@ class RedisBackplane:
         fanout = self._handed()
         if fanout.peers is None:
             limits = {"max_subscriptions": max_subscriptions, "max_uri_length": max_uri_length}
-            fanout.peers = Peers(relay=fanout.relay, **limits)
+            fanout.peers = SharedPeers(fanout.relay, **limits)
         return fanout.peers
 
     def tasks(self, **options: Any) -> TaskEngine:
@@ -214,7 +215,6 @@ class RedisBackplane:
         server.peers = self.peers(
             max_subscriptions=old_peers.max_subscriptions, max_uri_length=old_peers.max_uri_length
         )
-        server.registry.on_change = server.peers.changed
         server.tasks = self.tasks(
             ttl_ms=old_tasks.ttl_ms,
             anonymous_ttl_ms=old_tasks.anonymous_ttl_ms,

@@ -38,6 +38,7 @@ from .signals import Signals
 from .state import DuplicateRequest, SessionBusy, SharedState
 from .store_health import SessionFull, StoreHealth
 from .tails import Tails, lost_answer
+from .this_worker import ThisWorker
 
 __all__ = ["ClusterSessions"]
 
@@ -71,8 +72,6 @@ class ClusterSessions:
             f"{worker}.{secrets.token_urlsafe(16)}" for _ in itertools.count()
         )
         self._stream_numbers = itertools.count(1)
-        self.awaiting: dict[tuple[str, RequestId], Replica] = {}  # our requests to clients: (session, id)
-        self.serving: dict[tuple[str, str], Replica] = {}  # (session, request id as JSON) -> replica
         self.signals = Signals(
             state.redis,
             inbox=self.inbox_of(worker),
@@ -80,9 +79,14 @@ class ClusterSessions:
             on_inbox=self._on_inbox,
             on_bus=self._on_bus,
         )
-        self.tails = Tails(self)
-        self.fanout = fanout  # what the bus brings for the Server's peers and tasks
         self.health = StoreHealth()
+        self.here = ThisWorker[Replica](
+            state, worker, self.signals, self.health, self.request_ids, answering, dead_after
+        )
+        self.awaiting = self.here.awaiting  # our requests to clients: (session, id) -> the replica that asked
+        self.serving = self.here.serving  # (session, request id as JSON) -> the replica serving it
+        self.tails = Tails(self.here)
+        self.fanout = fanout  # what the bus brings for the Server's peers and tasks
         self.budget = EventBudget(state, worker)
         self._unsettled: list[tuple[str, RequestId, str, str | None]] = []
 
@@ -115,7 +119,7 @@ class ClusterSessions:
             await anyio.sleep(self.heartbeat)
 
     async def alive(self, worker: str) -> bool:
-        return worker == self.worker or await self.state.beating(worker)
+        return await self.here.alive(worker)
 
     async def end_all(self) -> None:
         """Past a drain's deadline: each request served here is answered -32603 (`worker_shutdown`),
@@ -141,7 +145,7 @@ class ClusterSessions:
         stream_id = self.next_stream()
         with self.health.reachable():
             await self.state.begin_initialize(session_id, self.worker, message.id, stream_id)
-        replica = Replica(session_id, self, None, stream_id)
+        replica = Replica(session_id, self.here, None, stream_id)
         params = message.params
         caps, info = params.get("capabilities"), params.get("clientInfo")
         replica.declared = (caps if isinstance(caps, dict) else {}, info if isinstance(info, dict) else {})
@@ -196,7 +200,7 @@ class ClusterSessions:
         except SessionFull as busy:  # answered as one process answers it: the request's error, as JSON
             await respond(exchange.send, 200, busy.response(), JSON_HEADERS)
             return
-        replica = Replica(session_id, self, restored, stream_id)
+        replica = Replica(session_id, self.here, restored, stream_id)
         if request.method == "logging/setLevel" and isinstance(request.params.get("level"), str):
             replica.sets_level = (request.id, request.params["level"])
         await self._serve_request(replica, exchange, request)
@@ -288,7 +292,7 @@ class ClusterSessions:
 
     async def _serve_notification(self, session_id: str, exchange: Exchange, note: Notification) -> None:
         restored = await self._restore(session_id, exchange)
-        replica = Replica(session_id, self, restored, "")
+        replica = Replica(session_id, self.here, restored, "")
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._run, replica)
             await replica.push(exchange.inbound, exchange.origin(session_id))

@@ -174,7 +174,7 @@ class Proxy:
         """One round of a stateless client's request whose remote call may ask it (parked.py)."""
         assert self.client is not None and self._tg is not None
         sent = outgoing(params)
-        ident = parked_id(getattr(ctx.asker, "answers", {}))
+        ident = parked_id(ctx.asker.answers)
         parked = self._parked.get(ident) if ident is not None else None
         if ident is not None and parked is None:
             raise MCPError(INVALID_REQUEST, "the proxied call these answers are for has ended")

@@ -7,6 +7,8 @@ input_required (round_trip.py); a request that may not answer input_required can
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -23,10 +25,15 @@ if TYPE_CHECKING:
 __all__ = ["Asker", "SessionAsker", "asker_for"]
 
 JSON = dict[str, Any]
+_NONE: Mapping[str, JSON] = MappingProxyType({})
 
 
 class Asker(Protocol):
-    """What a Context asks the client through."""
+    """What a Context asks the client through. `answers`: what the client already answered for this
+    attempt of the request (a 2026-07-28 retry's input responses, by key; empty over a session)."""
+
+    @property
+    def answers(self) -> Mapping[str, JSON]: ...
 
     async def ask(self, method: str, params: JSON, key: str | None = None) -> JSON:
         """The client's result for one request; `key` names it in a stateless round trip."""
@@ -44,6 +51,10 @@ class SessionAsker:
 
     def __init__(self, session: Session, request_id: RequestId, timeout: float | None) -> None:
         self.session, self.request_id, self.timeout = session, request_id, timeout
+
+    @property
+    def answers(self) -> Mapping[str, JSON]:
+        return _NONE  # a session's client answers each request as it is asked
 
     async def ask(self, method: str, params: JSON, key: str | None = None) -> JSON:
         return await self.session.request(method, params, timeout=self.timeout, related=self.request_id)

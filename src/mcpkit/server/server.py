@@ -5,16 +5,17 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
+from ..protocol.jsonrpc import RequestId
 from ..protocol.versions import SUPPORTED_VERSIONS
 from ..runtime.origin import RECEIVED_FROM
 from ..runtime.session import Session
-from ..runtime.stream import MessageStream
+from ..runtime.stream import MessageStream, StreamAttribute
 from ..runtime.tracing import TracingOption
 from ..runtime.workers import leave_if_workers_linger
 from .asking import asker_for
@@ -25,7 +26,7 @@ from .extensions import Extension
 from .handlers import handler_for
 from .lifespan import Lifespan, LifespanFactory
 from .middleware import Chain
-from .mount import Mount
+from .mount import Mount, MountedPeers
 from .on_registry import OnRegistry, OnServices
 from .peers import Peers
 from .prompts import Prompt
@@ -104,7 +105,7 @@ class Server:
             logging=logging,
             cache=cache,
             mask_errors=mask_errors,
-            on_change=peers.changed,
+            on_change=self._changed,
         )
         tasks = tasks if tasks is not None else TaskEngine()
         self.services = Services(self.registry, peers, tasks, StateSealer(state_key, ttl=state_ttl))
@@ -261,7 +262,14 @@ class Server:
     def mount(self, child: Server, prefix: str, *, separator: str = "_") -> Mount:
         """Offer `child`'s tools, prompts, resources and completions here under `prefix`: its items
         are kept in step with it, its broadcasts reach this server's clients (server/mount.py)."""
-        return Mount(self.registry, self.peers, child.registry, child.peers, prefix, separator)
+        mount = Mount(self.registry, self.peers, child.registry, prefix, separator)
+        limits = child.peers.max_subscriptions, child.peers.max_uri_length
+        child.peers = MountedPeers(mount, max_subscriptions=limits[0], max_uri_length=limits[1])
+        return mount
+
+    def _changed(self, method: str) -> None:
+        """What the Registry calls on each change: the peers the Server has now hear it."""
+        self.peers.changed(method)
 
     def extension(self, identifier: str, settings: JSON | None = None, **options: Any) -> Extension:
         """Declare extension `identifier` (once) and serve its methods (server/extensions.py)."""
@@ -296,13 +304,14 @@ class Server:
 
     # ---- serving -----------------------------------------------------------------------------
 
-    def connection(self) -> Connection:
+    def connection(self, request_ids: Iterator[RequestId] | None = None) -> Connection:
         connection = Connection(
             Role.SERVER,
             info=self.info,
             capabilities=self.capabilities(),
             instructions=self.instructions,
             versions=self.versions,
+            request_ids=request_ids,
         )
         connection.server_info_in_results = self.identify
         connection.extension_rules = self.registry.extension_rules()
@@ -311,7 +320,7 @@ class Server:
     async def serve(self, stream: MessageStream) -> None:
         """Serve one peer over `stream` until it closes."""
         session = Session(
-            self.connection(),
+            self.connection(stream.extra(StreamAttribute.request_ids, None)),
             stream,
             self._on_request,
             self._on_notification,

@@ -61,6 +61,7 @@ class UtilityAsker:
         self.engine = engine
         self.peers = peers  # whose listeners hear of the task's changes
         self.timeout = timeout
+        self.answers: dict[str, JSON] = {}  # each ask is answered over the leg's session as it is made
         self.ctx: Context | None = None  # the leg's UtilityContext, which makes this asker
         self.asking = 0
 

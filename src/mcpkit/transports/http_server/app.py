@@ -34,6 +34,7 @@ from ...protocol.http_rules import (
     request_version,
 )
 from ...protocol.jsonrpc import (
+    InvalidMessage,
     Message,
     Request,
     RequestId,
@@ -242,7 +243,7 @@ class StreamableHTTPApp:
             decoded = decode(exchange.body)
             message = classify(decoded)
         except MCPError as exc:
-            if getattr(exc, "response", False) and "mcp-session-id" in exchange.headers:
+            if isinstance(exc, InvalidMessage) and exc.response and "mcp-session-id" in exchange.headers:
                 # a malformed answer to the server's request: its session fails that request at once
                 session, _ = self._registry.find(
                     exchange.headers, "a response", self.strict_version, exchange.principal

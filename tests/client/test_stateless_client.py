@@ -17,7 +17,7 @@ from mcpkit.client.result_cache import ResultCache
 from mcpkit.content import text
 from mcpkit.protocol.errors import MCPError
 from mcpkit.protocol.versions import HANDSHAKE_VERSIONS
-from mcpkit.runtime.stream import Outgoing, memory_pair
+from mcpkit.runtime.stream import Outgoing, WrappedStream, memory_pair
 from mcpkit.server.caching import CacheHint
 from mcpkit.server.context import Context
 from mcpkit.server.server import Server
@@ -281,22 +281,16 @@ async def test_structured_content_may_be_any_json_value_in_2026_and_only_an_obje
     assert result["content"] == [text("[1,2,3]")]
 
 
-class Recording:
+class Recording(WrappedStream):
     """A client end that keeps what the client sends."""
 
     def __init__(self, inner: Any) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.sent: list[JSON] = []
-
-    async def receive(self) -> Any:
-        return await self.inner.receive()
 
     async def send(self, out: Outgoing) -> None:
         self.sent.append(json.loads(out.data))
         await self.inner.send(out)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 @requirement("modern-retry-echo-state")

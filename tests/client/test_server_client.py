@@ -18,7 +18,7 @@ from spec_schema import CheckedStream, available
 
 
 def connect(server: Server, **options: Any) -> Any:
-    """This file is the handshake era end to end; tests/test_stateless_client.py is the 2026-07-28 one."""
+    """This file is the handshake era end to end; test_stateless_client.py beside it is the 2026-07-28 one."""
     options.setdefault("era", "handshake")
     return connect_any_era(server, **options)
 
