@@ -6,7 +6,8 @@ Needs the `redis` extra (`pip install "mcpkit[redis]"`).
 from __future__ import annotations
 
 from .backplane import RedisBackplane
+from .limits import RedisLimits
 from .replay_store import RedisReplayStore
 from .startup import StoreRefused
 
-__all__ = ["RedisBackplane", "RedisReplayStore", "StoreRefused"]
+__all__ = ["RedisBackplane", "RedisLimits", "RedisReplayStore", "StoreRefused"]

@@ -21,11 +21,12 @@ from ..server.tasks.engine import TaskEngine
 from ..transports.http_server.delivery import Answering
 from ..transports.http_server.sessions import SessionStream
 from .fanout import Fanout
-from .http import ClusterSessions
+from .limits import RedisLimits
 from .peers import SharedPeers
 from .pool import Traffic, WaitingPool
 from .relay import ClusterRelay
 from .replay_store import RedisReplayStore
+from .sessions import ClusterSessions
 from .startup import StoreRefused, check_reachable, redacted, shared_state_key
 from .state import SharedState
 from .task_store import RedisTaskStore
@@ -168,6 +169,11 @@ class RedisBackplane:
     def replay_store(self, max_entries: int = 100_000) -> RedisReplayStore:
         """DPoP replay checks in the same Redis, for every worker's `DPoPChecker(replays=...)`."""
         return RedisReplayStore(self.client(), self.prefix, max_entries)
+
+    def limits(self, lease: float = 600.0) -> RedisLimits:
+        """Counts for `RateLimit(store=...)` and `ConcurrencyLimit(store=...)` in the same Redis, so each
+        limit holds across every worker (`lease`: how long a slot counts at most, see RedisLimits)."""
+        return RedisLimits(self.client(), self.prefix, lease)
 
     def state(self) -> SharedState:
         """What every worker shares about its sessions (one per backplane)."""

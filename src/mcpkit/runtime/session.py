@@ -35,7 +35,7 @@ from .flag import Flag
 from .origin import RECEIVED_FROM
 from .requesting import Pending, ProgressCallback, Requesting
 from .stream import Inbound, MessageStream, StreamAttribute, encoded
-from .workers import SESSION_WORKERS, WorkerShare
+from .thread_share import SESSION_THREADS, ThreadShare
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -125,7 +125,7 @@ class Session(Requesting):
         self._running = True
         # handler tasks start in a copy of this context, and with it this session's share of worker threads
         workers = self.max_worker_threads
-        token = SESSION_WORKERS.set(WorkerShare(workers))
+        token = SESSION_THREADS.set(ThreadShare(workers))
         self._context = copy_context()
         try:
             if self._loop is not None:
@@ -143,7 +143,7 @@ class Session(Requesting):
                     finally:
                         tg.cancel_scope.cancel()
         finally:
-            SESSION_WORKERS.reset(token)
+            SESSION_THREADS.reset(token)
             self._running = False
             self._tg = None
             self._fail_pending()

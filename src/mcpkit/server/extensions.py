@@ -17,7 +17,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.errors import InvalidParams
 from ..protocol.extensions import declared, extension_rule, missing_extension, valid_identifier
 from ..protocol.methods import MethodSpec
 from .request import RequestContext
@@ -75,5 +75,5 @@ def string_param(params: JSON, name: str, method: str) -> str:
     """A required string parameter; -32602 when it is absent or not a string."""
     value = params.get(name)
     if not isinstance(value, str):
-        raise MCPError(INVALID_PARAMS, f"Invalid params: {method} needs a string {name}")
+        raise InvalidParams(f"Invalid params: {method} needs a string {name}")
     return value

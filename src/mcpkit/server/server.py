@@ -16,8 +16,8 @@ from ..protocol.versions import SUPPORTED_VERSIONS
 from ..runtime.origin import RECEIVED_FROM
 from ..runtime.session import Session
 from ..runtime.stream import MessageStream, StreamAttribute
+from ..runtime.thread_share import leave_if_threads_linger
 from ..runtime.tracing import TracingOption
-from ..runtime.workers import leave_if_workers_linger
 from .asking import asker_for
 from .caching import CacheHint
 from .completion import Completions
@@ -402,4 +402,4 @@ class Server:
 
         named = (("max_line", max_line), ("eof_grace", eof_grace))
         run_stdio(self.serve, **{k: v for k, v in named if v is not None})
-        leave_if_workers_linger()
+        leave_if_threads_linger()
