@@ -28,7 +28,7 @@ from .ops import (
     quiet_sigterm,
     uvicorn_options,
 )
-from .workers import STATE_KEY_FILE_ENV, check_redis_url, one_process_key, serve_workers, shared_key
+from .workers import add_state_key_file, check_redis_url, one_process_key, serve_workers, shared_key
 
 __all__ = ["add_serve", "run_serve"]
 
@@ -44,13 +44,7 @@ def add_serve(sub: Any) -> None:
     serve.add_argument("target", help="file.py[:NAME] or module[:NAME]; arguments after -- go to the file")
     serve.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     serve.add_argument("--check", action="store_true", help="load the server, then exit (0: it loads)")
-    serve.add_argument(
-        "--state-key-file",
-        metavar="PATH",
-        help="seal 2026-07-28 requestState with the key in this file (32 bytes or more, e.g. `openssl rand "
-        f"-hex 32`), the same file on every machine; also ${STATE_KEY_FILE_ENV}. Default: with --redis a "
-        "key derived from a secret kept in that Redis, else one drawn at start",
-    )
+    add_state_key_file(serve)
     serve.add_argument(
         "--log-level",
         choices=LOG_LEVELS,

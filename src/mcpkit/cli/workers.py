@@ -7,6 +7,7 @@ environment; `build` is the factory every worker calls.
 
 from __future__ import annotations
 
+import argparse
 import os
 import secrets
 from collections.abc import Sequence
@@ -20,7 +21,15 @@ from .keys import with_api_keys
 from .load import load_target
 from .ops import behind_proxies, operations, uvicorn_options
 
-__all__ = ["STATE_KEY_FILE_ENV", "build", "check_redis_url", "one_process_key", "serve_workers", "shared_key"]
+__all__ = [
+    "STATE_KEY_FILE_ENV",
+    "add_state_key_file",
+    "build",
+    "check_redis_url",
+    "one_process_key",
+    "serve_workers",
+    "shared_key",
+]
 
 STATE_KEY_FILE_ENV = "MCPKIT_STATE_KEY_FILE"
 
@@ -91,6 +100,17 @@ def check_redis_url(url: str) -> None:
         check_reachable(url)
     except StoreRefused as exc:
         raise Failure(str(exc)) from None
+
+
+def add_state_key_file(serve: argparse.ArgumentParser) -> None:
+    """`mcpkit serve --state-key-file PATH`, read by `shared_key`."""
+    serve.add_argument(
+        "--state-key-file",
+        metavar="PATH",
+        help="seal 2026-07-28 requestState with the key in this file (32 bytes or more, e.g. `openssl rand "
+        f"-hex 32`), the same file on every machine; also ${STATE_KEY_FILE_ENV}. Default: with --redis a "
+        "key derived from a secret kept in that Redis, else one drawn at start",
+    )
 
 
 def shared_key(key_file: str | None, redis_url: str | None) -> bytes | None:
