@@ -33,7 +33,7 @@ from mcpkit.auth import (
     protect,
 )
 from mcpkit.auth.dpop import DPoPOption
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.client.oauth import ClientCredentials, OAuthClient
 from mcpkit.client.oauth.dpop import DPoP, access_token_hash
 
