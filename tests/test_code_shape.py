@@ -1,6 +1,7 @@
 """DESIGN's size rules, checked over the package: a protocol/ module under 300 lines, any other under 400,
-no function over 50 lines, and no module reaching into another's private names (an attribute `x._y` on
-anything but self/cls, or `from m import _y`)."""
+no function over 50 lines, no module reaching into another's private names (an attribute `x._y` on
+anything but self/cls, or `from m import _y`), and no class "half" (one annotating attributes it never
+assigns, for another class to provide)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "mcpkit"
 MODULES = sorted(PACKAGE.rglob("*.py"))
 # Private by name only: documented standard-library functions.
 STDLIB_PRIVATE = {"os._exit"}
+# Classes whose annotations are fields filled by a generated __init__ or describe a shape.
+FIELD_CLASSES = {"Protocol", "TypedDict", "NamedTuple"}
+# Halves still to become parts their class owns (review 2026-12-04 finding 4), each leaving next.
+HALVES = {"runtime/requesting.py": {"Requesting"}}  # -> a PendingRequests the Session owns
 
 
 def name(path: Path) -> str:
@@ -67,3 +72,48 @@ def test_only_errors_py_builds_a_json_rpc_error_object(path: Path) -> None:
         and {"code", "message"} <= {k.value for k in node.keys if isinstance(k, ast.Constant)}
     ]
     assert built == []
+
+
+@pytest.mark.parametrize("path", MODULES, ids=name)
+def test_no_class_annotates_attributes_it_never_assigns(path: Path) -> None:
+    classes = [n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.ClassDef)]
+    fields = {c.name for c in classes if _declares_fields(c)}
+    for cls in classes:  # in source order, so a base is seen before the classes built on it
+        if any(ast.unparse(base) in fields for base in cls.bases):
+            fields.add(cls.name)
+    halves = set()
+    for cls in classes:
+        if cls.name in fields or cls.name in HALVES.get(name(path), set()):
+            continue
+        declared = {
+            s.target.id
+            for s in cls.body
+            if isinstance(s, ast.AnnAssign) and s.value is None and isinstance(s.target, ast.Name)
+        }
+        if declared - _assigned_on_self(cls):
+            halves.add(f"{cls.name}: {sorted(declared - _assigned_on_self(cls))}")
+    assert halves == set()
+
+
+def _declares_fields(cls: ast.ClassDef) -> bool:
+    bases = {ast.unparse(b).split("[")[0].rpartition(".")[2] for b in cls.bases}
+    return bool(bases & FIELD_CLASSES) or any("dataclass" in ast.unparse(d) for d in cls.decorator_list)
+
+
+def _assigned_on_self(cls: ast.ClassDef) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign):
+            targets = [node.target]
+        else:
+            continue
+        for part in (n for target in targets for n in ast.walk(target)):
+            if (
+                isinstance(part, ast.Attribute)
+                and isinstance(part.value, ast.Name)
+                and part.value.id == "self"
+            ):
+                found.add(part.attr)
+    return found
