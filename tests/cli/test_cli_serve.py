@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 import peers
+from messages import HEADERS, INITIALIZE
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
@@ -128,19 +129,6 @@ def http_server(*args: str, log: Path) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(10)
-
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-HEADERS = {"Accept": "application/json, text/event-stream"}
 
 
 def test_a_foreign_host_or_origin_is_refused_naming_the_option_that_allows_it(tmp_path: Path) -> None:

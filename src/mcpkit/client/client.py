@@ -14,6 +14,7 @@ from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
 from ..protocol.errors import LocalError
 from ..protocol.jsonrpc import RequestId
+from ..protocol.methods import CACHEABLE
 from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..runtime.groups import single_error
 from ..runtime.session import ProgressCallback, Session
@@ -24,7 +25,7 @@ from .handlers import Handler, Roots, answer_server, capabilities_for, maybe_awa
 from .hosted_tasks import TaskHost
 from .output_schemas import OutputSchemas
 from .pages import all_pages
-from .result_cache import CACHEABLE, ClientCaches, ResultCache, cache_key
+from .result_cache import ClientCaches, ResultCache, cache_key
 from .round_trips import drive_round_trips
 from .subscription import Subscription, Subscriptions, listen_filter
 from .tasks import DECLARE_TASKS, TaskHandle, TaskWatch

@@ -46,7 +46,7 @@ async def connect_http(
 
     Transport options (see `open_http_stream`): auth (an httpx.Auth such as
     mcpkit.client.oauth.OAuthClient), max_message, reconnect_attempts, reconnect_on_404, retry_ms,
-    legacy_fallback, backoff (mcpkit.transports.http_backoff.Backoff); the rest go to `Client`.
+    legacy_fallback, backoff (mcpkit.transports.http_client.backoff.Backoff); the rest go to `Client`.
     """
     require("httpx", "http", "connect_http")
     from ..transports.http_client import open_http_stream

@@ -6,6 +6,7 @@ Needs the `redis` extra (`pip install "mcpkit[redis]"`).
 from __future__ import annotations
 
 from .backplane import RedisBackplane
+from .limits import RedisLimits
 from .replay_store import RedisReplayStore
 
-__all__ = ["RedisBackplane", "RedisReplayStore"]
+__all__ = ["RedisBackplane", "RedisLimits", "RedisReplayStore"]

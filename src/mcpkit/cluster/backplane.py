@@ -15,14 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..server.peers import Peers
 from ..server.server import Server
-from ..server.tasks import TaskEngine
+from ..server.tasks.engine import TaskEngine
 from ..transports.http_server.delivery import Answering
 from ..transports.http_server.sessions import SessionStream
 from .fanout import Fanout
-from .http import ClusterSessions
+from .limits import RedisLimits
+from .peers import SharedPeers
 from .pool import WaitingPool
 from .relay import ClusterRelay
 from .replay_store import RedisReplayStore
+from .sessions import ClusterSessions
 from .state import SharedState
 from .task_store import RedisTaskStore
 from .tasks import ClusterTasks
@@ -128,6 +130,11 @@ class RedisBackplane:
         """DPoP replay checks in the same Redis, for every worker's `DPoPChecker(replays=...)`."""
         return RedisReplayStore(self.client(), self.prefix, max_entries)
 
+    def limits(self, lease: float = 600.0) -> RedisLimits:
+        """Counts for `RateLimit(store=...)` and `ConcurrencyLimit(store=...)` in the same Redis, so each
+        limit holds across every worker (`lease`: how long a slot counts at most, see RedisLimits)."""
+        return RedisLimits(self.client(), self.prefix, lease)
+
     def state(self) -> SharedState:
         """What every worker shares about its sessions (one per backplane)."""
         if self._state is None:
@@ -149,7 +156,7 @@ class RedisBackplane:
         fanout = self._handed()
         if fanout.peers is None:
             limits = {"max_subscriptions": max_subscriptions, "max_uri_length": max_uri_length}
-            fanout.peers = Peers(relay=fanout.relay, **limits)
+            fanout.peers = SharedPeers(fanout.relay, **limits)
         return fanout.peers
 
     def tasks(self, **options: Any) -> TaskEngine:
@@ -169,7 +176,6 @@ class RedisBackplane:
         server.peers = self.peers(
             max_subscriptions=old_peers.max_subscriptions, max_uri_length=old_peers.max_uri_length
         )
-        server.registry.on_change = server.peers.changed
         server.tasks = self.tasks(
             ttl_ms=old_tasks.ttl_ms,
             anonymous_ttl_ms=old_tasks.anonymous_ttl_ms,

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 import anyio
 
-from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, MCPError
+from ..protocol.errors import INTERNAL_ERROR, InvalidParams, MCPError
 from ..server.context import Context
 from ..server.round_trip import InputRequired
 
@@ -33,7 +33,7 @@ KEY_PREFIX: Final = "proxy-"
 _ASKS_BUFFERED: Final = 16
 
 
-def parked_id(answers: dict[str, JSON]) -> str | None:
+def parked_id(answers: Mapping[str, JSON]) -> str | None:
     """The parked call a retry's answers are for, from their keys."""
     for key in answers:
         if key.startswith(KEY_PREFIX):
@@ -46,7 +46,7 @@ class _Slot:
 
     def __init__(self) -> None:
         self.ready = anyio.Event()
-        self.answer: JSON | MCPError = MCPError(INVALID_PARAMS, "not answered")
+        self.answer: JSON | MCPError = InvalidParams("not answered")
 
     def give(self, answer: JSON | MCPError) -> None:
         self.answer = answer
@@ -93,7 +93,7 @@ class Parked:
             await slot.ready.wait()
         if waited.cancelled_caught:
             self.end()
-            raise MCPError(INVALID_PARAMS, f"{method}: the proxy's client did not answer in time")
+            raise InvalidParams(f"{method}: the proxy's client did not answer in time")
         if isinstance(slot.answer, MCPError):
             raise slot.answer
         return slot.answer
@@ -101,8 +101,8 @@ class Parked:
     async def round(self, ctx: Context, params: JSON) -> JSON:
         """One attempt of the client's request: hand over its answers, then the result or the next ask."""
         if params != self.params:
-            raise MCPError(INVALID_PARAMS, "Invalid params: a retry must repeat the request it answers")
-        answers: dict[str, JSON] = getattr(ctx.asker, "answers", {})
+            raise InvalidParams("Invalid params: a retry must repeat the request it answers")
+        answers = ctx.asker.answers
         for key in [k for k in self._waiting if k in answers]:
             self._waiting.pop(key).give(answers[key])
         self.ctx = ctx

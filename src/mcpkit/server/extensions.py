@@ -17,9 +17,10 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from ..protocol.capabilities import Rule
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.errors import InvalidParams
 from ..protocol.extensions import declared, extension_rule, missing_extension, valid_identifier
+from ..protocol.methods import MethodSpec
+from .request import RequestContext
 
 __all__ = ["Extension", "ExtensionHandler", "string_param"]
 
@@ -53,12 +54,12 @@ class Extension:
         self.handlers[name] = fn
 
     @property
-    def rules(self) -> dict[str, Rule]:
+    def rules(self) -> dict[str, MethodSpec]:
         """The core's rule for each method: sent by the client to a server declaring the extension."""
         rule = extension_rule(self.identifier)
         return dict.fromkeys(self.handlers, rule)
 
-    async def handle(self, method: str, ctx: Any, params: JSON) -> JSON:
+    async def handle(self, method: str, ctx: RequestContext, params: JSON) -> JSON:
         """Answer `method`: -32021 when the extension requires the client to declare it and this
         request's client capabilities do not."""
         if self.require_client and not declared(ctx.client_capabilities, self.identifier):
@@ -74,5 +75,5 @@ def string_param(params: JSON, name: str, method: str) -> str:
     """A required string parameter; -32602 when it is absent or not a string."""
     value = params.get(name)
     if not isinstance(value, str):
-        raise MCPError(INVALID_PARAMS, f"Invalid params: {method} needs a string {name}")
+        raise InvalidParams(f"Invalid params: {method} needs a string {name}")
     return value

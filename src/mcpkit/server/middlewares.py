@@ -1,23 +1,27 @@
-"""Three middlewares a service wants on day one (server/middleware.py says how middleware works):
-`RequestLog` (one structured log record per request), `RateLimit` (a token bucket per client) and
-`Timing` (counts and durations per method, for a metrics system)."""
+"""The middlewares a service wants on day one (server/middleware.py says how middleware works):
+`RequestLog` (one structured log record per request), `RateLimit` (a token bucket per client, tool or
+tenant), `ConcurrencyLimit` (requests in flight, the same ways) and `Timing` (counts and durations per
+method, for a metrics system)."""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..protocol.errors import SERVER_BUSY, MCPError
+import anyio
+
+from ..protocol.errors import MCPError
+from ..protocol.methods import ITEM_FIELDS, METHODS
+from .limiting import Key, LimitStore, MemoryLimits, busy, limit_key
 
 if TYPE_CHECKING:
     from .context import Context
     from .middleware import Call
 
-__all__ = ["MethodStats", "RateLimit", "RequestLog", "Timing", "client_key"]
+__all__ = ["ConcurrencyLimit", "MethodStats", "RateLimit", "RequestLog", "Timing", "client_key"]
 
 JSON = dict[str, Any]
 
@@ -32,9 +36,12 @@ def client_key(ctx: Context) -> str:
     return f"client:{ctx.client_info.get('name', '?')}"
 
 
-def _subject(params: JSON) -> str | None:
-    """The item a request names (a tool, a prompt, a resource), for the log."""
-    for field in ("name", "uri", "taskId"):
+def _subject(method: str, params: JSON) -> str | None:
+    """The item a request names (a tool, a prompt, a resource, a task), for the log. The table does
+    not know an extension's methods: for those, the first parameter that names an item anywhere."""
+    spec = METHODS.get(method)
+    fields = ITEM_FIELDS if spec is None else () if spec.item is None else (spec.item,)
+    for field in fields:
         value = params.get(field)
         if isinstance(value, str):
             return value
@@ -77,7 +84,7 @@ class RequestLog:
             raise
         finally:
             ms = round((time.perf_counter() - start) * 1000, 3)
-            name, client = _subject(params), client_key(ctx)
+            name, client = _subject(method, params), client_key(ctx)
             fields = {"mcp_method": method, "mcp_name": name, "mcp_outcome": outcome, "mcp_ms": ms}
             line = f"{method}{f' {name}' if name else ''} -> {outcome} in {ms} ms ({client})"
             where = {"mcp_session": ctx.session_id, "trace_id": _trace_id(ctx.meta)}
@@ -85,37 +92,83 @@ class RequestLog:
 
 
 class RateLimit:
-    """At most `burst` requests at once, refilled at `per_second`, per client (`key`, default
-    `client_key`); past it: -32010 with `data.retryAfterMs`. At most `max_clients` buckets are kept
-    (the least recently seen go first)."""
+    """At most `burst` requests at once, refilled at `per_second` (a token bucket), per caller: `key`
+    (default `client_key`; `limiting.tenant_key(claim)` counts a tenant's together; a key of None leaves
+    a request unlimited). `per_tool`: a bucket per caller and tool; `tools`: only calls of these tools
+    count. Past it: -32010 with `data.retryAfterMs` (over 2026-07-28 HTTP: 429 with Retry-After).
+    `store`: where the buckets are, `MemoryLimits(max_clients)` by default (the least recently seen
+    go first); `RedisBackplane.limits()` holds the rate across every worker of a cluster."""
 
     def __init__(
         self,
         per_second: float,
         burst: int,
         *,
-        key: Callable[[Context], str] = client_key,
+        key: Key = client_key,
+        per_tool: bool = False,
+        tools: Collection[str] | None = None,
+        store: LimitStore | None = None,
         max_clients: int = 10_000,
     ) -> None:
         if per_second <= 0 or burst < 1 or max_clients < 1:
             raise ValueError("per_second, burst and max_clients must be positive")
         self.per_second, self.burst, self.key, self.max_clients = per_second, burst, key, max_clients
-        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # key -> (tokens, when)
+        self.per_tool = per_tool
+        self.tools = frozenset(tools) if tools is not None else None
+        self.store: LimitStore = store if store is not None else MemoryLimits(max_clients)
+        self.name = _limit_name(f"rate:{per_second}/{burst}", self.tools)
 
     async def __call__(self, ctx: Context, method: str, params: JSON, call_next: Call) -> JSON:
-        who, now = self.key(ctx), time.monotonic()
-        tokens, when = self._buckets.pop(who, (float(self.burst), now))
-        tokens = min(float(self.burst), tokens + (now - when) * self.per_second)
-        if tokens < 1:
-            self._buckets[who] = (tokens, now)
-            wait_ms = int((1 - tokens) / self.per_second * 1000) + 1
-            raise MCPError(
-                SERVER_BUSY, f"Too many requests: try again in {wait_ms} ms", {"retryAfterMs": wait_ms}
-            )
-        self._buckets[who] = (tokens - 1, now)
-        while len(self._buckets) > self.max_clients:
-            self._buckets.popitem(last=False)
+        who = limit_key(self.key(ctx), method, params, self.per_tool, self.tools)
+        if who is not None:
+            wait = await self.store.take(f"{self.name}|{who}", self.per_second, self.burst)
+            if wait > 0:
+                raise busy("Too many requests", int(wait * 1000) + 1)
         return await call_next(params)
+
+
+class ConcurrencyLimit:
+    """At most `max_in_flight` requests at once per caller (`key`, `per_tool` and `tools` as for
+    RateLimit); one more is refused at once: -32010 with `data.maxInFlight` (and `retryAfterMs`
+    1000; over 2026-07-28 HTTP: 429). `store`: `MemoryLimits()` by default; `RedisBackplane.limits()`
+    counts across every worker of a cluster. A call answered with a task counts until it is answered,
+    not while its task runs."""
+
+    def __init__(
+        self,
+        max_in_flight: int,
+        *,
+        key: Key = client_key,
+        per_tool: bool = False,
+        tools: Collection[str] | None = None,
+        store: LimitStore | None = None,
+    ) -> None:
+        if max_in_flight < 1:
+            raise ValueError("max_in_flight must be positive")
+        self.max_in_flight, self.key, self.per_tool = max_in_flight, key, per_tool
+        self.tools = frozenset(tools) if tools is not None else None
+        self.store: LimitStore = store if store is not None else MemoryLimits()
+        self.name = _limit_name(f"inflight:{max_in_flight}", self.tools)
+
+    async def __call__(self, ctx: Context, method: str, params: JSON, call_next: Call) -> JSON:
+        who = limit_key(self.key(ctx), method, params, self.per_tool, self.tools)
+        if who is None:
+            return await call_next(params)
+        key, cap = f"{self.name}|{who}", self.max_in_flight
+        ticket = await self.store.enter(key, cap)
+        if ticket is None:
+            raise busy(f"Too many requests in flight (at most {cap})", 1000, maxInFlight=cap)
+        try:
+            return await call_next(params)
+        finally:
+            with anyio.CancelScope(shield=True):  # a cancelled request gives its slot back too
+                await self.store.leave(key, ticket)
+
+
+def _limit_name(kind: str, tools: frozenset[str] | None) -> str:
+    """What keeps two limits apart in one store: their kind and numbers, and the tools they count (the
+    same on every worker, so a cluster's workers share each limit's counts)."""
+    return kind if tools is None else f"{kind}:{','.join(sorted(tools))}"
 
 
 @dataclass(slots=True)

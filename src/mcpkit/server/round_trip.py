@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..protocol import capabilities as caps
-from ..protocol.errors import INVALID_PARAMS, LocalError, MCPError
+from ..protocol.errors import InvalidParams, LocalError
 from ..protocol.modern import missing_capability
 from .request_state import StateSealer, request_binding
 
@@ -50,6 +50,7 @@ class CannotAsk:
 
     def __init__(self, client: JSON) -> None:
         self.client = client
+        self.answers: dict[str, JSON] = {}  # nothing can have been asked
 
     async def ask(self, method: str, params: JSON, key: str | None = None) -> JSON:
         raise self._refusal()
@@ -107,7 +108,7 @@ class RoundTrip:
         responses = params.get("inputResponses")
         if responses is not None:
             if not isinstance(responses, dict):
-                raise MCPError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
+                raise InvalidParams("Invalid params: inputResponses must be an object")
             # A value that is not a result object is ignored: that ask is simply asked again.
             trip.answers.update((k, v) for k, v in responses.items() if isinstance(v, dict))
         return trip
