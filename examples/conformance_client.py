@@ -21,7 +21,7 @@ from conformance_auth import oauth_client
 
 from mcpkit.client import Client, connect_http
 from mcpkit.client.skills import Skills
-from mcpkit.protocol.versions import is_modern
+from mcpkit.protocol.versions import is_stateless
 
 JSON = dict[str, Any]
 Scenario = Callable[[Client, JSON], Awaitable[None]]
@@ -122,7 +122,7 @@ async def run(url: str, scenario: str) -> None:
     if scenario.startswith("auth/"):
         options["auth"] = oauth_client(url, scenario, context)
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION")
-    if version and not is_modern(version):
+    if version and not is_stateless(version):
         options["protocol_version"] = version  # pins the handshake era at the suite's version
     else:
         options["era"] = "auto"  # probe with server/discover; a mock's `{}` answer means legacy

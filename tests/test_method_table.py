@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from mcpkit.protocol.errors import HEADER_MISMATCH, LocalError, MCPError
-from mcpkit.protocol.http_modern import check_request_headers
 from mcpkit.protocol.http_request_headers import request_headers
+from mcpkit.protocol.http_stateless import check_request_headers
 from mcpkit.protocol.methods import ASKS_CLIENT, CACHEABLE, METHODS, MethodSpec, Role
-from mcpkit.protocol.modern import PROTOCOL_VERSION, finish_result
+from mcpkit.protocol.stateless import PROTOCOL_VERSION, finish_result
 from mcpkit.proxy.forward import FORWARDED
 from mcpkit.runtime.tracing import span_of
 from mcpkit.server import Server
@@ -33,7 +33,7 @@ def test_a_modern_request_mirrors_the_item_its_row_names_in_mcp_name_and_no_othe
     spec = METHODS[method]
     params = {**_params(spec, "café item"), "_meta": {PROTOCOL_VERSION: VERSION}}
     headers = request_headers({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, {})
-    named = spec.item is not None and spec.modern
+    named = spec.item is not None and spec.stateless
     assert ("Mcp-Name" in headers) is named
     lower = {name.lower(): value for name, value in headers.items()}
     check_request_headers(lower, method, params, [])  # the server reads the same row back

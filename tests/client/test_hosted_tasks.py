@@ -20,7 +20,7 @@ from mcpkit import Context, Server
 from mcpkit.client import Client
 from mcpkit.client.hosted_tasks import TaskHost
 from mcpkit.protocol.errors import MCPError, RemoteError
-from mcpkit.protocol.modern import request_meta
+from mcpkit.protocol.stateless import request_meta
 from mcpkit.runtime.stream import memory_pair
 from mcpkit.transports.http_client import open_http_stream
 from mcpkit.transports.http_server import StreamableHTTPApp

@@ -13,7 +13,7 @@ from oauth_peer import AuthorizedMCP, Settings, tool_server
 import peers
 from mcpkit.client import connect_http
 from mcpkit.client.oauth import ClientCredentials, OAuthClient, OAuthError
-from mcpkit.protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
+from mcpkit.protocol.versions import STATELESS_VERSIONS, SUPPORTED_VERSIONS
 from mcpkit.transports.http_server import StreamableHTTPApp
 
 requirement = pytest.mark.requirement
@@ -158,7 +158,7 @@ async def test_the_client_credentials_grant_authenticates_the_client_and_needs_n
     assert token["authorization"].startswith("Basic ")
 
 
-@pytest.mark.parametrize("versions", [MODERN_VERSIONS, SUPPORTED_VERSIONS], ids=["modern-only", "both"])
+@pytest.mark.parametrize("versions", [STATELESS_VERSIONS, SUPPORTED_VERSIONS], ids=["modern-only", "both"])
 async def test_a_login_slower_than_the_era_probe_is_waited_for_and_asked_once(versions: Any) -> None:
     """Issue 31 item 19: the probe's timeout is the server's silence, not the user's time at the login."""
     app = AuthorizedMCP(Settings(challenge_scope="read write"))

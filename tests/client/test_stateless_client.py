@@ -337,7 +337,7 @@ async def test_no_request_state_is_sent_back_when_the_server_gave_none() -> None
 
 @requirement("modern-result-type")
 def test_an_absent_result_type_is_complete_and_an_unknown_one_is_invalid() -> None:
-    from mcpkit.protocol.modern import result_type
+    from mcpkit.protocol.stateless import result_type
 
     assert result_type({"content": []}) == "complete"
     assert result_type({"resultType": "input_required"}) == "input_required"

@@ -96,7 +96,7 @@ def request(rid: Any, method: str, params: dict[str, Any] | None = None) -> dict
     return message
 
 
-def modern_request(rid: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+def stateless_request(rid: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
     return request(rid, method, {**(params or {}), "_meta": modern_meta()})
 
 
@@ -124,7 +124,7 @@ _REACHING: list[tuple[str, dict[str, Any]]] = [
         },
     ),
 ]
-MODERN_SEEDS = [*EXAMPLES, *(modern_request(f"r{i}", m, p) for i, (m, p) in enumerate(_REACHING))]
+MODERN_SEEDS = [*EXAMPLES, *(stateless_request(f"r{i}", m, p) for i, (m, p) in enumerate(_REACHING))]
 HANDSHAKE_SEEDS = [
     *(_strip_modern_meta(m) for m in EXAMPLES if isinstance(m, dict) and "method" in m),
     *(request(10 + i, m, p) for i, (m, p) in enumerate(_REACHING)),

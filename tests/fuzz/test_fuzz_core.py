@@ -17,9 +17,9 @@ from fuzz_messages import (
     budget,
     examples_available,
     initialize,
-    modern_request,
     mutated,
     request,
+    stateless_request,
     wire_bytes,
 )
 from fuzz_oracle import check_replies, parsed
@@ -68,7 +68,7 @@ def still_serves(conn: Connection, handshake: bool) -> None:
     if handshake:
         [pong] = drive(conn, orjson.dumps(request("after", "ping")))
         assert pong == {"jsonrpc": "2.0", "id": "after", "result": {}}
-    [listed] = drive(conn, orjson.dumps(modern_request("after-2", "tools/list")))
+    [listed] = drive(conn, orjson.dumps(stateless_request("after-2", "tools/list")))
     assert listed["id"] == "after-2" and listed["result"]["resultType"] == "complete"
 
 

@@ -12,7 +12,7 @@ import anyio
 import httpx
 import orjson
 import pytest
-from fuzz_messages import SENTINEL, initialize, modern_request
+from fuzz_messages import SENTINEL, initialize, stateless_request
 from fuzz_server import server
 from test_fuzz_server import exchange
 
@@ -31,12 +31,12 @@ def answer(message: dict[str, Any]) -> dict[str, Any]:
 def test_a_list_request_whose_cursor_is_an_array_or_object_is_invalid_params(
     method: str, cursor: Any
 ) -> None:
-    reply = answer(modern_request(1, method, {"cursor": cursor}))
+    reply = answer(stateless_request(1, method, {"cursor": cursor}))
     assert reply["error"]["code"] == -32602, reply
 
 
 def test_a_templated_uri_whose_value_has_the_wrong_type_is_invalid_params() -> None:
-    reply = answer(modern_request(1, "resources/read", {"uri": "file:///project/notes/abc"}))
+    reply = answer(stateless_request(1, "resources/read", {"uri": "file:///project/notes/abc"}))
     assert reply["error"]["code"] == -32602, reply
 
 

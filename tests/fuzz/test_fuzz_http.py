@@ -23,8 +23,8 @@ from fuzz_messages import (
     budget,
     examples_available,
     initialize,
-    modern_request,
     request,
+    stateless_request,
     wire_bytes,
     without_long_lived,
 )
@@ -171,7 +171,7 @@ def check_exchange(message: Any, headers: dict[str, Any], response: httpx.Respon
 def still_serves(endpoint: Endpoint) -> None:
     call = {"name": "echo", "arguments": {"text": "still here"}}
     on_session = endpoint.post(orjson.dumps(request(SENTINEL + "1", "tools/call", call)), endpoint.session)
-    stateless = modern_request(SENTINEL + "2", "tools/call", call)
+    stateless = stateless_request(SENTINEL + "2", "tools/call", call)
     alone = endpoint.post(orjson.dumps(stateless), stateless_headers(stateless) | {"mcp-name": "echo"})
     for response in (on_session, alone):
         assert response.status_code == 200, response.text

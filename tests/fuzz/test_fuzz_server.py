@@ -20,8 +20,8 @@ from fuzz_messages import (
     budget,
     examples_available,
     initialize,
-    modern_request,
     request,
+    stateless_request,
     wire_bytes,
 )
 from fuzz_oracle import answered, check_replies, expected_ids, internal_errors, parsed
@@ -80,7 +80,9 @@ async def exchange(batch: list[bytes], handshake: bool) -> list[Any]:
 
 async def still_serves(client: MemoryStream, replies: list[Any]) -> None:
     """A stateless tools/call after the storm gets its real answer (stragglers land in `replies`)."""
-    call = modern_request(SENTINEL + "2", "tools/call", {"name": "echo", "arguments": {"text": "still here"}})
+    call = stateless_request(
+        SENTINEL + "2", "tools/call", {"name": "echo", "arguments": {"text": "still here"}}
+    )
     await client.send(orjson.dumps(call))
     await read_until(client, settled(Counter(), SENTINEL + "2"), replies)
     [answer] = [r for r in replies if r.get("id") == SENTINEL + "2"]

@@ -28,8 +28,8 @@ from fuzz_messages import (
     budget,
     examples_available,
     initialize,
-    modern_request,
     request,
+    stateless_request,
     wire_bytes,
 )
 from fuzz_oracle import answered, check_replies, expected_ids, internal_errors, parsed
@@ -133,7 +133,7 @@ def test_one_stdio_server_answers_every_mutated_request_and_keeps_serving(
     for raw in raws:
         peer.write(raw)
     sentinel = next(peer.sentinels)
-    peer.write(orjson.dumps(modern_request(sentinel, "tools/list")))
+    peer.write(orjson.dumps(stateless_request(sentinel, "tools/list")))
     must, _ = expected_ids(messages)
     replies = peer.read_until(must + Counter({("str", sentinel): 1}))
     replies += still_serves(peer)

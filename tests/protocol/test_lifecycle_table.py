@@ -25,7 +25,7 @@ from mcpkit.protocol.errors import (
     to_wire_error,
 )
 from mcpkit.protocol.lifecycle import Negotiated, Phase, Trigger, advance
-from mcpkit.protocol.versions import HANDSHAKE_VERSIONS, LATEST_MODERN, SUPPORTED_VERSIONS
+from mcpkit.protocol.versions import HANDSHAKE_VERSIONS, LATEST_STATELESS, SUPPORTED_VERSIONS
 
 C, S = Role.CLIENT, Role.SERVER
 T = Trigger
@@ -50,7 +50,7 @@ for _role in Role:
 PEER_MOVES = {T.RECEIVE_INITIALIZE, T.INITIALIZE_RESULT, T.INITIALIZE_FAILED, T.RECEIVE_REQUEST, *EARLY[1:]}
 SERVER_CAPS: dict[str, Any] = {"tools": {}, "logging": {}, "resources": {}}
 META = {
-    "io.modelcontextprotocol/protocolVersion": LATEST_MODERN,
+    "io.modelcontextprotocol/protocolVersion": LATEST_STATELESS,
     "io.modelcontextprotocol/clientCapabilities": {"roots": {}},
 }
 
@@ -137,13 +137,13 @@ def test_a_client_that_stopped_waiting_for_initialize_may_initialize_again() -> 
 
 def test_adopting_a_stateless_agreement_makes_the_client_ready_once() -> None:
     c = client()
-    agreed = Negotiated(LATEST_MODERN, c.info, {}, {"name": "s"}, SERVER_CAPS)
-    assert c.adopt_modern(agreed) == [ev.Ready(agreed)]
+    agreed = Negotiated(LATEST_STATELESS, c.info, {}, {"name": "s"}, SERVER_CAPS)
+    assert c.adopt_stateless(agreed) == [ev.Ready(agreed)]
     assert c.negotiated is agreed and c.negotiated.stateless
     with pytest.raises(LocalError, match="adopt"):
-        c.adopt_modern(agreed)
+        c.adopt_stateless(agreed)
     with pytest.raises(LocalError, match="2026-07-28"):
-        client().adopt_modern(Negotiated("2025-11-25", {}, {}, {}, {}))
+        client().adopt_stateless(Negotiated("2025-11-25", {}, {}, {}, {}))
 
 
 def test_every_request_received_carries_the_agreement_it_is_served_under() -> None:
@@ -187,7 +187,7 @@ def test_a_callers_own_progress_token_is_kept() -> None:
 @pytest.mark.parametrize("version", SUPPORTED_VERSIONS)
 def test_resource_not_found_is_sent_in_the_code_each_version_has(version: str) -> None:
     error = to_wire_error(MCPError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": "x"}), version)
-    assert error["code"] == (INVALID_PARAMS if version == LATEST_MODERN else RESOURCE_NOT_FOUND)
+    assert error["code"] == (INVALID_PARAMS if version == LATEST_STATELESS else RESOURCE_NOT_FOUND)
     assert error["data"] == {"uri": "x"}
 
 

@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from mcpkit.protocol import jsonrpc as rpc
-from mcpkit.protocol.modern import is_modern_request, read_request_meta, result_type
+from mcpkit.protocol.stateless import is_stateless_request, read_request_meta, result_type
 from mcpkit.protocol.versions import SUPPORTED_VERSIONS
 from spec_schema import SPEC, available, definitions, problems
 
@@ -55,7 +55,7 @@ def test_an_example_is_valid_and_survives_mcpkits_wire_layer(path: Path) -> None
     if "params" not in value and "params" in rebuilt and not rebuilt["params"]:
         del rebuilt["params"]
     assert rebuilt == value
-    if isinstance(message, rpc.Request) and is_modern_request(message.params):
+    if isinstance(message, rpc.Request) and is_stateless_request(message.params):
         meta = read_request_meta(message.params, SUPPORTED_VERSIONS)
         assert meta.version == "2026-07-28"
     if isinstance(message, rpc.Response):

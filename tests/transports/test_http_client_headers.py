@@ -1,7 +1,7 @@
 """The client's request metadata headers for 2026-07-28 (transports "Streamable HTTP" "Request Metadata").
 
 Pure functions: no sockets. Values the client encodes are decoded with the server's own decoder
-(protocol.http_modern), so both sides of mcpkit agree on the Base64 sentinel.
+(protocol.http_stateless), so both sides of mcpkit agree on the Base64 sentinel.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from mcpkit.protocol.http_request_headers import (
     screen_tools,
     tool_headers,
 )
-from mcpkit.protocol.modern import request_meta
+from mcpkit.protocol.stateless import request_meta
 
 JSON = dict[str, Any]
 MODERN = "2026-07-28"

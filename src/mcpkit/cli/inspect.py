@@ -30,9 +30,9 @@ def add_inspect(sub: Any) -> None:
     cmd.add_argument("--no-browser", action="store_true", help="print the page's URL, do not open it")
     cmd.add_argument(
         "--era",
-        choices=["auto", "modern", "handshake"],
+        choices=["auto", "stateless", "handshake", "modern"],  # modern: the name before 0.1
         default="auto",
-        help="the protocol era: 2026-07-28 (modern), initialize (handshake) or whichever the server speaks",
+        help="the protocol era: 2026-07-28 (stateless), initialize (handshake) or what the server speaks",
     )
     cmd.add_argument("--protocol-version", metavar="VERSION", help="with --era handshake: the version asked")
     cmd.add_argument(

@@ -28,7 +28,7 @@ def add_proxy(sub: Any) -> None:
     cmd.add_argument("--name", help="the server name to give the proxy's clients (default: the remote's)")
     cmd.add_argument(
         "--era",
-        choices=["auto", "modern", "handshake"],
+        choices=["auto", "stateless", "handshake", "modern"],  # modern: the name before 0.1
         default="auto",
         help="the protocol era to speak with the remote (default: probe, then fall back)",
     )

@@ -52,7 +52,7 @@ class Client:
     """A client connected to one server over `stream`; use as `async with Client(stream) as client`.
 
     `era`: "auto" (the default) probes with server/discover and falls back to initialize
-    (remembered per `era_key`), "modern" pins 2026-07-28, "handshake" pins initialize at
+    (remembered per `era_key`), "stateless" pins 2026-07-28, "handshake" pins initialize at
     `protocol_version` (naming a `protocol_version` alone pins the handshake era too).
     `cache`: reuse stateless results for their ttlMs; public ones also go to `shared_cache`.
     `max_rounds`: input-required rounds; `on_task_status`: tasks.TaskWatch; `on_log`: every level
@@ -138,7 +138,7 @@ class Client:
         found = await settle(
             self.session, era, self.versions, self.protocol_version, self.probe_timeout, self.timeout
         )
-        if era is Era.AUTO or found is Era.MODERN:
+        if era is Era.AUTO or found is Era.STATELESS:
             remember(self.era_key, found)
 
     @property

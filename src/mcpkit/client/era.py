@@ -2,8 +2,8 @@
 
 Spec 2026-07-28 versioning "Backward Compatibility" and stdio/Streamable HTTP "Backward
 Compatibility": a DiscoverResult (one with a `supportedVersions` list: mocks answer anything with
-`{}`) means modern; a recognized modern error (UnsupportedProtocolVersion with its `supported`
-list) means modern at another version; anything else, or silence, means legacy. The fallback is
+`{}`) means stateless; a recognized stateless error (UnsupportedProtocolVersion with its `supported`
+list) means stateless at another version; anything else, or silence, means legacy. The fallback is
 never keyed to one error code. The answer is a property of the server, so it is remembered for
 the life of the process under a key the caller chooses (command line or origin).
 
@@ -32,8 +32,8 @@ from ..protocol.errors import (
     RemoteError,
 )
 from ..protocol.lifecycle import Negotiated
-from ..protocol.modern import SERVER_INFO
-from ..protocol.versions import is_modern
+from ..protocol.stateless import SERVER_INFO
+from ..protocol.versions import is_stateless
 from ..runtime.groups import single_error
 from ..runtime.session import Session
 from ..runtime.stream import StreamAttribute
@@ -43,13 +43,19 @@ __all__ = ["Era", "discover", "forget", "remember", "remembered", "settle"]
 JSON = dict[str, Any]
 
 # The codes only a 2026-07-28 server sends; any other error to the probe reads as legacy.
-MODERN_ERRORS: Final = frozenset({HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION})
+STATELESS_ERRORS: Final = frozenset(
+    {HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
+)
 
 
 class Era(enum.Enum):
     AUTO = "auto"  # probe, then remember
-    MODERN = "modern"  # 2026-07-28: no handshake, _meta on every request
+    STATELESS = "stateless"  # 2026-07-28: no handshake, _meta on every request
     HANDSHAKE = "handshake"  # initialize (2024-11-05 .. 2025-11-25)
+
+    @classmethod
+    def _missing_(cls, value: object) -> Era | None:
+        return cls.STATELESS if value == "modern" else None  # the name before 0.1: still understood
 
 
 _REMEMBERED: dict[str, Era] = {}
@@ -85,44 +91,44 @@ async def settle(
         probe = probe_timeout if era is Era.AUTO else timeout
         agreed = await discover(session, versions, probe, probing=era is Era.AUTO)
         if agreed is not None:
-            await session.apply(session.connection.adopt_modern(agreed))
-            return Era.MODERN
+            await session.apply(session.connection.adopt_stateless(agreed))
+            return Era.STATELESS
     try:
         await session.initialize(handshake_version, timeout)
     except RemoteError as exc:
         # A server slow to start may answer the probe we gave up on, settle on 2026-07-28 and refuse
-        # the fallback initialize with -32022: modern evidence, so probe once more (as the official
+        # the fallback initialize with -32022: stateless evidence, so probe once more (as the official
         # SDK's client does) rather than give up.
         if era is not Era.AUTO or exc.code != UNSUPPORTED_PROTOCOL_VERSION:
             raise
         agreed = await discover(session, versions, timeout, probing=False)
         assert agreed is not None  # probing=False raises instead
-        await session.apply(session.connection.adopt_modern(agreed))
-        return Era.MODERN
+        await session.apply(session.connection.adopt_stateless(agreed))
+        return Era.STATELESS
     return Era.HANDSHAKE
 
 
 def _mutual(offered: object, mine: tuple[str, ...]) -> str | None:
-    """The newest modern version both sides name."""
+    """The newest stateless version both sides name."""
     if not isinstance(offered, list):
         return None
-    both = [v for v in mine if is_modern(v) and v in offered]
+    both = [v for v in mine if is_stateless(v) and v in offered]
     return both[-1] if both else None
 
 
 async def discover(
     session: Session, versions: tuple[str, ...], timeout: float | None, *, probing: bool
 ) -> Negotiated | None:
-    """Run server/discover and agree on a modern version; None when the server is legacy (probing only).
+    """Run server/discover and agree on a stateless version; None when the server is legacy (probing only).
 
-    A pinned modern client (`probing=False`) raises instead of returning None.
+    A pinned stateless client (`probing=False`) raises instead of returning None.
     """
     connection = session.connection
     version = _mutual(list(versions), versions)
     if version is None:
         raise LocalError("this client is configured without any 2026-07-28 version")
     for _attempt in range(2):
-        rid, message = connection.modern_request("server/discover", version)
+        rid, message = connection.stateless_request("server/discover", version)
         try:
             result = await _answer(session, rid, message, timeout)
         except RemoteError as exc:
@@ -135,7 +141,7 @@ async def discover(
                 raise LocalError(
                     f"the server supports none of this client's versions (it offers {offered})"
                 ) from None
-            if exc.code in MODERN_ERRORS or not probing:
+            if exc.code in STATELESS_ERRORS or not probing:
                 raise
             return None
         except MCPError as exc:  # timed out: a silent legacy server; a closed connection is no answer
@@ -143,7 +149,7 @@ async def discover(
                 raise
             return None
         if not isinstance(result.get("supportedVersions"), list):
-            # A legacy server that answers any method with `{}` has not said it is modern.
+            # A legacy server that answers any method with `{}` has not said it is stateless.
             if probing:
                 return None
             raise RemoteError(

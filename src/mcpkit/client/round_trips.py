@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..protocol.errors import INVALID_PARAMS, RemoteError
-from ..protocol.modern import result_type
+from ..protocol.stateless import result_type
 
 __all__ = ["drive_round_trips"]
 

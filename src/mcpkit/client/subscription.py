@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 from ..protocol import events as ev
-from ..protocol.modern import SUBSCRIPTION_ID
+from ..protocol.stateless import SUBSCRIPTION_ID
 from ..protocol.subscription_filter import SubscriptionFilter
 from ..runtime.groups import CallerCancellation
 from ..runtime.session import Session

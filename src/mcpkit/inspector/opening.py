@@ -28,7 +28,7 @@ JSON = dict[str, Any]
 @dataclass(frozen=True)
 class Target:
     """What to connect to, and how: an http(s) URL, a server.py file or a command line; `era` is auto,
-    modern or handshake (with `protocol_version`, a handshake-era version to ask for)."""
+    stateless or handshake (with `protocol_version`, a handshake-era version to ask for)."""
 
     server: str
     era: str = "auto"
@@ -42,8 +42,8 @@ class Target:
 
 
 def _era_options(target: Target) -> JSON:
-    if target.era not in ("auto", "modern", "handshake"):
-        raise ValueError(f"era is auto, modern or handshake, not {target.era!r}")
+    if target.era not in ("auto", "stateless", "modern", "handshake"):
+        raise ValueError(f"era is auto, stateless or handshake, not {target.era!r}")
     options: JSON = {"era": target.era, "era_key": None}  # an inspector sees what the server does now
     if target.era == "handshake" and target.protocol_version:
         options["protocol_version"] = target.protocol_version

@@ -32,7 +32,7 @@ def rule_for(
     method: str,
     sender: Role,
     notification: bool,
-    modern: bool = False,
+    stateless: bool = False,
     extra: Mapping[str, MethodSpec] = NO_RULES,
 ) -> MethodSpec | str:
     """The rule for `method` sent by `sender`, or a sentence saying why there is none. `extra`: the
@@ -41,8 +41,8 @@ def rule_for(
     kind = "notification" if notification else "method"
     if rule is None or rule.notification != notification:
         return f"Method not found: {method!r} is not an MCP {kind}"
-    if not (rule.modern if modern else rule.handshake):
-        era = "2026-07-28 (stateless)" if modern else "initialize-era"
+    if not (rule.stateless if stateless else rule.handshake):
+        era = "2026-07-28 (stateless)" if stateless else "initialize-era"
         return f"Method not found: {method!r} is not a {era} {kind}"
     if rule.sender is not None and rule.sender is not sender:
         return f"Method not found: {method!r} is sent by the {rule.sender.value}, not the {sender.value}"
@@ -82,11 +82,11 @@ def inbound_rule(
     receiver: Role,
     notification: bool,
     own: dict[str, Any],
-    modern: bool = False,
+    stateless: bool = False,
     extra: Mapping[str, MethodSpec] = NO_RULES,
 ) -> MethodSpec:
     """The rule for a message `receiver` got; RemoteError (-32601) when it may not be sent to us."""
-    rule = rule_for(method, receiver.peer, notification, modern, extra)
+    rule = rule_for(method, receiver.peer, notification, stateless, extra)
     if isinstance(rule, str):
         raise RemoteError(METHOD_NOT_FOUND, rule)
     if rule.capability and rule.owner is Owner.RECEIVER and not declares(own, rule.capability):
@@ -104,14 +104,14 @@ def outbound_rule(
     notification: bool,
     own: dict[str, Any],
     peer: dict[str, Any],
-    modern: bool = False,
+    stateless: bool = False,
     params: dict[str, Any] | None = None,
     extra: Mapping[str, MethodSpec] = NO_RULES,
 ) -> MethodSpec:
     """The rule for a message `sender` is about to send; a local error before anything is sent.
 
     Given the request's `params`, also the finer capability they ask of the peer (`param_capability`)."""
-    rule = rule_for(method, sender, notification, modern, extra)
+    rule = rule_for(method, sender, notification, stateless, extra)
     if isinstance(rule, str):
         raise LocalError(rule, METHOD_NOT_FOUND)
     if rule.capability:

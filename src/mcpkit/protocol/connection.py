@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from . import capabilities as caps
 from . import events as ev
 from . import jsonrpc as rpc
-from . import lifecycle, modern
+from . import lifecycle, stateless
 from .capabilities import Owner, Role
 from .correlation import Correlation
 from .errors import LocalError, RemoteError, to_wire_error
@@ -99,13 +99,13 @@ class Connection:
         if (
             method in self._ready_methods
             and self.phase is Phase.READY
-            and ("_meta" not in params or not modern.is_modern_request(params))
+            and ("_meta" not in params or not stateless.is_stateless_request(params))
         ):
             assert agreed is not None
             self.calls.received(rid, method, params, agreed, None)
             return [ev.RequestReceived(rid, method, params, agreed)]
-        if modern.served_statelessly(self.role, self.versions, method, params, self.phase is Phase.NEW):
-            own, level = modern.accept_stateless(
+        if stateless.served_statelessly(self.role, self.versions, method, params, self.phase is Phase.NEW):
+            own, level = stateless.accept_stateless(
                 method,
                 params,
                 self.versions,
@@ -238,7 +238,7 @@ class Connection:
         self.negotiated = Negotiated(agreed, info, caps, self.info, self.capabilities, self.instructions)
         self.log_level = log_level
 
-    def adopt_modern(self, negotiated: Negotiated) -> list[ev.Event]:
+    def adopt_stateless(self, negotiated: Negotiated) -> list[ev.Event]:
         """The client's side: speak the stateless era from now on (after server/discover, or pinned)."""
         if not negotiated.stateless:
             raise LocalError(f"{negotiated.version} is not a 2026-07-28 version to adopt")
@@ -260,14 +260,16 @@ class Connection:
         rid, params = self.calls.open(method, params, progress)
         return rid, rpc.request_message(rid, method, params)
 
-    def modern_request(self, method: str, version: str, params: JSON | None = None) -> tuple[RequestId, JSON]:
+    def stateless_request(
+        self, method: str, version: str, params: JSON | None = None
+    ) -> tuple[RequestId, JSON]:
         """The client's side: a stateless request sent before any agreement (server/discover, a probe)."""
         self._advance(Trigger.SEND_PROBE, method)
         rid, params = self.calls.open(method, self._with_request_meta(params or {}, version))
         return rid, rpc.request_message(rid, method, params)
 
     def _with_request_meta(self, params: JSON, version: str) -> JSON:
-        return modern.with_request_meta(params, version, self.capabilities, self.info, self.log_level)
+        return stateless.with_request_meta(params, version, self.capabilities, self.info, self.log_level)
 
     def send_notification(self, method: str, params: JSON | None = None) -> JSON:
         rule = self._outbound_rule(method, True)
@@ -276,12 +278,12 @@ class Connection:
 
     def subscription_notification(self, method: str, params: JSON | None, subscription_id: RequestId) -> JSON:
         """A notification on the subscriptions/listen stream `subscription_id` (tagged with it)."""
-        return modern.subscription_notification(method, params, subscription_id, self.capabilities)
+        return stateless.subscription_notification(method, params, subscription_id, self.capabilities)
 
     def _outbound_rule(self, method: str, notification: bool, params: JSON | None = None) -> caps.MethodSpec:
         own, peer = self.capabilities, self._peer_capabilities()
-        modern, rules = self._stateless, self.extension_rules
-        return caps.outbound_rule(method, self.role, notification, own, peer, modern, params, rules)
+        stateless, rules = self._stateless, self.extension_rules
+        return caps.outbound_rule(method, self.role, notification, own, peer, stateless, params, rules)
 
     def _peer_capabilities(self) -> JSON:
         return {} if self.negotiated is None else self.negotiated.capabilities_of(self.role.peer)
@@ -298,7 +300,7 @@ class Connection:
         if state.negotiated.stateless:
             try:
                 info = self.info if self.server_info_in_results else None
-                result = modern.finish_result(state.method, result, info)
+                result = stateless.finish_result(state.method, result, info)
             except LocalError as exc:
                 return rpc.error_message(rid, to_wire_error(exc))
         return rpc.result_message(rid, result)

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from .errors import MCPError
 from .methods import MethodSpec, Role
-from .modern import CLIENT_CAPABILITIES, missing_capability
+from .stateless import CLIENT_CAPABILITIES, missing_capability
 
 __all__ = [
     "declared",
@@ -76,5 +76,5 @@ def with_extensions(capabilities: JSON, extensions: dict[str, JSON]) -> JSON:
 
 def declaring(identifier: str, settings: JSON | None = None) -> JSON:
     """A request's `_meta` declaring extension `identifier` for that request alone (2026-07-28: the
-    client sends its capabilities with every request; modern.with_request_meta merges this in)."""
+    client sends its capabilities with every request; stateless.with_request_meta merges this in)."""
     return {CLIENT_CAPABILITIES: {"extensions": {identifier: settings or {}}}}

@@ -4,7 +4,7 @@ Spec 2026-07-28 transports "Streamable HTTP": "Protocol Version Header" (equal t
 `_meta` version), "Standard Request Headers" (Mcp-Method, Mcp-Name), "Custom Headers from Tool
 Parameters" (Mcp-Param-{Name} for `x-mcp-header` properties; a tool with an invalid annotation is
 dropped from tools/list) and "Value Encoding" (the `=?base64?...?=` sentinel). The server's checks
-of the same headers live in `http_modern`.
+of the same headers live in `http_stateless`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from .http_header_values import encode_value, mirror_value, value_at
 from .methods import HEADER_ITEMS
-from .modern import PROTOCOL_VERSION
+from .stateless import PROTOCOL_VERSION
 
 __all__ = ["ToolHeaders", "encode_value", "mirror_value", "request_headers", "screen_tools", "tool_headers"]
 

@@ -15,8 +15,8 @@ from typing import Any, Final
 
 from .errors import INVALID_REQUEST
 from .jsonrpc import Message, Notification, Request, RequestId
-from .modern import is_modern_request
-from .versions import SUPPORTED_VERSIONS, V2025_03_26, is_modern
+from .stateless import is_stateless_request
+from .versions import SUPPORTED_VERSIONS, V2025_03_26, is_stateless
 
 __all__ = [
     "DEFAULT_HOSTS",
@@ -85,7 +85,7 @@ class PostKind(enum.Enum):
 def post_kind(headers: Mapping[str, str], message: Message, keeps_sessions: bool) -> PostKind:
     """Which way a POST goes, from its (lower-cased) headers and its message alone.
 
-    versioning "Backward Compatibility": a request with the modern `_meta`, or a modern
+    versioning "Backward Compatibility": a request with the stateless `_meta`, or a stateless
     MCP-Protocol-Version, is of the stateless era; everything else is of the handshake era, served in a
     session unless the server keeps none (`keeps_sessions` False). An initialize naming no session opens
     one; any other message belongs to the session it names (and is refused later if it names none).
@@ -94,7 +94,7 @@ def post_kind(headers: Mapping[str, str], message: Message, keeps_sessions: bool
     """
     if isinstance(message, Request | Notification):
         header = headers.get("mcp-protocol-version")
-        if is_modern_request(message.params) or (header in SUPPORTED_VERSIONS and is_modern(header)):
+        if is_stateless_request(message.params) or (header in SUPPORTED_VERSIONS and is_stateless(header)):
             if isinstance(message, Request):
                 return PostKind.STATELESS_ERA
             if "mcp-session-id" not in headers:

@@ -61,7 +61,7 @@ class MethodSpec:
     notification: bool = False
     before_ready: bool = False  # allowed before the lifecycle's initialization completes
     handshake: bool = True  # part of the initialize era (2024-11-05 .. 2025-11-25)
-    modern: bool = True  # part of the stateless era (2026-07-28)
+    stateless: bool = True  # part of the stateless era (2026-07-28)
     item: Item | None = None  # the parameter naming the request's item
     asks_client: bool = False  # may answer input_required (patterns "Multi Round-Trip Requests")
     cacheable: bool = False  # its result may carry a cache hint (server utilities "Caching")
@@ -75,10 +75,10 @@ class MethodSpec:
 
 
 def _handshake_only(spec: MethodSpec) -> MethodSpec:
-    return replace(spec, modern=False)
+    return replace(spec, stateless=False)
 
 
-def _modern_only(spec: MethodSpec) -> MethodSpec:
+def _stateless_only(spec: MethodSpec) -> MethodSpec:
     return replace(spec, handshake=False)
 
 
@@ -92,7 +92,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
     "initialize": _handshake_only(MethodSpec(sender=C, before_ready=True)),
     "notifications/initialized": _handshake_only(MethodSpec(sender=C, notification=True, before_ready=True)),
     "ping": _handshake_only(MethodSpec(sender=None, before_ready=True)),
-    "server/discover": _modern_only(MethodSpec(sender=C, cacheable=True)),
+    "server/discover": _stateless_only(MethodSpec(sender=C, cacheable=True)),
     "notifications/cancelled": MethodSpec(sender=None, notification=True, before_ready=True),
     "notifications/progress": MethodSpec(sender=None, notification=True, before_ready=True),
     # server features, requested by the client
@@ -111,7 +111,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
     "resources/unsubscribe": _handshake_only(
         MethodSpec(sender=C, capability=("resources", "subscribe"), item="uri", span_target=_URI)
     ),
-    "subscriptions/listen": _modern_only(MethodSpec(sender=C)),
+    "subscriptions/listen": _stateless_only(MethodSpec(sender=C)),
     "prompts/list": MethodSpec(sender=C, capability=("prompts",), cacheable=True),
     "prompts/get": MethodSpec(
         sender=C, capability=("prompts",), item="name", asks_client=True, span_target=_PROMPT
@@ -131,7 +131,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
     "notifications/prompts/list_changed": MethodSpec(
         sender=S, capability=("prompts", "listChanged"), owner=Owner.SENDER, notification=True
     ),
-    "notifications/subscriptions/acknowledged": _modern_only(MethodSpec(sender=S, notification=True)),
+    "notifications/subscriptions/acknowledged": _stateless_only(MethodSpec(sender=S, notification=True)),
     # the server may log before initialization completes (lifecycle "Initialization")
     "notifications/message": MethodSpec(
         sender=S, capability=("logging",), owner=Owner.SENDER, notification=True, before_ready=True
@@ -153,9 +153,9 @@ METHODS: Final[dict[str, MethodSpec]] = {
     "tasks/cancel": MethodSpec(sender=None, item="taskId"),
     "tasks/result": _handshake_only(MethodSpec(sender=None, item="taskId")),
     "tasks/list": _handshake_only(MethodSpec(sender=None)),
-    "tasks/update": _modern_only(MethodSpec(sender=C, item="taskId")),
+    "tasks/update": _stateless_only(MethodSpec(sender=C, item="taskId")),
     "notifications/tasks/status": _handshake_only(MethodSpec(sender=None, notification=True)),
-    "notifications/tasks": _modern_only(MethodSpec(sender=S, notification=True)),
+    "notifications/tasks": _stateless_only(MethodSpec(sender=S, notification=True)),
 }
 
 NO_RULES: Final[Mapping[str, MethodSpec]] = MappingProxyType({})
@@ -164,7 +164,7 @@ NO_RULES: Final[Mapping[str, MethodSpec]] = MappingProxyType({})
 # transports "Standard Request Headers" (and the tasks extension's "Routing Headers"): Mcp-Name
 # mirrors the item of a 2026-07-28 request; headers exist in that era only.
 HEADER_ITEMS: Final[Mapping[str, Item]] = MappingProxyType(
-    {method: spec.item for method, spec in METHODS.items() if spec.item is not None and spec.modern}
+    {method: spec.item for method, spec in METHODS.items() if spec.item is not None and spec.stateless}
 )
 # patterns "Multi Round-Trip Requests", "Supported Requests": no other request may answer input_required.
 ASKS_CLIENT: Final = frozenset(method for method, spec in METHODS.items() if spec.asks_client)

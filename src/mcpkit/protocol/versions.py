@@ -11,13 +11,12 @@ from typing import Final
 __all__ = [
     "HANDSHAKE_VERSIONS",
     "LATEST",
-    "LATEST_MODERN",
-    "MODERN_VERSIONS",
+    "LATEST_STATELESS",
     "STATELESS_VERSIONS",
     "SUPPORTED_VERSIONS",
     "Feature",
     "has",
-    "is_modern",
+    "is_stateless",
     "negotiate",
 ]
 
@@ -58,10 +57,10 @@ V2026_07_28: Final = "2026-07-28"
 # The versions that negotiate with `initialize`, oldest first.
 HANDSHAKE_VERSIONS: Final[tuple[str, ...]] = (V2024_11_05, V2025_03_26, V2025_06_18, V2025_11_25)
 # The versions that carry their version and capabilities in each request's `_meta`.
-MODERN_VERSIONS: Final[tuple[str, ...]] = (V2026_07_28,)
-SUPPORTED_VERSIONS: Final[tuple[str, ...]] = HANDSHAKE_VERSIONS + MODERN_VERSIONS
+STATELESS_VERSIONS: Final[tuple[str, ...]] = (V2026_07_28,)
+SUPPORTED_VERSIONS: Final[tuple[str, ...]] = HANDSHAKE_VERSIONS + STATELESS_VERSIONS
 LATEST: Final = HANDSHAKE_VERSIONS[-1]
-LATEST_MODERN: Final = MODERN_VERSIONS[-1]
+LATEST_STATELESS: Final = STATELESS_VERSIONS[-1]
 
 _FIRST_VERSION: Final[dict[Feature, str]] = {
     Feature.AUDIO_CONTENT: V2025_03_26,
@@ -109,11 +108,7 @@ def has(version: str, feature: Feature) -> bool:
     return first is None or index >= _ORDER[first]
 
 
-# Derived from the table once: every request asks.
-STATELESS_VERSIONS: Final = frozenset(v for v in SUPPORTED_VERSIONS if has(v, Feature.STATELESS))
-
-
-def is_modern(version: str) -> bool:
+def is_stateless(version: str) -> bool:
     """Whether `version` is of the stateless era (2026-07-28: per-request `_meta`, no handshake)."""
     return version in STATELESS_VERSIONS
 
@@ -125,7 +120,7 @@ def negotiate(requested: object, supported: tuple[str, ...] = SUPPORTED_VERSIONS
     otherwise it MUST respond with another version it supports, which SHOULD be its latest.
     Only handshake-era versions can be agreed this way.
     """
-    handshake = tuple(v for v in supported if not is_modern(v)) or HANDSHAKE_VERSIONS
+    handshake = tuple(v for v in supported if not is_stateless(v)) or HANDSHAKE_VERSIONS
     if isinstance(requested, str) and requested in handshake:
         return requested
     return handshake[-1]

@@ -28,7 +28,7 @@ import anyio.abc
 from ..client.client import Client
 from ..protocol.errors import InvalidRequest
 from ..protocol.methods import ASKS_CLIENT, CACHEABLE
-from ..protocol.versions import is_modern
+from ..protocol.versions import is_stateless
 from ..server.context import Context
 from ..server.registry import LIST_CHANGED
 from ..server.server import Server
@@ -166,7 +166,7 @@ class Proxy:
     def _for_front(self, ctx: Context, method: str, result: JSON) -> JSON:
         """A 2026-07-28 client's cacheable results carry ttlMs and cacheScope: the proxy's hint where
         the remote (of the handshake era) gave none."""
-        if method in _CACHEABLE and is_modern(ctx.negotiated.version) and self.front is not None:
+        if method in _CACHEABLE and is_stateless(ctx.negotiated.version) and self.front is not None:
             return {**self.front.registry.cache.fields(), **result}
         return result
 

@@ -338,7 +338,7 @@ class Session(Requesting):
     # ---- what handlers and high-level APIs call ---------------------------------------------
 
     async def apply(self, events: list[ev.Event]) -> None:
-        """Act on the events a Connection call returned outside the reader (e.g. `adopt_modern`'s Ready)."""
+        """Act on the events a Connection call returned outside `deliver` (e.g. `adopt_stateless`'s Ready)."""
         for event in events:
             await self._dispatch(event)
 

@@ -14,7 +14,7 @@ from ..protocol.errors import INVALID_PARAMS, InvalidParams, LocalError, RemoteE
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Negotiated
 from ..protocol.schema_check import compile_schema, schema_problems
-from ..protocol.versions import Feature, has, is_modern
+from ..protocol.versions import Feature, has, is_stateless
 from .asking import Asker
 from .tasks.hosted_by_client import ask_as_task
 
@@ -114,7 +114,7 @@ class Context:
     @property
     def stateless(self) -> bool:
         """Whether this request is served in the stateless era (2026-07-28)."""
-        return is_modern(self.negotiated.version)
+        return is_stateless(self.negotiated.version)
 
     @property
     def client_capabilities(self) -> JSON:

@@ -12,9 +12,9 @@ from functools import partial
 from typing import Any
 
 from ..protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
-from ..protocol.modern import SUBSCRIPTION_ID
+from ..protocol.stateless import SUBSCRIPTION_ID
 from ..protocol.tasks import TASK_NOTE, TASKS_EXTENSION
-from ..protocol.versions import is_modern
+from ..protocol.versions import is_stateless
 from .context import Context
 from .resources import not_found
 from .services import Services
@@ -74,7 +74,7 @@ async def read(services: Services, ctx: Context, params: JSON) -> JSON:
     registry = services.registry
     uri = uri_of(params, "resources/read")
     result: JSON = {"contents": await registry.read_resource(uri, ctx)}
-    if is_modern(ctx.negotiated.version):
+    if is_stateless(ctx.negotiated.version):
         result.update(registry.cache_hint_for(uri).fields())
     return result
 

@@ -13,7 +13,7 @@ import orjson
 from ..protocol.http_request_headers import tool_headers
 from ..protocol.methods import METHODS, MethodSpec
 from ..protocol.pagination import canonical, page
-from ..protocol.versions import is_modern
+from ..protocol.versions import is_stateless
 from .caching import CacheHint
 from .completion import Completions
 from .extensions import Extension
@@ -192,7 +192,7 @@ class Registry:
         result: JSON = {kind: orjson.Fragment(orjson.dumps([i.definition(version) for i in chosen]))}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
-        if is_modern(version):
+        if is_stateless(version):
             result.update(self.cache.fields())
         if canonical(start, self.page_size) and len(self._pages) < _MAX_CACHED_PAGES:
             self._pages[key] = result

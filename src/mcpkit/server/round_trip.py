@@ -17,7 +17,7 @@ from typing import Any
 
 from ..protocol import capabilities as caps
 from ..protocol.errors import InvalidParams, LocalError
-from ..protocol.modern import missing_capability
+from ..protocol.stateless import missing_capability
 from .request_state import StateSealer, request_binding
 
 __all__ = ["CannotAsk", "InputRequired", "RoundTrip", "require"]

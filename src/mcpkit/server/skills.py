@@ -23,7 +23,7 @@ from ..protocol.skills import (
     frontmatter,
     valid_name,
 )
-from ..protocol.versions import is_modern
+from ..protocol.versions import is_stateless
 from .extensions import Extension, string_param
 from .registry import Registry
 from .request import RequestContext
@@ -132,7 +132,7 @@ class SkillCatalog(Extension):
     def _finish(self, result: JSON, next_cursor: str | None, ctx: RequestContext) -> JSON:
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
-        if is_modern(ctx.negotiated.version):
+        if is_stateless(ctx.negotiated.version):
             result.update(self.registry.cache.fields())
         return result
 

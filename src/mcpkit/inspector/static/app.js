@@ -44,7 +44,7 @@ function showServer(panel) {
     h("dl", {},
       h("dt", {}, "name"), h("dd", {}, info.name || ""),
       h("dt", {}, "protocol"), h("dd", { id: "protocol" }, s.protocol || ""),
-      h("dt", {}, "era"), h("dd", { id: "era-shown" }, s.stateless ? "modern (stateless, 2026-07-28)" : "handshake (initialize)"),
+      h("dt", {}, "era"), h("dd", { id: "era-shown" }, s.stateless ? "stateless (2026-07-28)" : "handshake (initialize)"),
       h("dt", {}, "target"), h("dd", {}, s.target || "")),
     s.instructions ? h("div", {}, h("h3", {}, "instructions"), pre(s.instructions)) : null,
     h("h3", {}, "capabilities"), pre(json(s.capabilities || {})),

@@ -8,7 +8,7 @@ from typing import Any
 
 from ...protocol.errors import INTERNAL_ERROR, error_object
 from ...protocol.tasks import Status, advance
-from ...protocol.versions import Feature, has, is_modern
+from ...protocol.versions import Feature, has, is_stateless
 from .legs import Cancelled, Failed, NeedsInput, Outcome, Result
 from .store import Change, TaskRecord
 
@@ -21,7 +21,7 @@ def running(record: TaskRecord) -> bool:
     """Whether a leg runs for the task: working, or (2025-11-25, whose leg waits on the client's
     answer) input_required."""
     return record.status is Status.WORKING or (
-        record.status is Status.INPUT_REQUIRED and not is_modern(record.version)
+        record.status is Status.INPUT_REQUIRED and not is_stateless(record.version)
     )
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...protocol.errors import LocalError
 from ...protocol.tasks import STATUS_NOTE, TASK_NOTE, detailed, utility_task
-from ...protocol.versions import Feature, has, is_modern
+from ...protocol.versions import Feature, has, is_stateless
 from .store import TaskRecord
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ JSON = dict[str, Any]
 async def tell(record: TaskRecord, session: Session | None, listeners: set[Listener]) -> None:
     """The status notification of `record` as it is now: to `session` (the requestor's, 2025-11-25) or
     to the `listeners` that follow it (2026-07-28). Never fails the change it reports."""
-    if is_modern(record.version):
+    if is_stateless(record.version):
         note = task_note(record)
         for listener in list(listeners):
             listener.offer(TASK_NOTE, note)

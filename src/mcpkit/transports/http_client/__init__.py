@@ -2,7 +2,7 @@
 
 The modules: `opening` (open_http_stream), `stream` (the MessageStream over POSTs and SSE), `inbound`
 (each answer decoded once), `handshake` (a session's headers),
-`modern_traffic` (2026-07-28 requests), `failures` (every failure as a JSON-RPC error), `legacy_sse`
+`stateless_traffic` (2026-07-28 requests), `failures` (every failure as a JSON-RPC error), `legacy_sse`
 (the 2024-11-05 HTTP+SSE fallback), `backoff` (the reconnect delay). This package keeps the old
 module's name, so `mcpkit.transports.http_client` imports as before; its exports load lazily.
 """

@@ -7,8 +7,8 @@ Last-Event-ID, after the server's `retry` delay ("Resumability and Redelivery").
 the session id means the session is gone: by default the client replays its handshake for a new session and
 resends ("Session Management" 5). A 400/404/405 to the first initialize means a 2024-11-05 server: the
 client falls back to HTTP+SSE ("Backwards Compatibility"). Every failure of a request becomes a JSON-RPC
-error for it. A 2026-07-28 request (modern `_meta`) is one POST with its metadata headers and no session or
-resumption; its refusal's JSON-RPC error is its answer (`modern_traffic`).
+error for it. A 2026-07-28 request (stateless `_meta`) is one POST with its metadata headers and no session or
+resumption; its refusal's JSON-RPC error is its answer (`stateless_traffic`).
 """
 
 from __future__ import annotations
@@ -30,14 +30,14 @@ from .failures import describe_error, describe_status, describe_unexpected, erro
 from .handshake import new_session, renew_hint
 from .inbound import NotAnAnswer, Payload, TooLarge, answers, decoded, progressed, related
 from .legacy_sse import LegacyEndpointError, LegacySSEStream, connect_legacy, long_lived
-from .modern_traffic import ModernTraffic, error_answer
+from .stateless_traffic import StatelessTraffic, error_answer
 
 __all__ = ["HTTPClientStream"]
 
 _DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024
 _FALLBACK_STATUSES = (400, 404, 405)
 _ERROR_BODY = 64 * 1024  # a refusal's JSON-RPC error, read whole for its code and data
-_MODERN_ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+_STATELESS_ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 JSON = dict[str, Any]
 
 
@@ -75,7 +75,7 @@ class HTTPClientStream(Attributes):
         self._handshake: list[bytes] = []  # initialize, notifications/initialized: replayed after a 404
         self._renewing = anyio.Lock()
         self._abandoned: set[Any] = set()  # cancelled requests, whose streams are not resumed
-        self.modern = ModernTraffic()
+        self.stateless = StatelessTraffic()
 
     async def deliver_to(self, deliver: Deliver) -> None:
         await deliver_each(self._inbox, deliver)
@@ -91,7 +91,7 @@ class HTTPClientStream(Attributes):
             return
         data = out.data
         message = out.decoded
-        if self.modern.cancel(message):
+        if self.stateless.cancel(message):
             return
         method = message.get("method")
         if method in ("initialize", "notifications/initialized") and len(self._handshake) < 2:
@@ -120,18 +120,18 @@ class HTTPClientStream(Attributes):
     # ---- POST --------------------------------------------------------------------------------
 
     async def _post(self, data: bytes, message: JSON, renewed: bool = False) -> None:
-        modern = self.modern.headers(message)
-        if not modern:
+        stateless = self.stateless.headers(message)
+        if not stateless:
             return await self._exchange(data, message, renewed)
-        with self.modern.stream(message.get("id")):  # 2026-07-28: closing the stream cancels it
-            await self._exchange(data, message, renewed, {**_MODERN_ACCEPT, **modern})
+        with self.stateless.stream(message.get("id")):  # 2026-07-28: closing the stream cancels it
+            await self._exchange(data, message, renewed, {**_STATELESS_ACCEPT, **stateless})
 
     async def _exchange(
-        self, data: bytes, message: JSON, renewed: bool, modern: dict[str, str] | None = None
+        self, data: bytes, message: JSON, renewed: bool, stateless: dict[str, str] | None = None
     ) -> None:
         sent_with = self.session_id
         rid = message.get("id") if "method" in message else None
-        headers = modern or self._post_headers()
+        headers = stateless or self._post_headers()
         # A subscriptions/listen stream may stay quiet for as long as nothing changes.
         quiet = long_lived(self.http) if message.get("method") == "subscriptions/listen" else None
         decoder: SSEDecoder | None = None
@@ -141,9 +141,9 @@ class HTTPClientStream(Attributes):
                 "POST", self.url, content=data, headers=headers, timeout=quiet or httpx.USE_CLIENT_DEFAULT
             ) as r:
                 if r.status_code >= 400:
-                    head = await read_head(r, _ERROR_BODY if modern else 500)
+                    head = await read_head(r, _ERROR_BODY if stateless else 500)
                 else:
-                    decoder = await self._accept(r, message, rid, modern is None)
+                    decoder = await self._accept(r, message, rid, stateless is None)
         except httpx.HTTPError as exc:
             self._fail(message, describe_error(exc, "POST", self.url), connection=True)
             return
@@ -153,13 +153,13 @@ class HTTPClientStream(Attributes):
         except NotAnAnswer as exc:
             self._fail(message, str(exc))
             return
-        if r.status_code >= 400 and modern:  # a JSON-RPC error body is the answer, else a plain failure
+        if r.status_code >= 400 and stateless:  # a JSON-RPC error body is the answer, else a plain failure
             answer = error_answer(message, head) or error_reply(message, describe_status(r, head[:500]))
             if answer is not None:
                 self._inbox.put(answer)
         elif r.status_code >= 400:
             await self._refused(data, message, r, head, sent_with, renewed)
-        elif decoder is not None and modern:
+        elif decoder is not None and stateless:
             self._fail(message, "the SSE stream closed before the response (2026-07-28 has no resuming)")
         elif decoder is not None:
             await self._resume(message, rid, decoder)
@@ -340,7 +340,7 @@ class HTTPClientStream(Attributes):
         if isinstance(message, dict):
             if initialize:
                 self._learn_version(message)
-            message = self.modern.screen(message)
+            message = self.stateless.screen(message)
         self._inbox.put(related(message, rid))
 
     def _learn_version(self, message: JSON) -> None:

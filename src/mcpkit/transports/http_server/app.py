@@ -20,7 +20,6 @@ from typing import Any
 import anyio
 
 from ...protocol.errors import MCPError
-from ...protocol.http_modern import repeated_fields
 from ...protocol.http_rules import (
     DEFAULT_HOSTS,
     DEFAULT_ORIGINS,
@@ -33,6 +32,7 @@ from ...protocol.http_rules import (
     refuse_repeats,
     request_version,
 )
+from ...protocol.http_stateless import repeated_fields
 from ...protocol.jsonrpc import (
     InvalidMessage,
     Message,

@@ -1,7 +1,7 @@
 """One 2026-07-28 (stateless) POST: checked headers, a fresh serve() for the one request, and its answer.
 
 Spec 2026-07-28 transports "Streamable HTTP": no sessions and no resumability; the headers mirror the
-body and any mismatch is 400 with HeaderMismatch; modern errors travel with their status (400 for
+body and any mismatch is 400 with HeaderMismatch; stateless errors travel with their status (400 for
 version, _meta and capability errors, 404 for an unknown method). A request whose first message is
 its response is answered as application/json, so such an error keeps its status; one that sends
 notifications first (progress, logs, a subscriptions/listen stream) is answered as SSE, and closing
@@ -18,8 +18,8 @@ import anyio
 import orjson
 
 from ...protocol.errors import MCPError
-from ...protocol.http_modern import check_request_headers, retry_after, status_for_error
 from ...protocol.http_rules import asks_for_notifications
+from ...protocol.http_stateless import check_request_headers, retry_after, status_for_error
 from ...protocol.jsonrpc import Request, encode, error_message
 from ...protocol.sse import encode_event
 from ...runtime.mailbox import Mailbox

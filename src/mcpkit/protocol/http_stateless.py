@@ -2,7 +2,7 @@
 
 Spec 2026-07-28 transports "Streamable HTTP": "Request Metadata" (MCP-Protocol-Version, Mcp-Method,
 Mcp-Name, Mcp-Param-{Name} from `x-mcp-header`), "Value Encoding" (the Base64 sentinel) and
-"Server Validation" (any mismatch is 400 with HeaderMismatch -32020), and the status codes modern
+"Server Validation" (any mismatch is 400 with HeaderMismatch -32020), and the status codes stateless
 errors travel with (400 for version, _meta and capability errors; 404 for an unknown method). mcpkit's
 own: busy (-32010) is 429 and a shared store out of reach (-32011) 503, both with Retry-After.
 """
@@ -27,7 +27,7 @@ from .errors import (
 )
 from .http_header_values import decode_value, mirror_value, value_at
 from .methods import HEADER_ITEMS
-from .modern import PROTOCOL_VERSION
+from .stateless import PROTOCOL_VERSION
 
 __all__ = ["check_request_headers", "repeated_fields", "retry_after", "status_for_error"]
 
@@ -59,7 +59,7 @@ def repeated_fields(raw: Iterable[tuple[bytes, bytes]]) -> frozenset[str]:
 
 
 def status_for_error(code: int) -> int:
-    """The HTTP status a modern JSON-RPC error is sent with (200 for the rest)."""
+    """The HTTP status a stateless JSON-RPC error is sent with (200 for the rest)."""
     return _STATUS.get(code, 200)
 
 

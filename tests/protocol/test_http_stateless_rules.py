@@ -9,8 +9,8 @@ import pytest
 from mcpkit.protocol.errors import MCPError
 from mcpkit.protocol.http_header_values import decode_value as decode_header_value
 from mcpkit.protocol.http_header_values import encode_value as encode_header_value
-from mcpkit.protocol.http_modern import check_request_headers, repeated_fields, status_for_error
 from mcpkit.protocol.http_request_headers import tool_headers
+from mcpkit.protocol.http_stateless import check_request_headers, repeated_fields, status_for_error
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
 

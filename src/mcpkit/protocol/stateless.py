@@ -24,7 +24,7 @@ from .errors import (
 from .levels import LEVELS
 from .lifecycle import Negotiated, declared_at
 from .methods import ASKS_CLIENT
-from .versions import STATELESS_VERSIONS, is_modern
+from .versions import STATELESS_VERSIONS, is_stateless
 
 __all__ = [
     "CLIENT_CAPABILITIES",
@@ -36,7 +36,7 @@ __all__ = [
     "RequestMeta",
     "accept_stateless",
     "finish_result",
-    "is_modern_request",
+    "is_stateless_request",
     "missing_capability",
     "read_request_meta",
     "request_meta",
@@ -61,7 +61,7 @@ _RESULT_TYPES: Final = frozenset({"complete", "input_required", "task"})  # task
 
 @dataclass(frozen=True, slots=True)
 class RequestMeta:
-    """What a modern request says about itself."""
+    """What a stateless request says about itself."""
 
     version: str
     client_capabilities: JSON
@@ -69,7 +69,7 @@ class RequestMeta:
     log_level: str | None
 
 
-def is_modern_request(params: JSON) -> bool:
+def is_stateless_request(params: JSON) -> bool:
     """Whether a request names its protocol version in `_meta` (the mark of the stateless era)."""
     meta = params.get("_meta")
     return isinstance(meta, dict) and PROTOCOL_VERSION in meta
@@ -88,7 +88,7 @@ def read_request_meta(params: JSON, supported: tuple[str, ...]) -> RequestMeta:
     version = meta.get(PROTOCOL_VERSION)
     if not isinstance(version, str):
         raise RemoteError(INVALID_PARAMS, f"Invalid params: _meta lacks a string {PROTOCOL_VERSION}")
-    if version not in supported or not is_modern(version):
+    if version not in supported or not is_stateless(version):
         data = {"supported": list(reversed(supported)), "requested": version}
         raise RemoteError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", data)
     capabilities = meta.get(CLIENT_CAPABILITIES)
@@ -103,16 +103,16 @@ def read_request_meta(params: JSON, supported: tuple[str, ...]) -> RequestMeta:
 
 def serves_stateless(versions: tuple[str, ...]) -> bool:
     """Whether a server configured with `versions` serves any stateless (2026-07-28) version."""
-    return not STATELESS_VERSIONS.isdisjoint(versions)
+    return any(version in STATELESS_VERSIONS for version in versions)
 
 
 def served_statelessly(
     receiver: caps.Role, versions: tuple[str, ...], method: str, params: JSON, before_handshake: bool
 ) -> bool:
     """Whether a server configured with `versions` serves this request statelessly. versioning
-    "Backward Compatibility": a request with the modern `_meta` is stateless; before any handshake,
+    "Backward Compatibility": a request with the stateless `_meta` is stateless; before any handshake,
     so is all but what may open the initialize era (initialize, ping)."""
-    marked = is_modern_request(params)
+    marked = is_stateless_request(params)
     if receiver is not caps.Role.SERVER or not (marked or before_handshake) or not serves_stateless(versions):
         return False
     if marked:
@@ -140,8 +140,8 @@ def accept_stateless(
 
 
 def _newest(supported: tuple[str, ...]) -> str:
-    modern = [v for v in supported if is_modern(v)]
-    return modern[-1] if modern else supported[-1]
+    stateless = [v for v in supported if is_stateless(v)]
+    return stateless[-1] if stateless else supported[-1]
 
 
 def request_meta(version: str, capabilities: JSON, info: JSON, log_level: str | None = None) -> JSON:
@@ -172,13 +172,13 @@ def with_request_meta(
 def subscription_notification(method: str, params: JSON | None, subscription_id: Any, own: JSON) -> JSON:
     """A notification on a subscriptions/listen stream, tagged with that subscription's id
     (basic "_meta": the server MUST include it on every such notification)."""
-    caps.outbound_rule(method, caps.Role.SERVER, True, own, {}, modern=True)
+    caps.outbound_rule(method, caps.Role.SERVER, True, own, {}, stateless=True)
     meta = {SUBSCRIPTION_ID: subscription_id}
     return {"jsonrpc": "2.0", "method": method, "params": {**(params or {}), "_meta": meta}}
 
 
 def finish_result(method: str, result: JSON, server_info: JSON | None) -> JSON:
-    """A modern result as sent: `resultType` present (basic "Responses") and the server named in `_meta`.
+    """A stateless result as sent: `resultType` present (basic "Responses") and the server named in `_meta`.
 
     The result is copied, never changed in place: handlers may hand back cached results.
     LocalError (-32603) when `method` may not answer input_required.

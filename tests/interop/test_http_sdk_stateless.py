@@ -69,7 +69,7 @@ async def test_an_x_mcp_header_parameter_is_mirrored_as_the_sdk_checks_it(sdk: t
         await client.list_tools()
         routed = await client.call_tool("route", {"region": "Zürich"})  # non-ASCII: the Base64 form
         assert routed["content"][0]["text"] == "routed to Zürich"
-        client.stream.modern.mirrored.clear()  # type: ignore[attr-defined]  # as if never listed
+        client.stream.stateless.mirrored.clear()  # type: ignore[attr-defined]  # as if never listed
         with pytest.raises(MCPError) as caught:
             await client.call_tool("route", {"region": "eu-west1"})
         assert caught.value.code == -32020  # HeaderMismatch: the SDK did check the header

@@ -21,13 +21,13 @@ from ...protocol.http_request_headers import ToolHeaders, request_headers, scree
 from ...protocol.jsonrpc import encode, error_message
 from ...protocol.utilities import read_cancel
 
-__all__ = ["ModernTraffic", "error_answer"]
+__all__ = ["StatelessTraffic", "error_answer"]
 
 log = logging.getLogger("mcpkit")
 JSON = dict[str, Any]
 
 
-class ModernTraffic:
+class StatelessTraffic:
     """The stateless era's share of one HTTP client: mirrored tool parameters and open response streams."""
 
     def __init__(self) -> None:

@@ -15,7 +15,7 @@ from test_http_client import Exchange, FakeServer, serving
 
 from mcpkit import Context, MCPError, Server
 from mcpkit.client import connect_http
-from mcpkit.protocol.modern import PROTOCOL_VERSION
+from mcpkit.protocol.stateless import PROTOCOL_VERSION
 from mcpkit.transports.http_server import StreamableHTTPApp
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
