@@ -38,14 +38,15 @@ class Pending:
 class PendingRequests:
     """Our requests in flight, by id. `write(message, related)` sends a message on the Session's stream.
 
-    `cancel_send_timeout` (seconds) bounds how long a timed-out or cancelled request waits to hand its
-    notifications/cancelled to the stream.
+    `cancel_send_timeout` (seconds, default 1) bounds how long a timed-out or cancelled request waits to
+    hand its notifications/cancelled to the stream.
     """
 
-    def __init__(self, connection: Connection, write: Write, *, cancel_send_timeout: float = 1.0) -> None:
+    cancel_send_timeout = 1.0
+
+    def __init__(self, connection: Connection, write: Write) -> None:
         self.connection = connection
         self.write = write
-        self.cancel_send_timeout = cancel_send_timeout
         self.ended = False  # no answer can arrive any more: every request fails at once
         self._table: dict[RequestId, Pending] = {}
 
