@@ -11,8 +11,8 @@ import pytest
 from test_http_server import call, init_body, make_server, open_session, rpc, serving
 
 from mcpkit.protocol.sse import SSEDecoder
-from mcpkit.transports.event_store import InMemoryEventStore
 from mcpkit.transports.http_server import StreamableHTTPApp
+from mcpkit.transports.http_server.event_store import InMemoryEventStore
 from messages import HEADERS
 from scale import scaled
 

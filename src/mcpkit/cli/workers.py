@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from .errors import Failure, UsageError
+from .keys import with_api_keys
 from .load import load_target
 from .ops import behind_proxies, operations, uvicorn_options
 
@@ -42,15 +43,22 @@ def serve_workers(
     reload_dir: str | None = None,
     log_level: str | None = None,
     operations: dict[str, Any] | None = None,
+    api_keys: tuple[str, str] | None = None,
 ) -> None:
     """Run `workers` processes on host:port until interrupted. Several workers need `redis_url`: without
     a shared store each would know only the sessions it created. `reload_dir`: one worker, restarted
-    when a file under that directory changes."""
+    when a file under that directory changes. `api_keys`: a key file and the resource URL its keys
+    are for (see cli.keys)."""
     import uvicorn
 
     os.environ[_TARGET] = target
     os.environ[_REDIS] = redis_url or ""
-    settings = {"argv": list(argv), "hosts": list(allowed_hosts), "origins": list(allowed_origins)}
+    settings = {
+        "argv": list(argv),
+        "hosts": list(allowed_hosts),
+        "origins": list(allowed_origins),
+        "api_keys": list(api_keys) if api_keys else None,
+    }
     os.environ[_SETTINGS] = orjson.dumps({**settings, "operations": operations or {}}).decode()
     # one requestState key for every worker of this run, unless the server names its own
     os.environ.setdefault(_STATE_KEY, secrets.token_hex(32))
@@ -120,4 +128,6 @@ def build() -> Any:
     app = StreamableHTTPApp(
         server, backplane=backplane, allowed_hosts=hosts, allowed_origins=origins, operations=ops
     )
-    return behind_proxies(app, settings.get("operations") or {})
+    keys = settings.get("api_keys")
+    guarded = with_api_keys(app, *keys) if keys else app
+    return behind_proxies(guarded, settings.get("operations") or {})

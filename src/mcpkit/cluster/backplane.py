@@ -19,11 +19,12 @@ from ..server.tasks.engine import TaskEngine
 from ..transports.http_server.delivery import Answering
 from ..transports.http_server.sessions import SessionStream
 from .fanout import Fanout
-from .http import ClusterSessions
+from .limits import RedisLimits
 from .peers import SharedPeers
 from .pool import WaitingPool
 from .relay import ClusterRelay
 from .replay_store import RedisReplayStore
+from .sessions import ClusterSessions
 from .state import SharedState
 from .task_store import RedisTaskStore
 from .tasks import ClusterTasks
@@ -34,6 +35,11 @@ if TYPE_CHECKING:
 __all__ = ["RedisBackplane"]
 
 JSON = dict[str, Any]
+
+
+def _positive(*limits: float) -> None:
+    if min(limits) <= 0:
+        raise ValueError("RedisBackplane limits and periods must be positive")
 
 
 class RedisBackplane:
@@ -82,14 +88,19 @@ class RedisBackplane:
         if redis is None and url is None:
             raise ValueError("RedisBackplane needs a url or a redis client")
         limits = (idle_timeout, max_sessions, max_events, max_bytes, heartbeat, dead_after, max_in_flight)
-        if min(*limits, max_connections, pool_timeout, ended_retention, max_total_bytes) <= 0:
-            raise ValueError("RedisBackplane limits and periods must be positive")
-        self.url, self._redis, self.prefix = url, redis, prefix
+        _positive(*limits, max_connections, pool_timeout, ended_retention, max_total_bytes)
+        self.url = url
+        self._redis = redis
+        self.prefix = prefix
         self.worker = re.sub(r"[^A-Za-z0-9]", "", worker) + secrets.token_hex(3)
-        self.idle_timeout, self.max_sessions, self.max_events = idle_timeout, max_sessions, max_events
+        self.idle_timeout = idle_timeout
+        self.max_sessions = max_sessions
+        self.max_events = max_events
         self.max_bytes, self.max_total_bytes = max_bytes, max_total_bytes
         self.ended_retention = ended_retention
-        self.heartbeat, self.dead_after, self.socket_timeout = heartbeat, dead_after, socket_timeout
+        self.heartbeat = heartbeat
+        self.dead_after = dead_after
+        self.socket_timeout = socket_timeout
         self.max_in_flight = max_in_flight
         self.max_connections, self.pool_timeout = max_connections, pool_timeout
         self._state: SharedState | None = None
@@ -128,6 +139,11 @@ class RedisBackplane:
     def replay_store(self, max_entries: int = 100_000) -> RedisReplayStore:
         """DPoP replay checks in the same Redis, for every worker's `DPoPChecker(replays=...)`."""
         return RedisReplayStore(self.client(), self.prefix, max_entries)
+
+    def limits(self, lease: float = 600.0) -> RedisLimits:
+        """Counts for `RateLimit(store=...)` and `ConcurrencyLimit(store=...)` in the same Redis, so each
+        limit holds across every worker (`lease`: how long a slot counts at most, see RedisLimits)."""
+        return RedisLimits(self.client(), self.prefix, lease)
 
     def state(self) -> SharedState:
         """What every worker shares about its sessions (one per backplane)."""

@@ -26,7 +26,7 @@ from .in_flight import InFlight
 from .origin import RECEIVED_FROM
 from .pending import PendingRequests, ProgressCallback
 from .stream import Inbound, MessageStream, StreamAttribute, encoded
-from .workers import SESSION_WORKERS, WorkerShare
+from .thread_share import SESSION_THREADS, ThreadShare
 
 __all__ = ["NotificationHandler", "ProgressCallback", "RequestHandler", "Session"]
 
@@ -102,13 +102,13 @@ class Session:
         """
         self._running = True
         # handler tasks start in a copy of this context, and with it this session's share of worker threads
-        token = SESSION_WORKERS.set(WorkerShare(self.max_worker_threads))
+        token = SESSION_THREADS.set(ThreadShare(self.max_worker_threads))
         try:
             async with self.in_flight.running():
                 await self._take_all()
                 await self._drain()
         finally:
-            SESSION_WORKERS.reset(token)
+            SESSION_THREADS.reset(token)
             self._running = False
             self.pending.end()
             self.closed.set()

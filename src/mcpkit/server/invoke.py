@@ -8,7 +8,7 @@ from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
-from ..runtime.workers import run_in_worker
+from ..runtime.thread_share import run_in_thread
 from .depends import Dependencies, resolve
 from .request import RequestContext
 
@@ -37,7 +37,7 @@ async def _call(fn: Callable[..., Any], kwargs: dict[str, Any], is_async: bool) 
         value = await fn(**kwargs)
     else:
         # A blocking handler must not stall the loop; it runs within its session's share of threads.
-        value = await run_in_worker(functools.partial(fn, **kwargs))
+        value = await run_in_thread(functools.partial(fn, **kwargs))
     if type(value) not in _PLAIN and inspect.isawaitable(value):
         value = await value
     return value

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.errors import InvalidParams, MCPError
 
 __all__ = ["StateSealer", "request_binding"]
 
@@ -92,7 +92,7 @@ class StateSealer:
 
 
 def _refused(why: str) -> MCPError:
-    return MCPError(INVALID_PARAMS, f"Invalid params: requestState rejected: {why}")
+    return InvalidParams(f"Invalid params: requestState rejected: {why}")
 
 
 def _b64(data: bytes) -> str:

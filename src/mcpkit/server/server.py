@@ -16,8 +16,8 @@ from ..protocol.versions import SUPPORTED_VERSIONS
 from ..runtime.origin import RECEIVED_FROM
 from ..runtime.session import Session
 from ..runtime.stream import MessageStream, StreamAttribute
+from ..runtime.thread_share import leave_if_threads_linger
 from ..runtime.tracing import TracingOption
-from ..runtime.workers import leave_if_workers_linger
 from .asking import asker_for
 from .caching import CacheHint
 from .completion import Completions
@@ -105,7 +105,7 @@ class Server:
         self.client_request_timeout = client_request_timeout
         self.info: JSON = {"name": name, "version": version} | ({"title": title} if title else {})
         self.lifespan = Lifespan(lifespan, self)
-        self.middleware = Chain()  # around requests: server/middleware.py
+        self.middleware = Chain()  # around requests: server/middleware/chain.py
         self.tracing = ServerTracing(tracing) if tracing else None
         if self.tracing is not None:  # the first middleware, so the outermost
             self.middleware.add(self.tracing)
@@ -334,4 +334,4 @@ class Server:
 
         named = (("max_line", max_line), ("eof_grace", eof_grace))
         run_stdio(self.serve, **{k: v for k, v in named if v is not None})
-        leave_if_workers_linger()
+        leave_if_threads_linger()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ...protocol.errors import INVALID_PARAMS, SERVER_BUSY, MCPError, to_wire_error
+from ...protocol.errors import SERVER_BUSY, InvalidParams, MCPError, to_wire_error
 from ...protocol.tasks import client_supports, needs_extension, task_id_of
 from ...runtime._native import spawn_detached
 from ..context import Context
@@ -176,7 +176,7 @@ class TaskEngine:
         task_id = task_id_of(params)
         record = await self.store.get(task_id)
         if record is None or record.owner != owner:
-            raise MCPError(INVALID_PARAMS, f"Invalid params: no task {task_id!r}")
+            raise InvalidParams(f"Invalid params: no task {task_id!r}")
         return record
 
     async def unless_lost(self, record: TaskRecord, session: Session, peers: Peers) -> TaskRecord:
@@ -208,7 +208,7 @@ class TaskEngine:
             try:
                 found = await self.store.get(task_id)
                 if found is None:
-                    raise MCPError(INVALID_PARAMS, f"Invalid params: task {task_id!r} expired")
+                    raise InvalidParams(f"Invalid params: task {task_id!r} expired")
                 if self.workers.worker is not None and polls % _LOST_EVERY == _LOST_EVERY - 1:
                     found = await self.unless_lost(found, session, peers)
                 if found.status.terminal:
@@ -239,7 +239,7 @@ class TaskEngine:
         if not client_supports(ctx.client_capabilities):
             raise needs_extension()
         if not isinstance(task_ids, list):
-            raise MCPError(INVALID_PARAMS, "Invalid params: taskIds must be an array of task ids")
+            raise InvalidParams("Invalid params: taskIds must be an array of task ids")
         found = []
         for task_id in task_ids[: self.max_live]:
             record = await self.store.get(task_id) if isinstance(task_id, str) else None

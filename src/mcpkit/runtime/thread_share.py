@@ -1,8 +1,9 @@
-"""Worker threads shared fairly: each session may hold only so many of the process's worker threads.
+"""Worker threads shared fairly: each session may hold only so many of the process's threads. (A
+"worker" elsewhere in mcpkit is a process of a cluster.)
 
 The process runs blocking calls on at most 40 threads, so one session flooding slow sync handlers could
-take them all and starve every other session. A Session installs its own WorkerShare in a context
-variable its handler tasks inherit; `run_in_worker` runs a call within it. On asyncio the calls go to
+take them all and starve every other session. A Session installs its own ThreadShare in a context
+variable its handler tasks inherit; `run_in_thread` runs a call within it. On asyncio the calls go to
 `thread_pool` (a queue put per call, results back in batches); elsewhere (trio) to anyio's threads,
 behind a CapacityLimiter of the share's size.
 """
@@ -21,12 +22,12 @@ import anyio
 from ._native import running_loop
 from .thread_pool import Lane
 
-__all__ = ["SESSION_WORKERS", "WorkerShare", "leave_if_workers_linger", "run_in_worker"]
+__all__ = ["SESSION_THREADS", "ThreadShare", "leave_if_threads_linger", "run_in_thread"]
 
 T = TypeVar("T")
 
 
-class WorkerShare:
+class ThreadShare:
     """At most `cap` worker threads at once for one session's sync calls (None: no cap of its own)."""
 
     __slots__ = ("_lane", "_limiter", "cap")
@@ -54,20 +55,20 @@ class WorkerShare:
             return await anyio.to_thread.run_sync(fn, abandon_on_cancel=True)
 
 
-SESSION_WORKERS: ContextVar[WorkerShare | None] = ContextVar("mcpkit_session_workers", default=None)
+SESSION_THREADS: ContextVar[ThreadShare | None] = ContextVar("mcpkit_session_workers", default=None)
 
 
-def run_in_worker(fn: Callable[[], T]) -> Awaitable[T]:
+def run_in_thread(fn: Callable[[], T]) -> Awaitable[T]:
     """Run blocking `fn` on a worker thread, within the current session's share of them (if any); await
     what it returns. Cancelled, the caller leaves at once; a call already on its thread runs on, abandoned.
     """
-    share = SESSION_WORKERS.get()
+    share = SESSION_THREADS.get()
     if share is None:
-        share = WorkerShare(None)
+        share = ThreadShare(None)
     return share.run(fn)
 
 
-def leave_if_workers_linger() -> None:
+def leave_if_threads_linger() -> None:
     """End the process now if a worker thread still runs: a sync handler on a thread cannot be
     interrupted, and waiting for it would keep a server that was told to stop alive."""
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):

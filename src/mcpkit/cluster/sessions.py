@@ -64,7 +64,9 @@ class ClusterSessions:
         fanout: Fanout,
     ) -> None:
         self.state, self.worker = state, worker
-        self._serve, self.answering, self.strict_version = serve, answering, strict_version
+        self._serve = serve
+        self.answering = answering
+        self.strict_version = strict_version
         self.heartbeat, self.dead_after = heartbeat, dead_after
         # ids of our requests to clients name the worker to route the answer to, and are unguessable:
         # an answer is only taken on the session that was asked (see `_answer`), this is the second line
