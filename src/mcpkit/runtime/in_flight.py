@@ -79,7 +79,11 @@ class InFlight:
         False when no more may be in flight (then `take` refuses it)."""
         if len(self._handlers) >= self.max_in_flight:
             return False
-        self._start(event, context)
+        assert self.loop is not None
+        task = start_task(self.loop, self._handle_native(event), context.copy())
+        if not task.done():  # a handler started eagerly may have answered already
+            self._handlers[event.id] = task
+            self._tasks.add(task)
         return True
 
     async def take(self, event: ev.RequestReceived, context: Context | None) -> None:
@@ -87,7 +91,7 @@ class InFlight:
         if len(self._handlers) >= self.max_in_flight:
             await self._refuse_busy(event.id)
         elif self.loop is not None:
-            self._start(event, context)
+            self.start_now(event, context or self.context)
         else:
             self._handlers[event.id] = anyio.CancelScope()  # counted in flight from now on
             self.spawn(self._handle, event, context=context)
@@ -121,13 +125,6 @@ class InFlight:
         message = self.connection.respond_error(rid, MCPError(SERVER_BUSY, why, {"maxInFlight": cap}))
         if message is not None:
             await self.write(message, rid)
-
-    def _start(self, event: ev.RequestReceived, context: Context | None) -> None:
-        assert self.loop is not None
-        task = start_task(self.loop, self._handle_native(event), (context or self.context).copy())
-        if not task.done():  # a handler started eagerly may have answered already
-            self._handlers[event.id] = task
-            self._tasks.add(task)
 
     async def _handle_native(self, event: ev.RequestReceived) -> None:
         rid = event.id
