@@ -62,9 +62,17 @@ class Prompt:
                 argument["description"] = prop["description"]
             arguments.append(argument)
         doc = description if description is not None else describe(fn)
-        named = name or fn.__name__
-        fields: JSON = {"title": title, "icons": icons, "meta": meta, "scopes": frozenset(scopes)}
-        return cls(named, fn, sig, doc, arguments, **fields)
+        return cls(
+            name or fn.__name__,
+            fn,
+            sig,
+            doc,
+            arguments,
+            title=title,
+            icons=icons,
+            meta=meta,
+            scopes=frozenset(scopes),
+        )
 
     def definition(self, version: str) -> JSON:
         out: JSON = {"name": self.name, "arguments": self.arguments}

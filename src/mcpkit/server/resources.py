@@ -7,7 +7,6 @@ resource or template answers is -32002 with the URI in `data` (2024-11-05 .. 202
 from __future__ import annotations
 
 import base64
-import functools
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -79,8 +78,11 @@ class Resource(_Described):
         lifespan_type: type | None = None,
         **describe: Any,
     ) -> Resource:
-        compiled = functools.partial(inspect_function, context_type=context_type, lifespan_type=lifespan_type)
-        sig = compiled(fn, structured_output=False) if fn is not None else None
+        sig: Signature | None = None
+        if fn is not None:
+            sig = inspect_function(
+                fn, context_type=context_type, structured_output=False, lifespan_type=lifespan_type
+            )
         return cls(uri=uri, read_fn=fn, signature=sig, content=content, **describe)
 
     def definition(self, version: str) -> JSON:
