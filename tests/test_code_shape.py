@@ -23,10 +23,6 @@ STDLIB_PRIVATE = {"os._exit"}
 
 # module -> the concept that will leave it next, or why it stays one idea. One line each.
 LARGE = {
-    "client/client.py": (
-        "connect_stdio/connect_http leave for client/connect.py; Listening becomes a Subscriptions object"
-        " the Client owns"
-    ),
     "cluster/sessions.py": (
         "routing between workers (inboxes, _route/_on_inbox, the heartbeat) leaves; serving a session's "
         "POST on any worker stays"
@@ -57,9 +53,7 @@ LARGE = {
 }
 
 # Half classes known today, and why they may stay for now.
-HALF_CLASSES = {
-    "client/listening.py: Listening": "being replaced (a Subscriptions object the Client owns)",
-}
+HALF_CLASSES: dict[str, str] = {}
 
 
 def name(path: Path) -> str:

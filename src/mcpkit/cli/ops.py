@@ -150,6 +150,7 @@ def operations(settings: dict[str, Any], server: Any) -> Any:
 
         options["metrics"] = metrics = PrometheusMetrics()
         server.middleware.add(Measure(metrics, server.registry))
+        server.tasks.counts.measure(metrics)  # the backplane's, if any, the app reports
     return Operations(**options)
 
 

@@ -28,7 +28,7 @@ from .ops import (
     quiet_sigterm,
     uvicorn_options,
 )
-from .workers import check_redis_url, one_process_key, serve_workers
+from .workers import add_state_key_file, check_redis_url, one_process_key, serve_workers, shared_key
 
 __all__ = ["add_serve", "run_serve"]
 
@@ -44,6 +44,7 @@ def add_serve(sub: Any) -> None:
     serve.add_argument("target", help="file.py[:NAME] or module[:NAME]; arguments after -- go to the file")
     serve.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     serve.add_argument("--check", action="store_true", help="load the server, then exit (0: it loads)")
+    add_state_key_file(serve)
     serve.add_argument(
         "--log-level",
         choices=LOG_LEVELS,
@@ -102,6 +103,7 @@ def _check_options(args: argparse.Namespace) -> None:
         check_redis_url(args.redis)
     if args.api_keys:
         check_api_keys(args.api_keys)
+    args.state_key = shared_key(args.state_key_file, args.redis)
 
 
 def _logging(level: str | None, log_format: str) -> None:
@@ -142,11 +144,12 @@ def run_serve(args: argparse.Namespace) -> int:
             log_level=args.log_level,
             operations=ops,
             api_keys=_api_keys(args),
+            state_key=args.state_key,
         )
         return 0
     from ..transports.http_server import StreamableHTTPApp
 
-    one_process_key(server)
+    one_process_key(server, args.state_key)
     app = StreamableHTTPApp(
         server, allowed_hosts=hosts, allowed_origins=origins, operations=operations(ops, server)
     )
@@ -175,7 +178,7 @@ def _serve_stdio(args: argparse.Namespace) -> int:
     if args.check:
         print(f"mcpkit: {args.target} loads", file=sys.stderr)
         return 0
-    one_process_key(server)
+    one_process_key(server, args.state_key)
     if sys.stdin.isatty():
         print(
             f"mcpkit: serving {args.target} over stdio: waiting for a client on stdin (Ctrl-C to stop). "

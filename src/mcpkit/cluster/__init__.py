@@ -9,5 +9,6 @@ from .backplane import RedisBackplane
 from .identity_store import RedisIdentityStore
 from .limits import RedisLimits
 from .replay_store import RedisReplayStore
+from .startup import StoreRefused
 
-__all__ = ["RedisBackplane", "RedisIdentityStore", "RedisLimits", "RedisReplayStore"]
+__all__ = ["RedisBackplane", "RedisIdentityStore", "RedisLimits", "RedisReplayStore", "StoreRefused"]

@@ -13,7 +13,9 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ..runtime.metrics import Metrics
 from ..server.peers import Peers
+from ..server.request_state import StateSealer
 from ..server.server import Server
 from ..server.tasks.engine import TaskEngine
 from ..transports.http_server.delivery import Answering
@@ -21,10 +23,11 @@ from ..transports.http_server.sessions import SessionStream
 from .fanout import Fanout
 from .limits import RedisLimits
 from .peers import SharedPeers
-from .pool import WaitingPool
+from .pool import Traffic, WaitingPool
 from .relay import ClusterRelay
 from .replay_store import RedisReplayStore
 from .sessions import ClusterSessions
+from .startup import StoreRefused, check_reachable, redacted, shared_state_key
 from .state import SharedState
 from .task_store import RedisTaskStore
 from .tasks import ClusterTasks
@@ -105,12 +108,8 @@ class RedisBackplane:
         self.max_connections, self.pool_timeout = max_connections, pool_timeout
         self._state: SharedState | None = None
         self._fanout: Fanout | None = None
-        self.task_bounds = {
-            "max_tasks": max_tasks,
-            "max_live": max_live_tasks,
-            "max_bytes": task_bytes,
-            "max_task_bytes": task_result_bytes,
-        }
+        self._traffic: Traffic | None = None  # counted by the connections of the pool made here
+        self.task_bounds = _task_bounds(max_tasks, max_live_tasks, task_bytes, task_result_bytes)
 
     def client(self) -> Redis:
         if self._redis is None:
@@ -125,8 +124,44 @@ class RedisBackplane:
                 socket_connect_timeout=self.socket_timeout,
                 health_check_interval=30,
             )
+            self._traffic = pool.traffic
             self._redis = Redis.from_pool(pool)
         return self._redis
+
+    def measure(self, metrics: Metrics) -> None:
+        """This worker's Redis round trips and failed ones (by `error.type`) as the counters
+        `mcp.server.backplane.round_trips` and `mcp.server.backplane.errors` (with a client of your own,
+        `redis=`, nothing is counted)."""
+        self.client()
+        traffic = self._traffic
+        if traffic is not None:
+            metrics.count("mcp.server.backplane.round_trips", lambda: {"": traffic.round_trips})
+            metrics.count("mcp.server.backplane.errors", lambda: dict(traffic.errors), "error.type")
+
+    def check(self) -> None:
+        """Return once Redis answers; StoreRefused (its message one line, the password left out) for a
+        wrong password or an unreachable Redis. Blocking: for a program's start."""
+        check_reachable(self._url_for("check()"), self.socket_timeout)
+
+    def state_key(self) -> bytes:
+        """The requestState key every worker and machine on this Redis and prefix shares, derived from a
+        secret kept there (cluster/startup.py). Blocking: call it while assembling, as
+        `Server(state_key=backplane.state_key())`; StoreRefused when Redis cannot be used."""
+        return shared_state_key(self._url_for("state_key()"), self.prefix, self.socket_timeout)
+
+    def _url_for(self, what: str) -> str:
+        if self.url is None:
+            raise ValueError(f"RedisBackplane.{what} needs the url, not only a client")
+        return self.url
+
+    async def started(self) -> None:
+        """StoreRefused unless Redis answers now: the app's lifespan fails at start (a wrong password, an
+        unreachable Redis) instead of a worker answering 503 to everything; outages after it are 503s."""
+        try:
+            await self.client().ping()
+        except Exception as exc:  # any failure at start is the configuration's
+            where = redacted(self.url) if self.url is not None else "the given client"
+            raise StoreRefused(f"cannot reach Redis at {where}: {exc}") from None
 
     async def ready(self) -> str | None:
         """None when Redis answers a PING, else why not (the readiness probe's reason)."""
@@ -181,8 +216,13 @@ class RedisBackplane:
     def adopt(self, server: Server) -> Server:
         """Give a Server built without this backplane's parts (a file that `mcpkit serve --workers N
         --redis URL` loads) its `peers()` and `tasks()`, keeping their limits: the one explicit step of
-        assembling such a server, before it serves anything. Built in code, pass them to `Server()`."""
+        assembling such a server, before it serves anything. Built in code, pass them to `Server()`.
+        A server whose requestState key is random per process gets `state_key()` (blocking), so every
+        worker opens the state any other sealed."""
         old_peers, old_tasks = server.peers, server.tasks
+        sealer = server.state_sealer
+        if sealer.random_key:
+            server.state_sealer = StateSealer(self.state_key(), ttl=sealer.ttl, max_size=sealer.max_size)
         server.peers = self.peers(
             max_subscriptions=old_peers.max_subscriptions, max_uri_length=old_peers.max_uri_length
         )
@@ -231,3 +271,13 @@ _ASSEMBLY = """a Server served with a RedisBackplane is built with its parts:
     backplane = RedisBackplane(url)
     server = Server(name, peers=backplane.peers(), tasks=backplane.tasks())
     app = StreamableHTTPApp(server, backplane=backplane)"""
+
+
+def _task_bounds(max_tasks: int, max_live: int, max_bytes: int, max_task_bytes: int) -> dict[str, int]:
+    """The bounds of the tasks kept in Redis, as RedisTaskStore takes them."""
+    return {
+        "max_tasks": max_tasks,
+        "max_live": max_live,
+        "max_bytes": max_bytes,
+        "max_task_bytes": max_task_bytes,
+    }

@@ -123,6 +123,12 @@ class ClusterSessions:
     async def alive(self, worker: str) -> bool:
         return await self.here.alive(worker)
 
+    async def end_all(self) -> None:
+        """Past a drain's deadline: each request served here is answered -32603 (`worker_shutdown`),
+        on its POST and in the log for a resumption on another worker."""
+        for replica in list(self.serving.values()):
+            await replica.give_up("worker_shutdown")
+
     async def aclose(self) -> None:
         for replica in list(self.serving.values()):
             replica.close()
