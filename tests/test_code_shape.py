@@ -42,14 +42,6 @@ LARGE = {
         "the token's claim checks (audiences_of, check_times, token_from_claims) leave; the resource "
         "server's HTTP rules stay"
     ),
-    "runtime/session.py": (
-        "the pending outbound requests (Requesting: deadlines, cancel on timeout) become a "
-        "PendingRequests object the Session owns"
-    ),
-    "server/server.py": (
-        "add_tool/add_resource's keyword pass-through goes once they accept a Tool/Resource built by "
-        "from_function"
-    ),
     "server/signature.py": (
         "the return side (_output, _adapter, _serialization_schema, _dumper, _wrap_result: output schema "
         "and serializer) leaves"
@@ -61,9 +53,7 @@ LARGE = {
 }
 
 # Half classes known today, and why they may stay for now.
-HALF_CLASSES = {
-    "runtime/requesting.py: Requesting": "being replaced (a PendingRequests object the Session owns)",
-}
+HALF_CLASSES: dict[str, str] = {}
 
 
 def name(path: Path) -> str:

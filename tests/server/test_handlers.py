@@ -106,7 +106,7 @@ async def test_the_asker_is_chosen_once_from_the_era_and_the_method() -> None:
 
 async def test_resources_subscribe_records_the_uri_on_peers_for_that_session_only() -> None:
     registry, peers, one, two = Registry(), Peers(), FakeSession(), FakeSession()
-    registry.add_resource(resource_from("test://a", None, "a", Context, allow_traversal=False))
+    registry.add_resource(resource_from("test://a", content="a"))
     with peers.connected(as_session(one)), peers.connected(as_session(two)):
         await HANDLERS["resources/subscribe"](
             services(registry, peers), context(registry, one), {"uri": "test://a"}

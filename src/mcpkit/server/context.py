@@ -16,6 +16,7 @@ from ..protocol.lifecycle import Negotiated
 from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import Feature, has, is_stateless
 from .asking import Asker
+from .request import RequestContext
 from .tasks.hosted_by_client import ask_as_task
 
 if TYPE_CHECKING:
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from ..runtime.origin import Origin
     from ..runtime.session import Session
     from .lifespan import Lifespan
-    from .registry import Registry
 
 __all__ = ["Context", "Elicited", "ServerHandle"]
 
@@ -55,6 +55,12 @@ class ServerHandle(Protocol):
     def lifespan(self) -> Lifespan: ...
 
 
+class OwnResources(Protocol):
+    """What a Context reads its own server's resources through (the Registry)."""
+
+    async def read_resource(self, uri: str, ctx: RequestContext) -> list[JSON]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Elicited:
     """The user's answer: `action` is "accept", "decline" or "cancel"; `content` only on accept. When
@@ -77,7 +83,7 @@ class Context:
 
     def __init__(
         self,
-        registry: Registry,
+        registry: OwnResources,
         session: Session,
         request_id: RequestId,
         negotiated: Negotiated,

@@ -6,13 +6,14 @@ is -32602 (Invalid params).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from ..content import text
 from ..protocol.errors import InvalidParams
 from .common_fields import add_common_fields
+from .context import Context
 from .invoke import invoke
 from .request import RequestContext
 from .signature import ArgumentError, Signature, describe, inspect_function
@@ -39,12 +40,17 @@ class Prompt:
         cls,
         fn: Callable[..., Any],
         *,
-        context_type: type,
         name: str | None = None,
+        title: str | None = None,
         description: str | None = None,
+        icons: list[JSON] | None = None,
+        meta: JSON | None = None,
+        scopes: Iterable[str] = (),
+        context_type: type = Context,
         lifespan_type: type | None = None,
-        **extra: Any,
     ) -> Prompt:
+        """The prompt `fn` is: its parameters the arguments, its name and docstring unless given.
+        `scopes`: what a caller's access token must grant (as for tools)."""
         sig = inspect_function(
             fn, context_type=context_type, structured_output=False, lifespan_type=lifespan_type
         )
@@ -56,7 +62,17 @@ class Prompt:
                 argument["description"] = prop["description"]
             arguments.append(argument)
         doc = description if description is not None else describe(fn)
-        return cls(name or fn.__name__, fn, sig, doc, arguments, **extra)
+        return cls(
+            name or fn.__name__,
+            fn,
+            sig,
+            doc,
+            arguments,
+            title=title,
+            icons=icons,
+            meta=meta,
+            scopes=frozenset(scopes),
+        )
 
     def definition(self, version: str) -> JSON:
         out: JSON = {"name": self.name, "arguments": self.arguments}

@@ -85,13 +85,14 @@ class Registry:
         del self.tools[name]
         self._changed("tools")
 
-    def add_resource(self, resource: Resource | ResourceTemplate) -> None:
+    def add_resource(self, resource: Resource | ResourceTemplate) -> Resource | ResourceTemplate:
         if isinstance(resource, ResourceTemplate):
             self.templates[resource.template.template] = resource
             self._changed("resourceTemplates")
         else:
             self.resources[resource.uri] = resource
             self._changed("resources")
+        return resource
 
     def remove_resource(self, uri: str) -> None:
         """Remove the resource or template registered under `uri`; KeyError if there is none."""

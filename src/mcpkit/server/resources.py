@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,7 @@ import orjson
 from ..protocol.errors import RESOURCE_NOT_FOUND, MCPError
 from .caching import CacheHint
 from .common_fields import add_common_fields
+from .context import Context
 from .invoke import invoke
 from .request import RequestContext
 from .signature import ArgumentError, Signature, inspect_function
@@ -66,6 +67,23 @@ class Resource(_Described):
     read_fn: Callable[..., Any] | None
     signature: Signature | None
     content: Any = None
+
+    @classmethod
+    def compile(
+        cls,
+        uri: str,
+        fn: Callable[..., Any] | None,
+        content: Any,
+        context_type: type,
+        lifespan_type: type | None = None,
+        **describe: Any,
+    ) -> Resource:
+        sig: Signature | None = None
+        if fn is not None:
+            sig = inspect_function(
+                fn, context_type=context_type, structured_output=False, lifespan_type=lifespan_type
+            )
+        return cls(uri=uri, read_fn=fn, signature=sig, content=content, **describe)
 
     def definition(self, version: str) -> JSON:
         return self._describe({"uri": self.uri, "name": self.name}, version)
@@ -145,25 +163,46 @@ class ResourceTemplate(_Described):
         return to_contents(uri, value, self.mime_type)
 
 
-_DESCRIBED = ("name", "title", "description", "mime_type", "annotations", "icons", "meta", "size")
-
-
 def resource_from(
     uri: str,
-    fn: Callable[..., Any] | None,
-    content: Any,
-    context_type: type,
+    fn: Callable[..., Any] | None = None,
     *,
-    allow_traversal: bool,
+    content: str | bytes | None = None,
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    mime_type: str | None = None,
+    annotations: JSON | None = None,
+    icons: list[JSON] | None = None,
+    meta: JSON | None = None,
+    size: int | None = None,
+    cache: CacheHint | None = None,
+    allow_traversal: bool = False,
+    scopes: Iterable[str] = (),
+    context_type: type = Context,
     lifespan_type: type | None = None,
-    **described: Any,
 ) -> Resource | ResourceTemplate:
-    """A template when `uri` has `{...}` expressions and a reader, else a resource of fixed URI.
-    `described`: the optional fields of the definition (name, title, description, mime_type, ...)."""
+    """A template when `uri` has `{...}` expressions (and `fn` reads it), else a resource of fixed URI,
+    read by `fn` or holding `content`.
+
+    A template refuses, as not found, values with a `..` segment, an absolute path or NUL (`%2F`
+    decodes into a simple `{var}` too); `allow_traversal=True` hands them to the reader. `scopes`: what
+    a reader's access token must grant. `cache`: the hint on its stateless read results.
+    """
     if fn is None and content is None:
-        raise TypeError("add_resource needs a reader function or content")
-    described = dict.fromkeys(_DESCRIBED, None) | described
-    described["name"] = described["name"] or (fn.__name__ if fn else uri)
+        raise TypeError("a resource needs a reader function or content")
+    described: JSON = {
+        "name": name or (fn.__name__ if fn else uri),
+        "title": title,
+        "description": description,
+        "mime_type": mime_type,
+        "annotations": annotations,
+        "icons": icons,
+        "meta": meta,
+        "size": size,
+        "cache": cache,
+        "scopes": frozenset(scopes),
+    }
     from .uri_template import UriTemplate  # ~5 ms to import: only once a resource is registered
 
     if fn is not None and UriTemplate.is_template(uri):
@@ -172,12 +211,7 @@ def resource_from(
         )
     if allow_traversal:
         raise TypeError("allow_traversal applies to URI templates only")
-    sig = (
-        inspect_function(fn, context_type=context_type, structured_output=False, lifespan_type=lifespan_type)
-        if fn is not None
-        else None
-    )
-    return Resource(uri=uri, read_fn=fn, signature=sig, content=content, **described)
+    return Resource.compile(uri, fn, content, context_type, lifespan_type, **described)
 
 
 def to_contents(uri: str, value: Any, mime_type: str | None) -> list[JSON]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from ..protocol import events as ev
@@ -38,14 +38,23 @@ from .scopes import require
 from .services import Services
 from .skills import Skill, add_skill
 from .tasks.engine import TaskEngine
-from .tasks.legs import task_support
-from .tools import Tool, tool_annotations
+from .tools import Tool
 from .tracing import ServerTracing
 
 __all__ = ["Server"]
 
 JSON = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def registering(add: Callable[[Any], object]) -> Callable[[F], F]:
+    """A decorator handing the function to `add` and returning it unchanged."""
+
+    def register(fn: F) -> F:
+        add(fn)
+        return fn
+
+    return register
 
 
 class Server:
@@ -130,136 +139,62 @@ class Server:
     # ---- registration ------------------------------------------------------------------------
 
     def tool(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
-        """Register a function as a tool; see `add_tool` for the options."""
+        """Register a function as a tool; `options` are `Tool.from_function`'s (server/tools.py)."""
+        return registering(functools.partial(self.add_tool, name=name, **options))
 
-        def register(fn: F) -> F:
-            self.add_tool(fn, name=name, **options)
-            return fn
-
-        return register
-
-    def add_tool(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        input_schema: JSON | None = None,
-        output_schema: JSON | None = None,
-        structured_output: bool | None = None,
-        read_only: bool | None = None,
-        destructive: bool | None = None,
-        idempotent: bool | None = None,
-        open_world: bool | None = None,
-        icons: list[JSON] | None = None,
-        meta: JSON | None = None,
-        scopes: Iterable[str] = (),
-        task: bool | str = False,
-        ask_first: bool = False,
-    ) -> Tool:
-        """Register `fn` as a tool. `scopes`: what a caller's access token must grant (on a server
-        behind mcpkit.auth.protect); a caller without them neither sees nor may call it. `task`:
-        True (or "optional") or "required": a call by a client with the tasks extension becomes a
-        task (server/tasks/); `ask_first`: it asks inside the request until `ctx.as_task()`."""
-        hints = tool_annotations(
-            read_only=read_only, destructive=destructive, idempotent=idempotent, open_world=open_world
-        )
-        tool = Tool.from_function(
-            fn,
-            context_type=Context,
-            lifespan_type=self.lifespan.value_type,
-            name=name,
-            description=description,
-            input_schema=input_schema,
-            output_schema=output_schema,
-            structured_output=structured_output,
-            title=title,
-            annotations=hints,
-            icons=icons,
-            meta=meta,
-            scopes=frozenset(scopes),
-            task=task_support(task),
-            task_ask_first=ask_first,
-        )
+    def add_tool(self, tool: Tool | Callable[..., Any], **options: Any) -> Tool:
+        """Register `tool`: a `Tool`, or a function made into one by `Tool.from_function(fn, **options)`
+        (with this server's context and lifespan types)."""
+        if not isinstance(tool, Tool):
+            tool = Tool.from_function(tool, **self._injected(options))
+        elif options:
+            raise TypeError(f"options {sorted(options)} apply to a function, not to a Tool already made")
         return self.registry.add_tool(tool)
 
     def remove_tool(self, name: str) -> None:
         self.registry.remove_tool(name)
 
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
-        """Register a reader for a URI, or for an RFC 6570 URI template such as `notes://{id}`."""
-
-        def register(fn: F) -> F:
-            self.add_resource(uri, fn, **options)
-            return fn
-
-        return register
+        """Register a reader for a URI, or for an RFC 6570 URI template such as `notes://{id}`;
+        `options` are `resource_from`'s (server/resources.py)."""
+        return registering(lambda fn: self.add_resource(uri, fn, **options))
 
     def add_resource(
         self,
-        uri: str,
+        resource: str | Resource | ResourceTemplate,
         fn: Callable[..., Any] | None = None,
-        *,
-        content: str | bytes | None = None,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        annotations: JSON | None = None,
-        icons: list[JSON] | None = None,
-        meta: JSON | None = None,
-        size: int | None = None,
-        cache: CacheHint | None = None,
-        allow_traversal: bool = False,
-        scopes: Iterable[str] = (),
-    ) -> None:
-        """Register a resource, or a template when `uri` has `{...}` expressions.
-
-        A template refuses, as not found, values with a `..` segment, an absolute path or NUL
-        (`%2F` decodes into a simple `{var}` too); `allow_traversal=True` hands them to the reader.
-        `scopes`: what a reader's access token must grant (as for tools).
-        """
-        made = resource_from(
-            uri,
-            fn,
-            content,
-            Context,
-            allow_traversal=allow_traversal,
-            lifespan_type=self.lifespan.value_type,
-            name=name,
-            title=title,
-            description=description,
-            mime_type=mime_type,
-            annotations=annotations,
-            icons=icons,
-            meta=meta,
-            size=size,
-            cache=cache,
-            scopes=frozenset(scopes),
-        )
-        self.registry.add_resource(made)
+        **options: Any,
+    ) -> Resource | ResourceTemplate:
+        """Register `resource`: a `Resource` or `ResourceTemplate`, or a URI made into one by
+        `resource_from(uri, fn, **options)`: a template when it has `{...}` expressions."""
+        if isinstance(resource, str):
+            resource = resource_from(resource, fn, **self._injected(options))
+        elif fn is not None or options:
+            raise TypeError("a reader and options apply to a URI, not to a resource already made")
+        return self.registry.add_resource(resource)
 
     def remove_resource(self, uri: str) -> None:
         self.registry.remove_resource(uri)
 
     def prompt(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
-        def register(fn: F) -> F:
-            self.add_prompt(fn, name=name, **options)
-            return fn
+        """Register a function as a prompt; `options` are `Prompt.from_function`'s (server/prompts.py)."""
+        return registering(functools.partial(self.add_prompt, name=name, **options))
 
-        return register
-
-    def add_prompt(
-        self, fn: Callable[..., Any], *, name: str | None = None, scopes: Iterable[str] = (), **options: Any
-    ) -> Prompt:
-        """Register `fn` as a prompt; `scopes` as for tools."""
-        injects: Any = {"context_type": Context, "lifespan_type": self.lifespan.value_type}
-        prompt = Prompt.from_function(fn, name=name, scopes=frozenset(scopes), **injects, **options)
+    def add_prompt(self, prompt: Prompt | Callable[..., Any], **options: Any) -> Prompt:
+        """Register `prompt`: a `Prompt`, or a function made into one by `Prompt.from_function`."""
+        if not isinstance(prompt, Prompt):
+            prompt = Prompt.from_function(prompt, **self._injected(options))
+        elif options:
+            raise TypeError(f"options {sorted(options)} apply to a function, not to a Prompt already made")
         return self.registry.add_prompt(prompt)
 
     def remove_prompt(self, name: str) -> None:
         self.registry.remove_prompt(name)
+
+    def _injected(self, options: JSON) -> JSON:
+        """`options` with what a function registered here receives by type: the Context, and the value
+        of this server's lifespan."""
+        return {"context_type": Context, "lifespan_type": self.lifespan.value_type} | options
 
     def mount(self, child: Server, prefix: str, *, separator: str = "_") -> Mount:
         """Offer `child`'s tools, prompts, resources and completions here under `prefix`: its items
@@ -280,18 +215,13 @@ class Server:
 
     def skill(self, path: str | os.PathLike[str], **options: Any) -> Skill:
         """Serve the skill directory at `path` under the skills extension (server/skills.py)."""
-        return add_skill(self.registry, self.add_resource, path, **options)
+        return add_skill(self.registry, path, **options)
 
     def completion(
         self, *, prompt: str | None = None, template: str | None = None, argument: str
     ) -> Callable[[F], F]:
         """Register `fn(value, context_arguments) -> list[str]` completing one argument."""
-
-        def register(fn: F) -> F:
-            self.completions.add(prompt, template, argument, fn)
-            return fn
-
-        return register
+        return registering(functools.partial(self.completions.add, prompt, template, argument))
 
     def capabilities(self) -> JSON:
         return self.registry.capabilities()

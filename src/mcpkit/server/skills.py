@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import InvalidParams
@@ -27,6 +27,7 @@ from ..protocol.versions import is_stateless
 from .extensions import Extension, string_param
 from .registry import Registry
 from .request import RequestContext
+from .resources import resource_from
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -137,9 +138,7 @@ class SkillCatalog(Extension):
         return result
 
 
-def add_skill(
-    registry: Registry, add_resource: Callable[..., None], root: str | os.PathLike[str], *, prefix: str = ""
-) -> Skill:
+def add_skill(registry: Registry, root: str | os.PathLike[str], *, prefix: str = "") -> Skill:
     """Serve the skill at directory `root` (under `skill://<prefix>/`): its files as resources, its
     entry in skills/list. ValueError for a folder that is not a valid skill."""
     from pathlib import Path, PurePosixPath
@@ -156,6 +155,7 @@ def add_skill(
             content = data.decode("utf-8")
         described = {"name": skill.frontmatter["name"], "description": skill.frontmatter["description"]}
         named = described if path == "SKILL.md" else {"name": leaf}
-        add_resource(f"{skill.root}/{path}", content=content, mime_type=_mime(leaf), **named)
+        uri = f"{skill.root}/{path}"
+        registry.add_resource(resource_from(uri, content=content, mime_type=_mime(leaf), **named))
     catalog.skills[skill.uri] = skill
     return skill

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,11 +21,13 @@ from ..protocol.errors import InvalidParams, LocalError, MCPError, RemoteError
 from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import Feature, has
 from .common_fields import add_common_fields
+from .context import Context
 from .depends import Dependencies
 from .invoke import invoke
 from .request import RequestContext
 from .round_trip import InputRequired
 from .signature import ArgumentError, Signature, describe, inspect_function
+from .tasks.legs import task_support
 
 __all__ = ["Tool", "ToolError", "tool_annotations"]
 
@@ -83,20 +85,61 @@ class Tool:
         cls,
         fn: Callable[..., Any],
         *,
-        context_type: type,
         name: str | None = None,
+        title: str | None = None,
         description: str | None = None,
         input_schema: JSON | None = None,
         output_schema: JSON | None = None,
         structured_output: bool | None = None,
+        read_only: bool | None = None,
+        destructive: bool | None = None,
+        idempotent: bool | None = None,
+        open_world: bool | None = None,
+        icons: list[JSON] | None = None,
+        meta: JSON | None = None,
+        scopes: Iterable[str] = (),
+        task: bool | str = False,
+        ask_first: bool = False,
+        context_type: type = Context,
         lifespan_type: type | None = None,
-        **extra: Any,
     ) -> Tool:
+        """The tool `fn` is: its name, docstring and type hints unless given. `read_only`, `destructive`,
+        `idempotent`, `open_world`: its annotations (hints to the client). `scopes`: what a caller's
+        access token must grant (on a server behind mcpkit.auth.protect); a caller without them neither
+        sees nor may call it. `task`: True (or "optional") or "required": a call by a client with the
+        tasks extension becomes a task (server/tasks/); `ask_first`: it asks inside the request until
+        `ctx.as_task()`. A parameter of `lifespan_type` receives the server's lifespan value (a Server
+        passes its own when it makes the tool)."""
+        fields: JSON = {
+            "title": title,
+            "annotations": tool_annotations(
+                read_only=read_only, destructive=destructive, idempotent=idempotent, open_world=open_world
+            ),
+            "icons": icons,
+            "meta": meta,
+            "scopes": frozenset(scopes),
+            "task": task_support(task),
+            "task_ask_first": ask_first,
+        }
         tool_name = name or getattr(fn, "__name__", None) or type(fn).__name__
         doc = description if description is not None else describe(fn)
         signature_of = functools.partial(
             inspect_function, fn, context_type=context_type, lifespan_type=lifespan_type
         )
+        schemas = (input_schema, output_schema, structured_output)
+        return cls._compiled(tool_name, fn, doc, signature_of, schemas, fields)
+
+    @classmethod
+    def _compiled(
+        cls,
+        name: str,
+        fn: Callable[..., Any],
+        doc: str | None,
+        signature_of: Callable[..., Signature],
+        schemas: tuple[JSON | None, JSON | None, bool | None],
+        extra: JSON,
+    ) -> Tool:
+        input_schema, output_schema, structured_output = schemas
         extra["_output_validator"] = compile_schema(output_schema) if output_schema else None
         if input_schema is None:
             # An explicit outputSchema (any 2020-12 schema, not only an object) is the contract: the
@@ -104,7 +147,7 @@ class Tool:
             sig = signature_of(structured_output=False if output_schema is not None else structured_output)
             extra.update(signature=sig, context_param=sig.context_param, is_async=sig.is_async)
             extra["dependencies"] = sig.dependencies
-            return cls(tool_name, fn, doc, sig.input_schema, output_schema or sig.output_schema, **extra)
+            return cls(name, fn, doc, sig.input_schema, output_schema or sig.output_schema, **extra)
         # A raw-schema tool gets the arguments as keywords; it may take **kwargs.
         try:
             raw: Signature | None = signature_of()
@@ -113,7 +156,7 @@ class Tool:
         is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
         extra.update(signature=None, is_async=is_async, _validator=compile_schema(input_schema))
         extra.update(context_param=raw and raw.context_param, dependencies=raw.dependencies if raw else ())
-        return cls(tool_name, fn, doc, input_schema, output_schema, **extra)
+        return cls(name, fn, doc, input_schema, output_schema, **extra)
 
     def definition(self, version: str) -> JSON:
         """The Tool object of tools/list, with only the fields `version` has."""
