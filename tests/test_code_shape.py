@@ -22,7 +22,7 @@ def name(path: Path) -> str:
 # Modules allowed past their budget, each with why it stays one idea.
 LARGER = {
     "protocol/connection.py": (350, "one side's state machine: h11's rule 1 keeps every phase change here"),
-    "server/server.py": (410, "next to leave: add_tool's keywords, for a Tool made by from_function"),
+    "server/server.py": (420, "next to leave: add_tool's keywords, for a Tool made by from_function"),
 }
 
 
