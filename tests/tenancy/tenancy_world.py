@@ -11,8 +11,8 @@ from typing import Any
 
 import anyio
 import httpx
-from in_process import ORIGIN, Driver
 
+from in_process import ORIGIN, Driver
 from mcpkit import Server
 from mcpkit.auth import AccessToken, InvalidToken, protect
 

@@ -81,7 +81,7 @@ class Visibility:
         return _everyone
 
     def _sees_uri(self, uri: str, member: object) -> bool:
-        return self.registry.knows(uri, None and self.shows(self._viewers.get(member)))
+        return self.registry.knows(uri, self.shows(self._viewers.get(member)))
 
     def _view_changed(self, kinds: list[str]) -> Hears:
         before = {kind: self._before[kind] for kind in kinds}
