@@ -354,7 +354,6 @@ class Server:
         )
 
     async def _notified(self, session: Session, note: ev.NotificationReceived) -> None:
-        self.services.viewing(session, RECEIVED_FROM.get())  # whom it speaks for (its first: initialized)
         if note.method == "notifications/roots/list_changed":
             for fn in self._roots_changed:
                 outcome = fn(session)

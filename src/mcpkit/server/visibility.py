@@ -12,7 +12,8 @@ never asked for, so an insufficient_scope refusal cannot tell that it exists eit
 Notifications about items go through the same hook, as Peers' `audience`: a session or a
 subscriptions/listen stream hears notifications/*/list_changed only when its own view of that list
 changed (the items it sees now against those at the previous change), and resources/updated only for
-a URI served by an item it sees.
+a URI served by an item it sees. A handshake-era session speaks for the token of its latest request;
+before its first request after initialize it hears of no item (whose it would be is not known yet).
 """
 
 from __future__ import annotations
@@ -41,6 +42,13 @@ _UPDATED: Final = "notifications/resources/updated"
 
 def _everyone(_member: object) -> bool:
     return True
+
+
+class _Unknown:
+    """Who a session speaks for before its first request (initialize is the core's: no token seen)."""
+
+
+_UNKNOWN: Final = _Unknown()
 
 
 class Visibility:
@@ -81,7 +89,8 @@ class Visibility:
         return _everyone
 
     def _sees_uri(self, uri: str, member: object) -> bool:
-        return self.registry.knows(uri, self.shows(self._viewers.get(member)))
+        viewer = self._viewers.get(member, _UNKNOWN)
+        return not isinstance(viewer, _Unknown) and self.registry.knows(uri, self.shows(viewer))
 
     def _view_changed(self, kinds: list[str]) -> Hears:
         before = {kind: self._before[kind] for kind in kinds}
@@ -90,7 +99,9 @@ class Visibility:
         decided: dict[int, bool] = {}  # by token: the sessions and streams of one caller decide once
 
         def hears(member: object) -> bool:
-            viewer = self._viewers.get(member)
+            viewer = self._viewers.get(member, _UNKNOWN)
+            if isinstance(viewer, _Unknown):
+                return False
             if id(viewer) not in decided:
                 decided[id(viewer)] = any(
                     self._view(before[k], k, viewer) != self._view(after[k], k, viewer) for k in kinds
