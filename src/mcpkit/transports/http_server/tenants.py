@@ -83,7 +83,12 @@ class Tenants:
                 log.warning("Tenants: %d tenants served, a new one is refused", len(self.apps))
                 await _refuse(send, 503, "temporarily_unavailable", "too many tenants")
                 return
-            app = self._open(tenant)
+            try:
+                app = self._open(tenant)
+            except _Shared as shared:
+                log.error("%s", shared)
+                await _refuse(send, 500, "server_error", "this tenant cannot be served")
+                return
         if app is None:
             await _refuse(send, 403, "access_denied", "this token is not for a tenant served here")
             return
@@ -96,7 +101,7 @@ class Tenants:
             return None
         other = self._targets.get(id(target))
         if other is not None:
-            raise RuntimeError(f"Tenants: build({tenant!r}) returned the server of tenant {other!r}")
+            raise _Shared(f"Tenants: build({tenant!r}) returned the server of tenant {other!r}")
         app = self._make_app(target)
         self.apps[tenant] = app
         self._targets[id(target)] = tenant
@@ -121,6 +126,10 @@ class Tenants:
             close = getattr(app, "aclose", None)
             if close is not None:
                 await close()
+
+
+class _Shared(Exception):
+    """`build` handed a tenant a server another tenant has: served, it would mix their items."""
 
 
 async def _refuse(send: Send, status: int, error: str, description: str) -> None:
