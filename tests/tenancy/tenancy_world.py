@@ -184,7 +184,8 @@ class Caller:
 
     async def every_page(self, method: str) -> list[JSON]:
         """Every page of a list, following nextCursor (the answers as they came)."""
-        pages, params = [], {}
+        pages: list[JSON] = []
+        params: JSON = {}
         while True:
             answer = await self.answer(method, params)
             pages.append(answer)

@@ -48,8 +48,8 @@ def worlds(draw: st.DrawFn) -> World:
     extra = st.tuples(
         st.sampled_from(KINDS), st.sampled_from((None, *tenants)), st.sampled_from((None, *ROLES))
     )
-    for n, (kind, tenant, role) in enumerate(draw(st.lists(extra, max_size=8)), start=1):
-        world.items.append(Item(kind, key_for(kind, tenant, role, n), tenant, role))
+    for n, (kind, owner, role) in enumerate(draw(st.lists(extra, max_size=8)), start=1):
+        world.items.append(Item(kind, key_for(kind, owner, role, n), owner, role))
     return world
 
 
