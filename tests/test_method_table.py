@@ -17,7 +17,7 @@ from mcpkit.protocol.modern import PROTOCOL_VERSION, finish_result
 from mcpkit.proxy.forward import FORWARDED
 from mcpkit.runtime.tracing import span_of
 from mcpkit.server import Server
-from mcpkit.server.middlewares import RequestLog
+from mcpkit.server.middleware import RequestLog
 from mcpkit.testing import connect
 
 VERSION = "2026-07-28"

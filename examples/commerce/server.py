@@ -10,7 +10,10 @@ With --auth-issuer (HTTP only) the server is an OAuth 2.1 resource server: every
 token (a JWT, RFC 9068) from that issuer, for this server's URL (--auth-resource, by default
 http://HOST:PORT/mcp), granting --auth-scope (default mcp:tools); update_stock needs commerce:write too, and
 a token without it neither sees nor may call it (403 insufficient_scope, so a client can step up).
-The issuer's keys are fetched on first use, so the server starts even while the issuer is down.
+An issuer URL that is not one (not https, http only on this machine; a query or fragment; an issuer that
+answers but publishes no authorization server metadata for that URL) stops the server at start with one
+line and exit code 2. The issuer's keys are fetched on first use, so the server starts even while the
+issuer is down (it says so, and refuses tokens with 503 until the issuer answers).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 from pydantic import BaseModel, Field
@@ -358,7 +362,52 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.auth_issuer and not args.http:
         parser.error("--auth-issuer needs --http")
+    if args.auth_issuer:
+        wrong = issuer_shape(args.auth_issuer)
+        if wrong:
+            parser.exit(2, f"{parser.prog}: --auth-issuer {args.auth_issuer!r} {wrong}\n")
     return args
+
+
+def issuer_shape(issuer: str) -> str | None:
+    """Why `issuer` cannot be an OAuth issuer identifier, or None (RFC 8414 §2: an https URL with no query
+    or fragment; plain http is allowed for an issuer on this machine only, as in development)."""
+    parts = urlsplit(issuer)
+    local = parts.hostname in ("localhost", "127.0.0.1", "::1")
+    if parts.scheme != "https" and not (parts.scheme == "http" and local):
+        return "is not an https URL (http only for localhost)"
+    if not parts.hostname or parts.query or parts.fragment:
+        return "is not an issuer URL: https://HOST[/PATH], without a query or fragment"
+    return None
+
+
+async def issuer_problem(issuer: str) -> tuple[str | None, bool]:
+    """Why the issuer cannot be used, if it says so now, and whether it answered at all: an issuer that
+    answers without metadata for `issuer` is a configuration error; one that does not answer may be down."""
+    import httpx
+
+    from mcpkit.auth import VerifierUnavailable
+    from mcpkit.auth.discovery import server_metadata
+
+    async with httpx.AsyncClient(timeout=5) as client:
+        try:
+            await server_metadata(client, issuer, 256 * 1024)
+        except VerifierUnavailable as exc:
+            return str(exc), not isinstance(exc.__cause__, httpx.HTTPError)
+    return None, True
+
+
+def check_issuer(issuer: str) -> None:
+    """Exit (one line, code 2) when `issuer` answers but is not an authorization server; go on, saying
+    so, when it does not answer now."""
+    problem, answered = anyio.run(issuer_problem, issuer)
+    if problem and answered:
+        print(
+            f"server.py: --auth-issuer {issuer!r} is not an authorization server: {problem}", file=sys.stderr
+        )
+        sys.exit(2)
+    if problem:
+        print(f"the issuer does not answer now ({problem}): tokens get 503 until it does", file=sys.stderr)
 
 
 def create_server() -> Server:
@@ -382,6 +431,8 @@ def serve(server: Server, args: argparse.Namespace) -> None:
 
     from mcpkit.transports.http_server import StreamableHTTPApp
 
+    if args.auth_issuer:
+        check_issuer(args.auth_issuer)  # before anything is said about serving
     url = f"http://{args.host}:{args.port}/mcp"
     app: Any = StreamableHTTPApp(server)
     print(f"commerce server on {url} (database {Path(args.db).resolve()})", file=sys.stderr)

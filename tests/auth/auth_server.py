@@ -27,7 +27,8 @@ from jwt.algorithms import RSAAlgorithm
 
 import peers
 from mcpkit import Server
-from mcpkit.auth import JWTVerifier, protect
+from mcpkit.auth import DPoPChecker, JWTVerifier, protect
+from mcpkit.auth.dpop import DPoPOption
 from mcpkit.transports.http_server import StreamableHTTPApp
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -179,10 +180,15 @@ class Browser:
 
 @asynccontextmanager
 async def protected(
-    provider: AuthServer, app: Any = None, required: tuple[str, ...] = ("mcp:tools",), **verifier: Any
+    provider: AuthServer,
+    app: Any = None,
+    required: tuple[str, ...] = ("mcp:tools",),
+    dpop: DPoPOption | DPoPChecker = "allowed",
+    **verifier: Any,
 ) -> AsyncIterator[str]:
     """`app` (by default a StreamableHTTPApp of tool_server()) behind a JWTVerifier for `provider`'s tokens
-    (its JWKS found through discovery), on a real uvicorn at RESOURCE, which it yields."""
+    (its JWKS found through discovery) and the `dpop` policy, on a real uvicorn at RESOURCE, which it
+    yields."""
     check = JWTVerifier(issuer=provider.issuer, audience=RESOURCE, **verifier)
     wrapped = protect(
         app or mcp_app(),
@@ -191,6 +197,7 @@ async def protected(
         authorization_servers=[provider.issuer],
         scopes_supported=MCP_SCOPES,
         required_scopes=required,
+        dpop=dpop,
     )
     try:
         async with peers.serving(wrapped, port=MCP_PORT):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -116,8 +117,39 @@ async def test_it_starts_while_the_issuer_is_unreachable_and_says_tokens_cannot_
 
 
 def test_auth_issuer_needs_http(tmp_path: Path) -> None:
-    import subprocess
-
     command = [sys.executable, str(ROOT / "examples" / "commerce" / "server.py"), "--auth-issuer", "http://x"]
     done = subprocess.run(command, env={**os.environ, **ENV}, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--auth-issuer needs --http" in done.stderr
+
+
+def run_commerce(issuer: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    command = commerce(issuer, tmp_path / "shop.db", peers.free_port())
+    return subprocess.run(command, env={**os.environ, **ENV}, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("issuer", "why"),
+    [
+        ("ftp://issuer.example", "is not an https URL (http only for localhost)"),
+        ("http://issuer.example", "is not an https URL (http only for localhost)"),
+        ("https://issuer.example/?tenant=1", "is not an issuer URL"),
+    ],
+)
+def test_a_malformed_auth_issuer_exits_at_start_in_one_line(tmp_path: Path, issuer: str, why: str) -> None:
+    done = run_commerce(issuer, tmp_path)
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"server.py: --auth-issuer {issuer!r} {why}")
+
+
+def test_an_auth_issuer_that_answers_without_metadata_exits_at_start_in_one_line(tmp_path: Path) -> None:
+    port = peers.free_port()
+    command = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d", str(tmp_path)]
+    with peers.server_process(command, port, {}):  # a web server, not an authorization server: 404s
+        done = run_commerce(f"http://127.0.0.1:{port}", tmp_path)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(
+        f"server.py: --auth-issuer 'http://127.0.0.1:{port}' is not an authorization server"
+    )

@@ -5,8 +5,7 @@ DPoP challenge's error (§7.1)."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -14,12 +13,12 @@ import jwt
 import pytest
 from auth_server import (
     MCP_PORT,
-    MCP_SCOPES,
     METADATA,
     RESOURCE,
     AuthServer,
     authorization_server,
     mcp_app,
+    protected,
 )
 
 import peers
@@ -32,7 +31,6 @@ from mcpkit.auth import (
     JWTVerifier,
     protect,
 )
-from mcpkit.auth.dpop import DPoPOption
 from mcpkit.client.client import connect_http
 from mcpkit.client.oauth import ClientCredentials, OAuthClient
 from mcpkit.client.oauth.dpop import DPoP, access_token_hash
@@ -47,27 +45,6 @@ ALGS = 'algs="ES256 ES384 PS256 RS256 EdDSA"'
 def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AuthServer]:
     with authorization_server(RESOURCE, tmp_path_factory.mktemp("oidc")) as server:
         yield server
-
-
-@asynccontextmanager
-async def protected(
-    provider: AuthServer, dpop: DPoPOption | DPoPChecker = "allowed", app: Any = None
-) -> AsyncIterator[str]:
-    check = JWTVerifier(issuer=provider.issuer, audience=RESOURCE)
-    wrapped = protect(
-        app or mcp_app(),
-        verifier=check,
-        resource=RESOURCE,
-        authorization_servers=[provider.issuer],
-        scopes_supported=MCP_SCOPES,
-        required_scopes=["mcp:tools"],
-        dpop=dpop,
-    )
-    try:
-        async with peers.serving(wrapped, port=MCP_PORT):
-            yield RESOURCE
-    finally:
-        await check.aclose()
 
 
 async def bound_token(provider: AuthServer, key: DPoP, client: str = "mcp-service") -> str:

@@ -12,6 +12,7 @@ from auth_server import MCP_PORT, METADATA, RESOURCE, AuthServer, authorization_
 
 import peers
 from mcpkit.auth import IntrospectionVerifier, InvalidToken, VerifierUnavailable, protect
+from messages import initialize
 
 pytestmark = pytest.mark.anyio
 
@@ -55,16 +56,7 @@ async def test_an_active_opaque_token_opens_the_protected_server(provider: AuthS
         authorization_servers=[provider.issuer],
         required_scopes=["mcp:tools"],
     )
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
+    body = initialize()
     headers = {"accept": "application/json, text/event-stream"}
     async with peers.serving(app, port=MCP_PORT), httpx.AsyncClient() as http:
         refused = await http.post(RESOURCE, json=body, headers={**headers, "authorization": "Bearer nope"})

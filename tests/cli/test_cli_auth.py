@@ -25,7 +25,7 @@ KEPT = {
     "issuers": {
         ISSUER: {
             "client": {"client_id": "old-app", "client_secret": "s3cret"},
-            "tokens": {"access_token": "AT-9f2", "refresh_token": "RT-77e", "expires_at": time.time() + 3600},
+            "tokens": {"access_token": "AT-9f2", "refresh_token": "RT-77e", "expires_at": 0.0},  # see config
         },
         "https://other.example": {"client": {"client_id": "reg-1"}},
     },
@@ -37,7 +37,9 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     path = tmp_path / "mcpkit" / "oauth.json"
     path.parent.mkdir(mode=0o700)
-    path.write_text(json.dumps(KEPT))
+    kept = json.loads(json.dumps(KEPT))
+    kept["issuers"][ISSUER]["tokens"]["expires_at"] = time.time() + 3600  # now, not when the module loaded
+    path.write_text(json.dumps(kept))
     path.chmod(0o600)
     return path
 

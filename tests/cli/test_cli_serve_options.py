@@ -19,7 +19,7 @@ import peers
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
 SERVER = """from mcpkit import Server
-from mcpkit.server.middlewares import RequestLog
+from mcpkit.server.middleware import RequestLog
 
 server = Server("plain")
 server.middleware.add(RequestLog())

@@ -137,6 +137,38 @@ def test_sigterm_drains_each_worker_and_exits_0(tmp_path: Path) -> None:
         drain_scenario(tmp_path, "--workers", "2", "--redis", redis.url)
 
 
+def test_past_the_drain_deadline_with_redis_a_running_call_is_answered_with_an_error(tmp_path: Path) -> None:
+    with (
+        redis_server(tmp_path) as redis,
+        serve(tmp_path, "--redis", redis.url, "--drain-timeout", "1") as (process, base, log),
+        httpx.Client(timeout=120) as client,
+    ):
+        url = base + "/mcp"
+        reply = client.post(url, content=body(INITIALIZE), headers=HEADERS)
+        session = {
+            **HEADERS,
+            "mcp-session-id": reply.headers["mcp-session-id"],
+            "mcp-protocol-version": VERSION,
+        }
+        answered: list[str] = []
+
+        def call() -> None:
+            with httpx.Client(timeout=120) as own:  # the slow call is never released
+                answered.append(
+                    own.post(url, content=rpc(2, "tools/call", {"name": "slow"}), headers=session).text
+                )
+
+        caller = threading.Thread(target=call)
+        caller.start()
+        until("the call runs", (tmp_path / "started").exists)
+        process.send_signal(signal.SIGTERM)
+        caller.join(60)
+        assert process.wait(60) == 0, log.read_text()
+    last = json.loads(answered[0].strip().splitlines()[-1].removeprefix("data: "))
+    assert last["id"] == 2 and last["error"]["code"] == -32603, answered[0]
+    assert last["error"]["data"] == {"reason": "worker_shutdown"}
+
+
 def serve_fails(tmp_path: Path, redis_url: str) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "mcpkit.cli", "serve", str(HERE / "ops_server.py"), "--http"]
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
@@ -183,6 +215,22 @@ def test_serve_metrics_flag_serves_prometheus_text_and_is_off_by_default(tmp_pat
     assert f"mcp_server_operation_duration_seconds_count{{{labels}}} 1.0" in scraped
     with serve(tmp_path) as (_, base, _log):
         assert httpx.get(base + "/metrics", timeout=30).status_code == 404
+
+
+def test_serve_metrics_with_redis_report_the_backplanes_round_trips_and_the_task_counter(
+    tmp_path: Path,
+) -> None:
+    with (
+        redis_server(tmp_path) as redis,
+        serve(tmp_path, "--redis", redis.url, "--metrics") as (_, base, _log),
+        httpx.Client(timeout=60) as client,
+    ):
+        assert client.post(base + "/mcp", content=body(INITIALIZE), headers=HEADERS).status_code == 200
+        scraped = client.get(base + "/metrics").text
+    trips = re.search(r"^mcp_server_backplane_round_trips_total (\S+)$", scraped, re.M)
+    assert trips is not None and float(trips.group(1)) > 0, scraped
+    assert "# TYPE mcp_server_backplane_errors_total counter" in scraped
+    assert "# TYPE mcp_server_tasks_total counter" in scraped
 
 
 def test_readiness_follows_redis_with_workers(tmp_path: Path) -> None:

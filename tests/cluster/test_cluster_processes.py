@@ -18,6 +18,7 @@ import pytest
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 
+import messages
 from cluster.parts import Cluster, RedisProcess, cluster, redis_server
 from mcpkit.client import connect_http
 from mcpkit.protocol.sse import SSEDecoder
@@ -272,8 +273,7 @@ def call(rid: int, name: str, arguments: dict[str, Any], progress: bool = False)
 
 
 async def initialize(http: httpx.AsyncClient, url: str) -> str:
-    params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}).encode()
+    body = json.dumps(messages.initialize(VERSION)).encode()
     response = await http.post(url, content=body, headers=HEADERS)
     assert response.status_code == 200, response.text
     session_id = response.headers["mcp-session-id"]

@@ -17,6 +17,7 @@ import anyio
 import httpx
 import pytest
 
+import messages
 from cluster.inprocess import cluster
 from conftest import requirement
 from mcpkit.client import connect_http
@@ -346,12 +347,7 @@ def subject_header(app: Any) -> Any:
 
 async def open_asking_session(http: httpx.AsyncClient, url: str, extra: dict[str, str]) -> dict[str, str]:
     """A session whose client can be asked for elicitation and sampling; its headers."""
-    params = {
-        "protocolVersion": VERSION,
-        "capabilities": {"elicitation": {}, "sampling": {}},
-        "clientInfo": {"name": "t", "version": "1"},
-    }
-    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    body = messages.initialize(VERSION, capabilities={"elicitation": {}, "sampling": {}})
     opened = await http.post(url, json=body, headers={**HEADERS, **extra})
     assert opened.status_code == 200, opened.text
     headers = {**with_session(opened.headers["mcp-session-id"]), **extra}

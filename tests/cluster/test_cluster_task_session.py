@@ -16,7 +16,7 @@ import pytest
 
 from cluster.inprocess import cluster
 from mcpkit.protocol.sse import SSEDecoder
-from messages import HEADERS
+from messages import HEADERS, initialize
 
 pytestmark = pytest.mark.anyio
 VERSION = "2025-11-25"
@@ -37,12 +37,7 @@ class RawSession:
 
     async def open(self, url: str) -> None:
         caps: JSON = {"elicitation": {}, "tasks": {"requests": {}}}
-        params = {
-            "protocolVersion": VERSION,
-            "capabilities": caps,
-            "clientInfo": {"name": "t", "version": "1"},
-        }
-        body = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+        body = initialize(VERSION, rid=0, capabilities=caps)
         response = await self.http.post(url, json=body, headers=HEADERS)
         assert response.status_code == 200, response.text
         self.session_id = response.headers["mcp-session-id"]

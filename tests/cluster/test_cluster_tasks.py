@@ -19,6 +19,7 @@ from cluster.parts import Cluster, cluster, redis_server
 from conftest import requirement
 from mcpkit.client import connect_http
 from mcpkit.protocol.sse import SSEDecoder
+from messages import initialize
 
 pytestmark = pytest.mark.anyio
 V = "2026-07-28"
@@ -158,8 +159,7 @@ async def test_a_blocking_tasks_result_notices_that_the_tasks_worker_died(tmp_pa
 
 
 async def open_session(http: httpx.AsyncClient, url: str) -> str:
-    params = {"protocolVersion": V2025, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    body = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+    body = initialize(V2025, rid=0)
     response = await http.post(url, json=body, headers=BASE)
     session_id = response.headers["mcp-session-id"]
     note = {"jsonrpc": "2.0", "method": "notifications/initialized"}

@@ -6,12 +6,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import anyio
 import pytest
 
 from mcpkit import Context, Server
 from mcpkit.protocol.errors import RemoteError
-from mcpkit.server.middleware import Call
-from mcpkit.server.middlewares import RateLimit, RequestLog, Timing
+from mcpkit.server.middleware import Call, ConcurrencyLimit, RateLimit, RequestLog, Timing
 from mcpkit.testing import connect
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
@@ -105,6 +105,63 @@ async def test_rate_limit_refuses_past_the_burst_per_client() -> None:
         assert (await calm.call_tool("add", {"a": 1, "b": 1}))["structuredContent"] == {"result": 2}
         await greedy.list_tools()  # other methods are not limited
     assert limited.value.code == -32010 and limited.value.data["retryAfterMs"] > 0
+
+
+@pytest.mark.parametrize("era", ERAS, ids=["handshake", "stateless"])
+async def test_a_rate_limit_per_tool_gives_each_tool_its_own_bucket_and_tools_limits_only_those(
+    era: JSON,
+) -> None:
+    server = build()
+
+    @server.tool()
+    def sub(a: int, b: int) -> int:
+        return a - b
+
+    @server.tool()
+    def free() -> str:
+        return "free"
+
+    server.middleware.add(RateLimit(per_second=0.001, burst=1, per_tool=True, tools={"add", "sub"}))
+    async with connect(server, **era) as client:
+        await client.call_tool("add", {"a": 1, "b": 1})
+        await client.call_tool("sub", {"a": 1, "b": 1})  # its own bucket
+        for _ in range(3):
+            await client.call_tool("free", {})  # not counted
+        with pytest.raises(RemoteError) as limited:
+            await client.call_tool("sub", {"a": 1, "b": 1})
+    assert limited.value.code == -32010 and limited.value.data["retryAfterMs"] > 900_000
+
+
+@pytest.mark.parametrize("era", ERAS, ids=["handshake", "stateless"])
+async def test_a_concurrency_limit_refuses_a_call_past_its_cap_and_frees_the_slot_when_one_ends(
+    era: JSON,
+) -> None:
+    server = build()
+    entered, release = anyio.Event(), anyio.Event()
+
+    @server.tool()
+    async def hold() -> str:
+        entered.set()  # past the limit: its slot is held
+        await release.wait()
+        return "held"
+
+    server.middleware.add(ConcurrencyLimit(1, tools={"hold"}))
+    async with connect(server, **era) as client, anyio.create_task_group() as tg:
+        held: list[str] = []
+
+        async def first() -> None:
+            held.append((await client.call_tool("hold", {}))["content"][0]["text"])
+
+        tg.start_soon(first)
+        await entered.wait()
+        with pytest.raises(RemoteError) as busy:
+            await client.call_tool("hold", {})
+        assert (await client.call_tool("add", {"a": 1, "b": 1}))["structuredContent"] == {"result": 2}
+        release.set()
+    async with connect(server, **era) as client:
+        assert (await client.call_tool("hold", {}))["content"][0]["text"] == "held"  # the slot came back
+    assert held == ["held"]
+    assert busy.value.code == -32010 and busy.value.data == {"retryAfterMs": 1000, "maxInFlight": 1}
 
 
 async def test_timing_counts_each_method() -> None:

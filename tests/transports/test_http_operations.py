@@ -260,6 +260,38 @@ async def test_past_the_drain_deadline_a_call_still_running_is_answered_with_an_
         assert answered[0].json()["error"]["message"] == "Session not found: it ended before the response"
 
 
+async def test_past_the_drain_deadline_a_2026_call_still_running_is_answered_with_an_error() -> None:
+    never = anyio.Event()
+    operations = Operations(drain_on_sigterm=False, drain_timeout=0.2, heartbeat=None)
+    app = StreamableHTTPApp(make_server(never), operations=operations)
+    modern = "2026-07-28"
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": modern,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    headers = {**HEADERS, "mcp-protocol-version": modern, "mcp-method": "tools/call", "mcp-name": "slow"}
+    async with served(app) as (client, url, _):
+        answered: list[httpx.Response] = []
+
+        async def call() -> None:
+            body = rpc(2, "tools/call", {"name": "slow", "_meta": meta})
+            answered.append(await client.post(url, content=body, headers=headers))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            assert app._drain is not None
+            with anyio.fail_after(30):
+                while app._drain.in_flight == 0:
+                    await anyio.sleep(0.02)
+            app.drain()
+            with anyio.fail_after(30):
+                while not answered:
+                    await anyio.sleep(0.02)
+    error = answered[0].json()["error"]
+    assert answered[0].json()["id"] == 2 and error["code"] == -32603
+    assert error["data"] == {"reason": "server_shutdown"}
+
+
 async def test_readiness_waits_for_the_lifespan_to_start() -> None:
     probes = Probes(Operations())
     assert (

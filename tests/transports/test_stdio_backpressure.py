@@ -18,6 +18,7 @@ import pytest
 
 from mcpkit.protocol.errors import RequestCancelled
 from mcpkit.transports.pipes import ThreadWriter, gated
+from messages import initialize
 
 ROOT = Path(__file__).resolve().parents[2]
 FLOOD = str(ROOT / "tests" / "transports" / "flood_server.py")
@@ -45,16 +46,7 @@ def flood_server() -> Any:
         [sys.executable, FLOOD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
     )
     assert process.stdin is not None and process.stdout is not None
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
+    init = initialize(rid=0)
     process.stdin.write(orjson.dumps(init) + b"\n")
     process.stdin.flush()
     assert orjson.loads(process.stdout.readline())["id"] == 0

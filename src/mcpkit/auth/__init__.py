@@ -12,16 +12,21 @@ from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ..protocol.resource_auth import AccessToken, InvalidToken
+    from .api_keys import APIKey, APIKeyFile, APIKeyVerifier, hash_api_key, new_api_key
     from .asgi import SCOPE_KEY, ProtectedResource, protect
     from .dpop import DPoPChecker
     from .introspection import IntrospectionVerifier
     from .jwt_verifier import JWTVerifier
     from .replay import InMemoryReplayStore, ReplayStore
-    from .verifier import TokenVerifier, VerifierUnavailable
+    from .verifier import AnyVerifier, TokenVerifier, VerifierUnavailable
 
 __all__ = [
     "SCOPE_KEY",
+    "APIKey",
+    "APIKeyFile",
+    "APIKeyVerifier",
     "AccessToken",
+    "AnyVerifier",
     "DPoPChecker",
     "InMemoryReplayStore",
     "IntrospectionVerifier",
@@ -31,10 +36,18 @@ __all__ = [
     "ReplayStore",
     "TokenVerifier",
     "VerifierUnavailable",
+    "hash_api_key",
+    "new_api_key",
     "protect",
 ]
 
 _HOMES = {
+    "APIKey": "mcpkit.auth.api_keys",
+    "APIKeyFile": "mcpkit.auth.api_keys",
+    "APIKeyVerifier": "mcpkit.auth.api_keys",
+    "hash_api_key": "mcpkit.auth.api_keys",
+    "new_api_key": "mcpkit.auth.api_keys",
+    "AnyVerifier": "mcpkit.auth.verifier",
     "AccessToken": "mcpkit.protocol.resource_auth",
     "InvalidToken": "mcpkit.protocol.resource_auth",
     "SCOPE_KEY": "mcpkit.auth.asgi",

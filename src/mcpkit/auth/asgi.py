@@ -3,7 +3,8 @@
 It serves the Protected Resource Metadata at the well-known paths of `resource`, and otherwise requires
 `Authorization: Bearer <token>` (or `DPoP <token>` with a DPoP proof, RFC 9449), verified by a
 TokenVerifier, issued for `resource`, granting `required_scopes`. The verified AccessToken is in the
-wrapped app's scope as `scope["mcpkit.auth"]`.
+wrapped app's scope as `scope["mcpkit.auth"]`. A resource naming no authorization server (API keys only,
+`APIKeyVerifier`) serves no metadata, and its challenges name `realm` instead.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ class ProtectedResource:
     dpop: "allowed" (Bearer and DPoP-bound tokens; a bound token only with a proof by its key),
     "required" (DPoP-bound tokens only), "disabled" (Bearer only, and bound tokens refused), or a
     DPoPChecker with other limits. While DPoP is on, challenges offer it beside Bearer.
+    Without `authorization_servers` (static API keys: no client can obtain a token) the metadata paths
+    are 404 and the challenges are `Bearer realm="<resource>"`: nothing points a client at OAuth.
     """
 
     def __init__(
@@ -59,14 +62,16 @@ class ProtectedResource:
         *,
         verifier: TokenVerifier,
         resource: str,
-        authorization_servers: Sequence[str],
+        authorization_servers: Sequence[str] = (),
         scopes_supported: Sequence[str] | None = None,
         required_scopes: Sequence[str] = (),
         resource_name: str | None = None,
         max_token_length: int = 8192,
         dpop: DPoPOption | DPoPChecker = "allowed",
     ) -> None:
-        document = metadata_document(resource, authorization_servers, scopes_supported, resource_name)
+        document = None
+        if authorization_servers:
+            document = metadata_document(resource, authorization_servers, scopes_supported, resource_name)
         self.app = app
         self.verifier = verifier
         self.resource = resource
@@ -75,8 +80,8 @@ class ProtectedResource:
         self.max_token_length = max_token_length
         self.dpop = dpop_checker(dpop)
         self.metadata_paths = metadata_paths(resource)
-        self.metadata_url = metadata_url(resource)
-        self._metadata = orjson.dumps(document)
+        self.metadata_url = metadata_url(resource) if document is not None else None
+        self._metadata = orjson.dumps(document) if document is not None else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope.get("path") in self.metadata_paths:
@@ -168,7 +173,8 @@ class ProtectedResource:
         on_dpop = dpop is not None and (refusal.scheme == "DPoP" or dpop.required)
         if dpop is None or not dpop.required:
             error = None if on_dpop else refusal.error
-            values.append(challenge(self.metadata_url, refusal.scope, error, refusal.description))
+            realm = self.resource if self.metadata_url is None else None
+            values.append(challenge(self.metadata_url, refusal.scope, error, refusal.description, realm))
         extra: list[tuple[bytes, bytes]] = []
         if dpop is not None:
             error = refusal.error if on_dpop else None
@@ -180,6 +186,9 @@ class ProtectedResource:
         return [*((b"www-authenticate", v.encode("latin-1")) for v in values), *extra]
 
     async def _serve_metadata(self, method: str, send: Send) -> None:
+        if self._metadata is None:  # no authorization server to name
+            await respond(send, 404, b"", [])
+            return
         cors = [(b"access-control-allow-origin", b"*")]
         if method in ("GET", "HEAD"):
             body = self._metadata if method == "GET" else b""
@@ -203,7 +212,7 @@ def protect(
     *,
     verifier: TokenVerifier,
     resource: str,
-    authorization_servers: Sequence[str],
+    authorization_servers: Sequence[str] = (),
     scopes_supported: Sequence[str] | None = None,
     required_scopes: Sequence[str] = (),
     resource_name: str | None = None,

@@ -52,7 +52,9 @@ class IntrospectionVerifier:
             raise ValueError(f"auth_method must be one of {_AUTH_METHODS}")
         if max_cache_entries < 0 or cache_ttl < 0:
             raise ValueError("cache_ttl and max_cache_entries cannot be negative")
-        self.endpoint, self.audience, self.issuer = endpoint, audience, issuer
+        self.endpoint = endpoint
+        self.audience = audience
+        self.issuer = issuer
         self._credentials = (client_id, client_secret)
         self.auth_method = auth_method
         self.cache_ttl, self.max_cache_entries = cache_ttl, max_cache_entries

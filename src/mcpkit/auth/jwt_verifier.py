@@ -58,7 +58,9 @@ class JWTVerifier:
             raise ValueError(f"only asymmetric signature algorithms can be accepted, not {refused}")
         if not 0 <= leeway <= MAX_LEEWAY:
             raise ValueError(f"leeway must be between 0 and {MAX_LEEWAY} seconds")
-        self.issuer, self.audience, self.jwks_uri = issuer, audience, jwks_uri
+        self.issuer = issuer
+        self.audience = audience
+        self.jwks_uri = jwks_uri
         self.algorithms = tuple(algorithms)
         self.leeway = leeway
         self.token_type = token_type

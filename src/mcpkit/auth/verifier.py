@@ -7,9 +7,9 @@ from typing import Any, Protocol, runtime_checkable
 import httpx
 import orjson
 
-from ..protocol.resource_auth import AccessToken
+from ..protocol.resource_auth import AccessToken, InvalidToken
 
-__all__ = ["TokenVerifier", "VerifierUnavailable", "fetch_json"]
+__all__ = ["AnyVerifier", "TokenVerifier", "VerifierUnavailable", "fetch_json"]
 
 
 @runtime_checkable
@@ -24,6 +24,31 @@ class TokenVerifier(Protocol):
 
 class VerifierUnavailable(Exception):
     """The token could not be checked: keys or introspection are out of reach. Not the token's fault."""
+
+
+class AnyVerifier:
+    """Accepts a token any of `verifiers` accepts, asking them in order (put the cheap, local ones first:
+    API keys before introspection). Refused by all: InvalidToken with each one's reason; refused by
+    some and unchecked by another: VerifierUnavailable, as that one might have accepted it."""
+
+    def __init__(self, *verifiers: TokenVerifier) -> None:
+        if not verifiers:
+            raise ValueError("AnyVerifier needs at least one verifier")
+        self.verifiers = verifiers
+
+    async def verify(self, token: str) -> AccessToken:
+        reasons: list[str] = []
+        unavailable: VerifierUnavailable | None = None
+        for verifier in self.verifiers:
+            try:
+                return await verifier.verify(token)
+            except InvalidToken as exc:
+                reasons.append(exc.description)
+            except VerifierUnavailable as exc:
+                unavailable = exc
+        if unavailable is not None:
+            raise unavailable
+        raise InvalidToken("; ".join(dict.fromkeys(reasons)))
 
 
 async def fetch_json(

@@ -85,7 +85,7 @@ def log_requests(server: Any, log_format: str, level: str) -> None:
     """With JSON logs (set up again here, for worker processes), a record per request (mcpkit.requests,
     INFO) carries its method, name, session, trace id and duration."""
     if log_format == "json":
-        from ..server.middlewares import RequestLog
+        from ..server.middleware import RequestLog
 
         configure_logs(level, "json")
         server.middleware.add(RequestLog())
@@ -150,6 +150,7 @@ def operations(settings: dict[str, Any], server: Any) -> Any:
 
         options["metrics"] = metrics = PrometheusMetrics()
         server.middleware.add(Measure(metrics, server.registry))
+        server.tasks.counts.measure(metrics)  # the backplane's, if any, the app reports
     return Operations(**options)
 
 

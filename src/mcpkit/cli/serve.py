@@ -3,6 +3,7 @@
 mcpkit serve app.py                      # `server`, `mcp` or `app`, else create_server()/build_server()
 mcpkit serve app.py:make_it -- --db x    # a named object or factory; the words after `--` are its argv
 mcpkit serve app.py --http --host 0.0.0.0 --allow-host shop.example --reload
+mcpkit serve app.py --http --api-keys keys.txt   # the endpoint behind the keys of keys.txt
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
+from .keys import check_api_keys, with_api_keys
 from .listen import bind, port_number, run_uvicorn
 from .load import is_file_target, load_target, split_target, stdout_to_stderr
 from .ops import (
@@ -26,7 +28,7 @@ from .ops import (
     quiet_sigterm,
     uvicorn_options,
 )
-from .workers import check_redis_url, one_process_key, serve_workers
+from .workers import add_state_key_file, check_redis_url, one_process_key, serve_workers, shared_key
 
 __all__ = ["add_serve", "run_serve"]
 
@@ -42,6 +44,7 @@ def add_serve(sub: Any) -> None:
     serve.add_argument("target", help="file.py[:NAME] or module[:NAME]; arguments after -- go to the file")
     serve.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     serve.add_argument("--check", action="store_true", help="load the server, then exit (0: it loads)")
+    add_state_key_file(serve)
     serve.add_argument(
         "--log-level",
         choices=LOG_LEVELS,
@@ -72,11 +75,17 @@ def add_serve(sub: Any) -> None:
         metavar="URL",
         help="share sessions in this Redis (pip install 'mcpkit[redis]'), so any worker serves any request",
     )
+    http.add_argument(
+        "--api-keys",
+        metavar="PATH",
+        help="require an API key (Authorization: Bearer KEY) from PATH: lines of 'key subject scope...', "
+        "a key as itself or as sha256:<hex>",
+    )
     add_operations(serve)
     serve.set_defaults(run=run_serve)
 
 
-_HTTP_ONLY = ("host", "port", "allow_host", "allow_origin", "reload", "workers", "redis")
+_HTTP_ONLY = ("host", "port", "allow_host", "allow_origin", "reload", "workers", "redis", "api_keys")
 
 
 def _check_options(args: argparse.Namespace) -> None:
@@ -92,6 +101,9 @@ def _check_options(args: argparse.Namespace) -> None:
         raise UsageError("--workers above 1 needs --redis URL: each worker would know only its own sessions")
     if args.redis:
         check_redis_url(args.redis)
+    if args.api_keys:
+        check_api_keys(args.api_keys)
+    args.state_key = shared_key(args.state_key_file, args.redis)
 
 
 def _logging(level: str | None, log_format: str) -> None:
@@ -131,18 +143,31 @@ def run_serve(args: argparse.Namespace) -> int:
             reload_dir=_watched(args.target) if args.reload else None,
             log_level=args.log_level,
             operations=ops,
+            api_keys=_api_keys(args),
+            state_key=args.state_key,
         )
         return 0
     from ..transports.http_server import StreamableHTTPApp
 
-    one_process_key(server)
+    one_process_key(server, args.state_key)
     app = StreamableHTTPApp(
         server, allowed_hosts=hosts, allowed_origins=origins, operations=operations(ops, server)
     )
+    keys = _api_keys(args)
+    if keys is not None:
+        app = with_api_keys(app, *keys)
     sock = bind(args.host, args.port)
     _announce(args)
     run_uvicorn(behind_proxies(app, ops), sock, args.log_level, **uvicorn_options(ops))
     return 0
+
+
+def _api_keys(args: argparse.Namespace) -> tuple[str, str] | None:
+    """The key file and the resource its keys are for (the public URL, else the one served), if any."""
+    if not args.api_keys:
+        return None
+    resource = args.public_url or f"http://{args.host}:{args.port}/mcp"
+    return str(Path(args.api_keys).resolve()), resource
 
 
 def _serve_stdio(args: argparse.Namespace) -> int:
@@ -153,7 +178,7 @@ def _serve_stdio(args: argparse.Namespace) -> int:
     if args.check:
         print(f"mcpkit: {args.target} loads", file=sys.stderr)
         return 0
-    one_process_key(server)
+    one_process_key(server, args.state_key)
     if sys.stdin.isatty():
         print(
             f"mcpkit: serving {args.target} over stdio: waiting for a client on stdin (Ctrl-C to stop). "

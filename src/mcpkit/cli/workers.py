@@ -7,6 +7,7 @@ environment; `build` is the factory every worker calls.
 
 from __future__ import annotations
 
+import argparse
 import os
 import secrets
 from collections.abc import Sequence
@@ -16,10 +17,21 @@ from urllib.parse import urlsplit
 import orjson
 
 from .errors import Failure, UsageError
+from .keys import with_api_keys
 from .load import load_target
 from .ops import behind_proxies, operations, uvicorn_options
 
-__all__ = ["build", "check_redis_url", "one_process_key", "serve_workers"]
+__all__ = [
+    "STATE_KEY_FILE_ENV",
+    "add_state_key_file",
+    "build",
+    "check_redis_url",
+    "one_process_key",
+    "serve_workers",
+    "shared_key",
+]
+
+STATE_KEY_FILE_ENV = "MCPKIT_STATE_KEY_FILE"
 
 _TARGET, _REDIS, _STATE_KEY, _SETTINGS = (
     "MCPKIT_SERVE_TARGET",
@@ -42,18 +54,30 @@ def serve_workers(
     reload_dir: str | None = None,
     log_level: str | None = None,
     operations: dict[str, Any] | None = None,
+    api_keys: tuple[str, str] | None = None,
+    state_key: bytes | None = None,
 ) -> None:
     """Run `workers` processes on host:port until interrupted. Several workers need `redis_url`: without
     a shared store each would know only the sessions it created. `reload_dir`: one worker, restarted
-    when a file under that directory changes."""
+    when a file under that directory changes. `api_keys`: a key file and the resource URL its keys
+    are for (see cli.keys). `state_key`: the requestState key of every worker (None: one drawn for this
+    run)."""
     import uvicorn
 
     os.environ[_TARGET] = target
     os.environ[_REDIS] = redis_url or ""
-    settings = {"argv": list(argv), "hosts": list(allowed_hosts), "origins": list(allowed_origins)}
+    settings = {
+        "argv": list(argv),
+        "hosts": list(allowed_hosts),
+        "origins": list(allowed_origins),
+        "api_keys": list(api_keys) if api_keys else None,
+    }
     os.environ[_SETTINGS] = orjson.dumps({**settings, "operations": operations or {}}).decode()
     # one requestState key for every worker of this run, unless the server names its own
-    os.environ.setdefault(_STATE_KEY, secrets.token_hex(32))
+    if state_key is not None:
+        os.environ[_STATE_KEY] = state_key.hex()
+    else:
+        os.environ.setdefault(_STATE_KEY, secrets.token_hex(32))
     factory = f"{__name__}:build"
     options: dict[str, Any] = {"workers": workers, **uvicorn_options(operations or {})}
     if reload_dir is not None:
@@ -70,22 +94,46 @@ def check_redis_url(url: str) -> None:
         raise UsageError(
             f"--redis {url!r} is not a Redis URL (redis://HOST[:PORT][/DB], rediss:// or unix://)"
         )
-    import redis
+    from ..cluster.startup import StoreRefused, check_reachable
 
     try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
-        client.ping()
-        client.close()
-    except (redis.RedisError, ValueError, OSError) as exc:
-        raise Failure(f"cannot reach Redis at {_redacted(url)}: {exc}") from None
+        check_reachable(url)
+    except StoreRefused as exc:
+        raise Failure(str(exc)) from None
 
 
-def _redacted(url: str) -> str:
-    """`url` without its password, which a log line must not carry."""
-    scheme, sep, rest = url.partition("://")
-    if sep and "@" in rest:
-        return f"{scheme}://***@{rest.rpartition('@')[2]}"
-    return url
+def add_state_key_file(serve: argparse.ArgumentParser) -> None:
+    """`mcpkit serve --state-key-file PATH`, read by `shared_key`."""
+    serve.add_argument(
+        "--state-key-file",
+        metavar="PATH",
+        help="seal 2026-07-28 requestState with the key in this file (32 bytes or more, e.g. `openssl rand "
+        f"-hex 32`), the same file on every machine; also ${STATE_KEY_FILE_ENV}. Default: with --redis a "
+        "key derived from a secret kept in that Redis, else one drawn at start",
+    )
+
+
+def shared_key(key_file: str | None, redis_url: str | None) -> bytes | None:
+    """The requestState key of every worker of this run, and of every machine given the same file or
+    Redis: the file's (`key_file`, else $MCPKIT_STATE_KEY_FILE), else with `redis_url` the key derived
+    from the secret kept there (mcpkit.cluster.startup), else None (one process draws its own). A file
+    that cannot be used is a UsageError, a Redis that cannot be a Failure: one line, before serving."""
+    path = key_file or os.environ.get(STATE_KEY_FILE_ENV) or None
+    if path is not None:
+        from ..server.request_state import read_state_key
+
+        try:
+            return read_state_key(path)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    if redis_url is None:
+        return None
+    from ..cluster.startup import StoreRefused, shared_state_key
+
+    try:
+        return shared_state_key(redis_url)
+    except StoreRefused as exc:
+        raise Failure(str(exc)) from None
 
 
 def one_process_key(server: Any, key: bytes | None = None) -> None:
@@ -120,4 +168,6 @@ def build() -> Any:
     app = StreamableHTTPApp(
         server, backplane=backplane, allowed_hosts=hosts, allowed_origins=origins, operations=ops
     )
-    return behind_proxies(app, settings.get("operations") or {})
+    keys = settings.get("api_keys")
+    guarded = with_api_keys(app, *keys) if keys else app
+    return behind_proxies(guarded, settings.get("operations") or {})

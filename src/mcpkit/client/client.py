@@ -81,24 +81,32 @@ class Client(Listening):
     ) -> None:
         self.stream, self.protocol_version = stream, protocol_version or LATEST
         self.era = Era(era) if era is not None else Era.HANDSHAKE if protocol_version else _DEFAULT_ERA
-        self.era_key, self.probe_timeout, self.max_rounds = era_key, probe_timeout, max_rounds
-        self.versions, self.timeout, self.max_timeout = versions, timeout, max_timeout
+        self.era_key = era_key
+        self.probe_timeout = probe_timeout
+        self.max_rounds = max_rounds
+        self.versions = versions
+        self.timeout = timeout
+        self.max_timeout = max_timeout
         self._cache: ResultCache | None = ResultCache() if cache else None
         self._shared_cache = shared_cache if cache else None
         self._subscriptions: dict[Any, Subscription] = {}
-        self._sampling, self._elicitation, self._roots = sampling, elicitation, roots
+        self._sampling = sampling
+        self._elicitation = elicitation
+        self._roots = roots
         self._on_log, self._on_notification = on_log, on_notification
         self.task_watch = TaskWatch(on_task_status)
         caps = capabilities_for(sampling, sampling_tools, elicitation, elicitation_url, roots, extensions)
         self._hosted = TaskHost.declared(tasks, caps, sampling is not None, elicitation is not None)
-        connection = Connection(
-            Role.CLIENT, info={"name": name, "version": version}, capabilities=caps, versions=versions
-        )
-        connection.log_level = "debug" if on_log is not None else None  # 2026-07-28: logs only if asked
-        self.session = Session(connection, stream, self._on_request, self._on_incoming_notification)
+        self.session = self._session({"name": name, "version": version}, caps, logs=on_log is not None)
         self._output_validators: dict[str, Any] = {}
         self._tracing = ClientTracing(tracing) if tracing else None
         self._stack: AsyncExitStack | None = None
+
+    def _session(self, info: JSON, caps: JSON, logs: bool) -> Session:
+        """The Session under this client, its Connection declaring `caps`."""
+        connection = Connection(Role.CLIENT, info=info, capabilities=caps, versions=self.versions)
+        connection.log_level = "debug" if logs else None  # 2026-07-28: logs only if asked
+        return Session(connection, self.stream, self._on_request, self._on_incoming_notification)
 
     # ---- lifecycle ---------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
+from ..protocol.errors import InvalidParams, MethodNotFound
 from ..protocol.extensions import with_extensions
 from ..protocol.jsonrpc import RequestId
 from ..protocol.schema_check import compile_schema, schema_problems
@@ -33,13 +33,13 @@ def check_elicitation_answer(params: dict[str, Any], result: dict[str, Any]) -> 
     """elicitation "Form Mode": accepted content must match requestedSchema (the client validates too)."""
     action = result.get("action")
     if action not in ("accept", "decline", "cancel"):
-        raise MCPError(INVALID_PARAMS, f"elicitation answer has invalid action {action!r}")
+        raise InvalidParams(f"elicitation answer has invalid action {action!r}")
     schema = params.get("requestedSchema")
     if action != "accept" or params.get("mode") == "url" or not isinstance(schema, dict):
         return
     problems = schema_problems(compile_schema(schema), result.get("content", {}))
     if problems:
-        raise MCPError(INVALID_PARAMS, f"elicitation answer breaks requestedSchema: {problems[0]}")
+        raise InvalidParams(f"elicitation answer breaks requestedSchema: {problems[0]}")
 
 
 Handler = Callable[[JSON], Awaitable[JSON] | JSON]  # a sampling or elicitation handler
@@ -87,7 +87,7 @@ async def answer_server(
         return {"roots": list(await maybe_await(found) or [])}
     handler = sampling if method == "sampling/createMessage" else elicitation
     if handler is None or method not in ("sampling/createMessage", "elicitation/create"):
-        raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method!r}")
+        raise MethodNotFound(f"Method not found: {method!r}")
     result: JSON = await maybe_await(handler(params))
     if method == "elicitation/create":
         check_elicitation_answer(params, result)

@@ -20,7 +20,13 @@ from typing import Any, Final
 import anyio
 from anyio.abc import TaskGroup
 
-from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, MCPError, to_wire_error
+from ..protocol.errors import (
+    INTERNAL_ERROR,
+    InvalidParams,
+    InvalidRequest,
+    MCPError,
+    to_wire_error,
+)
 from ..protocol.pagination import page
 from ..protocol.tasks import (
     Status,
@@ -156,9 +162,7 @@ class TaskHost:
     def _create(self, method: str, task: Any, run: Callable[[], Awaitable[JSON]]) -> JSON:
         ttl = task.get("ttl") if isinstance(task, dict) else None
         if not isinstance(task, dict) or (ttl is not None and (not isinstance(ttl, int) or ttl < 1)):
-            raise MCPError(
-                INVALID_PARAMS, "Invalid params: task must be an object with a positive integer ttl"
-            )
+            raise InvalidParams("Invalid params: task must be an object with a positive integer ttl")
         if self._group is None:
             raise MCPError(INTERNAL_ERROR, "Internal error: the client is closing")
         self._make_room()
@@ -182,7 +186,7 @@ class TaskHost:
             return
         finished = sorted((r for r in self._tasks.values() if r.status.terminal), key=lambda r: r.updated_at)
         if not finished:
-            raise MCPError(INVALID_REQUEST, f"Too many unfinished tasks (at most {self.max_tasks})")
+            raise InvalidRequest(f"Too many unfinished tasks (at most {self.max_tasks})")
         self._drop(finished[0])
 
     def _drop(self, record: HostedTask) -> None:
@@ -229,7 +233,7 @@ class TaskHost:
             self._drop(record)
             record = None
         if record is None:
-            raise MCPError(INVALID_PARAMS, f"Invalid params: no task {task_id!r}")
+            raise InvalidParams(f"Invalid params: no task {task_id!r}")
         return record
 
     def _wire(self, record: HostedTask) -> JSON:
@@ -253,7 +257,7 @@ class TaskHost:
         record = self._find(params)
         await record.done.wait()
         if record.task_id not in self._tasks:
-            raise MCPError(INVALID_PARAMS, f"Invalid params: task {record.task_id!r} has expired")
+            raise InvalidParams(f"Invalid params: task {record.task_id!r} has expired")
         return final_outcome(record.task_id, record.status, record.result, record.error)
 
     async def _list(self, params: JSON) -> JSON:
@@ -268,9 +272,7 @@ class TaskHost:
         a task already terminal is refused with -32602."""
         record = self._find(params)
         if record.status.terminal:
-            raise MCPError(
-                INVALID_PARAMS, f"Invalid params: task {record.task_id!r} is already {record.status.value}"
-            )
+            raise InvalidParams(f"Invalid params: task {record.task_id!r} is already {record.status.value}")
         record.move(Status.CANCELLED, "The task was cancelled by request.")
         record.scope.cancel()
         record.done.set()

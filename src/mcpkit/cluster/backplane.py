@@ -13,17 +13,21 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ..runtime.metrics import Metrics
 from ..server.peers import Peers
+from ..server.request_state import StateSealer
 from ..server.server import Server
 from ..server.tasks.engine import TaskEngine
 from ..transports.http_server.delivery import Answering
 from ..transports.http_server.sessions import SessionStream
 from .fanout import Fanout
+from .limits import RedisLimits
 from .peers import SharedPeers
-from .pool import WaitingPool
+from .pool import Traffic, WaitingPool
 from .relay import ClusterRelay
 from .replay_store import RedisReplayStore
 from .sessions import ClusterSessions
+from .startup import StoreRefused, check_reachable, redacted, shared_state_key
 from .state import SharedState
 from .task_store import RedisTaskStore
 from .tasks import ClusterTasks
@@ -34,6 +38,11 @@ if TYPE_CHECKING:
 __all__ = ["RedisBackplane"]
 
 JSON = dict[str, Any]
+
+
+def _positive(*limits: float) -> None:
+    if min(limits) <= 0:
+        raise ValueError("RedisBackplane limits and periods must be positive")
 
 
 class RedisBackplane:
@@ -82,24 +91,25 @@ class RedisBackplane:
         if redis is None and url is None:
             raise ValueError("RedisBackplane needs a url or a redis client")
         limits = (idle_timeout, max_sessions, max_events, max_bytes, heartbeat, dead_after, max_in_flight)
-        if min(*limits, max_connections, pool_timeout, ended_retention, max_total_bytes) <= 0:
-            raise ValueError("RedisBackplane limits and periods must be positive")
-        self.url, self._redis, self.prefix = url, redis, prefix
+        _positive(*limits, max_connections, pool_timeout, ended_retention, max_total_bytes)
+        self.url = url
+        self._redis = redis
+        self.prefix = prefix
         self.worker = re.sub(r"[^A-Za-z0-9]", "", worker) + secrets.token_hex(3)
-        self.idle_timeout, self.max_sessions, self.max_events = idle_timeout, max_sessions, max_events
+        self.idle_timeout = idle_timeout
+        self.max_sessions = max_sessions
+        self.max_events = max_events
         self.max_bytes, self.max_total_bytes = max_bytes, max_total_bytes
         self.ended_retention = ended_retention
-        self.heartbeat, self.dead_after, self.socket_timeout = heartbeat, dead_after, socket_timeout
+        self.heartbeat = heartbeat
+        self.dead_after = dead_after
+        self.socket_timeout = socket_timeout
         self.max_in_flight = max_in_flight
         self.max_connections, self.pool_timeout = max_connections, pool_timeout
         self._state: SharedState | None = None
         self._fanout: Fanout | None = None
-        self.task_bounds = {
-            "max_tasks": max_tasks,
-            "max_live": max_live_tasks,
-            "max_bytes": task_bytes,
-            "max_task_bytes": task_result_bytes,
-        }
+        self._traffic: Traffic | None = None  # counted by the connections of the pool made here
+        self.task_bounds = _task_bounds(max_tasks, max_live_tasks, task_bytes, task_result_bytes)
 
     def client(self) -> Redis:
         if self._redis is None:
@@ -114,8 +124,44 @@ class RedisBackplane:
                 socket_connect_timeout=self.socket_timeout,
                 health_check_interval=30,
             )
+            self._traffic = pool.traffic
             self._redis = Redis.from_pool(pool)
         return self._redis
+
+    def measure(self, metrics: Metrics) -> None:
+        """This worker's Redis round trips and failed ones (by `error.type`) as the counters
+        `mcp.server.backplane.round_trips` and `mcp.server.backplane.errors` (with a client of your own,
+        `redis=`, nothing is counted)."""
+        self.client()
+        traffic = self._traffic
+        if traffic is not None:
+            metrics.count("mcp.server.backplane.round_trips", lambda: {"": traffic.round_trips})
+            metrics.count("mcp.server.backplane.errors", lambda: dict(traffic.errors), "error.type")
+
+    def check(self) -> None:
+        """Return once Redis answers; StoreRefused (its message one line, the password left out) for a
+        wrong password or an unreachable Redis. Blocking: for a program's start."""
+        check_reachable(self._url_for("check()"), self.socket_timeout)
+
+    def state_key(self) -> bytes:
+        """The requestState key every worker and machine on this Redis and prefix shares, derived from a
+        secret kept there (cluster/startup.py). Blocking: call it while assembling, as
+        `Server(state_key=backplane.state_key())`; StoreRefused when Redis cannot be used."""
+        return shared_state_key(self._url_for("state_key()"), self.prefix, self.socket_timeout)
+
+    def _url_for(self, what: str) -> str:
+        if self.url is None:
+            raise ValueError(f"RedisBackplane.{what} needs the url, not only a client")
+        return self.url
+
+    async def started(self) -> None:
+        """StoreRefused unless Redis answers now: the app's lifespan fails at start (a wrong password, an
+        unreachable Redis) instead of a worker answering 503 to everything; outages after it are 503s."""
+        try:
+            await self.client().ping()
+        except Exception as exc:  # any failure at start is the configuration's
+            where = redacted(self.url) if self.url is not None else "the given client"
+            raise StoreRefused(f"cannot reach Redis at {where}: {exc}") from None
 
     async def ready(self) -> str | None:
         """None when Redis answers a PING, else why not (the readiness probe's reason)."""
@@ -128,6 +174,11 @@ class RedisBackplane:
     def replay_store(self, max_entries: int = 100_000) -> RedisReplayStore:
         """DPoP replay checks in the same Redis, for every worker's `DPoPChecker(replays=...)`."""
         return RedisReplayStore(self.client(), self.prefix, max_entries)
+
+    def limits(self, lease: float = 600.0) -> RedisLimits:
+        """Counts for `RateLimit(store=...)` and `ConcurrencyLimit(store=...)` in the same Redis, so each
+        limit holds across every worker (`lease`: how long a slot counts at most, see RedisLimits)."""
+        return RedisLimits(self.client(), self.prefix, lease)
 
     def state(self) -> SharedState:
         """What every worker shares about its sessions (one per backplane)."""
@@ -165,8 +216,13 @@ class RedisBackplane:
     def adopt(self, server: Server) -> Server:
         """Give a Server built without this backplane's parts (a file that `mcpkit serve --workers N
         --redis URL` loads) its `peers()` and `tasks()`, keeping their limits: the one explicit step of
-        assembling such a server, before it serves anything. Built in code, pass them to `Server()`."""
+        assembling such a server, before it serves anything. Built in code, pass them to `Server()`.
+        A server whose requestState key is random per process gets `state_key()` (blocking), so every
+        worker opens the state any other sealed."""
         old_peers, old_tasks = server.peers, server.tasks
+        sealer = server.state_sealer
+        if sealer.random_key:
+            server.state_sealer = StateSealer(self.state_key(), ttl=sealer.ttl, max_size=sealer.max_size)
         server.peers = self.peers(
             max_subscriptions=old_peers.max_subscriptions, max_uri_length=old_peers.max_uri_length
         )
@@ -215,3 +271,13 @@ _ASSEMBLY = """a Server served with a RedisBackplane is built with its parts:
     backplane = RedisBackplane(url)
     server = Server(name, peers=backplane.peers(), tasks=backplane.tasks())
     app = StreamableHTTPApp(server, backplane=backplane)"""
+
+
+def _task_bounds(max_tasks: int, max_live: int, max_bytes: int, max_task_bytes: int) -> dict[str, int]:
+    """The bounds of the tasks kept in Redis, as RedisTaskStore takes them."""
+    return {
+        "max_tasks": max_tasks,
+        "max_live": max_live,
+        "max_bytes": max_bytes,
+        "max_task_bytes": max_task_bytes,
+    }

@@ -48,7 +48,9 @@ class EventBudget:
     """One worker's part in keeping the cluster's stored events under `state.max_total_bytes`."""
 
     def __init__(self, state: SharedState, worker: str, interval: float = 1.0) -> None:
-        self.state, self.worker, self.interval = state, worker, interval
+        self.state = state
+        self.worker = worker
+        self.interval = interval
         self.total = 0  # the last measured sum, in bytes
         self._add = state.redis.register_script(_ADD)
 

@@ -10,10 +10,12 @@ from typing import Any
 import anyio
 from redis.exceptions import RedisError
 
+from ..protocol.errors import INTERNAL_ERROR
 from ..protocol.http_rules import format_event_id
 from ..protocol.jsonrpc import RequestId
 from ..runtime.stream import Outgoing, Restored, StreamAttribute
-from ..transports.http_server.sessions import STANDALONE, Route, SessionStream
+from ..transports.http_server.sessions import STANDALONE, Item, Route, SessionStream
+from .tails import lost_answer
 from .this_worker import ThisWorker
 
 __all__ = ["Replica"]
@@ -83,6 +85,19 @@ class Replica(SessionStream):
     def close(self) -> None:
         super().close()
         self.closed_routes.set()
+
+    async def give_up(self, reason: str) -> None:
+        """Answer each request still unanswered here with `lost_answer(reason)` (stored first, so its
+        resumption anywhere ends with it too) and stop the handler."""
+        for rid, route in list(self.routes.items()):
+            data = lost_answer(rid, reason)
+            try:
+                event_id = await self.record(route.stream_id, data, final=True)
+            except RedisError:  # not stored: settled once Redis is back
+                event_id = None
+            await route.offer(Item(event_id, data, True, INTERNAL_ERROR))
+            self.close_route(rid, route)
+        self.close()
 
     def _lost(self, exc: RedisError) -> None:
         self.store_failed = True

@@ -64,7 +64,9 @@ class ClusterSessions:
         fanout: Fanout,
     ) -> None:
         self.state, self.worker = state, worker
-        self._serve, self.answering, self.strict_version = serve, answering, strict_version
+        self._serve = serve
+        self.answering = answering
+        self.strict_version = strict_version
         self.heartbeat, self.dead_after = heartbeat, dead_after
         # ids of our requests to clients name the worker to route the answer to, and are unguessable:
         # an answer is only taken on the session that was asked (see `_answer`), this is the second line
@@ -120,6 +122,12 @@ class ClusterSessions:
 
     async def alive(self, worker: str) -> bool:
         return await self.here.alive(worker)
+
+    async def end_all(self) -> None:
+        """Past a drain's deadline: each request served here is answered -32603 (`worker_shutdown`),
+        on its POST and in the log for a resumption on another worker."""
+        for replica in list(self.serving.values()):
+            await replica.give_up("worker_shutdown")
 
     async def aclose(self) -> None:
         for replica in list(self.serving.values()):

@@ -78,7 +78,9 @@ class SharedState:
         self.idle_ms = int(idle_timeout * 1000)
         self.ended_ms = max(1, min(int(ended_retention * 1000), self.idle_ms))  # never past the session
         self.max_sessions = max_sessions
-        self.max_events, self.max_bytes, self.max_total_bytes = max_events, max_bytes, max_total_bytes
+        self.max_events = max_events
+        self.max_bytes = max_bytes
+        self.max_total_bytes = max_total_bytes
         self.full = False  # set by the budget: past it, `create` and `begin` of a request raise EventLogFull
         self.stored = 0  # event bytes this worker stored since the budget last counted them
         self._create = redis.register_script(scripts.CREATE)

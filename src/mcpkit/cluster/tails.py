@@ -233,6 +233,7 @@ def _takeover(session_id: str, held: Held) -> JSON:
 _LOST = {
     "worker_lost": "Internal error: the worker serving this request stopped",
     "store_failed": "Internal error: the session store failed while this request was served",
+    "worker_shutdown": "Internal error: the worker serving this request shut down before it finished",
 }
 
 

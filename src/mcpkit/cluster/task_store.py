@@ -59,7 +59,9 @@ class RedisTaskStore:
         if min(max_tasks, max_live, max_bytes, max_task_bytes) < 1:
             raise ValueError("task store bounds must be positive")
         self.redis, self.prefix = redis, prefix
-        self.max_tasks, self.max_live, self.max_bytes = max_tasks, max_live, max_bytes
+        self.max_tasks = max_tasks
+        self.max_live = max_live
+        self.max_bytes = max_bytes
         self.max_task_bytes = max_task_bytes
         self._create = redis.register_script(task_scripts.CREATE)
         self._update = redis.register_script(task_scripts.UPDATE)

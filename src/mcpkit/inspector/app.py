@@ -81,7 +81,9 @@ class InspectorApp:
     """ASGI: GET / (the page; ?token=), GET /static/NAME, GET /api/events (SSE), POST /api/ACTION."""
 
     def __init__(self, backend: Backend, hub: Hub, guard: Guard) -> None:
-        self.backend, self.hub, self.guard = backend, hub, guard
+        self.backend = backend
+        self.hub = hub
+        self.guard = guard
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -33,7 +33,9 @@ class Backend:
     """Holds the connection in `tg` (it outlives the HTTP request that made it) and answers actions."""
 
     def __init__(self, tg: TaskGroup, hub: Hub, target: Target | None = None) -> None:
-        self.tg, self.hub, self.target = tg, hub, target
+        self.tg = tg
+        self.hub = hub
+        self.target = target
         self.asks, self.running = Asks(hub), Running()
         self.client: Client | None = None
         self.roots: list[JSON] = []

@@ -41,7 +41,10 @@ class Connection:
         max_depth: int = rpc.DEFAULT_MAX_DEPTH,
         request_ids: Iterator[RequestId] | None = None,
     ) -> None:
-        self.role, self.info, self.capabilities, self.instructions = role, info, capabilities, instructions
+        self.role = role
+        self.info = info
+        self.capabilities = capabilities
+        self.instructions = instructions
         self.versions, self.max_depth = versions, max_depth
         self.phase = Phase.NEW
         self.negotiated: Negotiated | None = None  # the handshake's agreement, or the one a client adopted

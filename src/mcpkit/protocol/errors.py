@@ -30,8 +30,11 @@ __all__ = [
     "URL_ELICITATION_REQUIRED",
     "CapabilityError",
     "ConnectionFailed",
+    "InvalidParams",
+    "InvalidRequest",
     "LocalError",
     "MCPError",
+    "MethodNotFound",
     "RemoteError",
     "RequestCancelled",
     "to_wire_error",
@@ -97,6 +100,27 @@ class RemoteError(MCPError):
             message if isinstance(message, str) else "error without a message",
             data,
         )
+
+
+class InvalidRequest(RemoteError):
+    """-32600: the message is no valid request (JSON-RPC 2.0 5.1)."""
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(INVALID_REQUEST, message, data)
+
+
+class MethodNotFound(RemoteError):
+    """-32601: the method does not exist or is not offered here."""
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(METHOD_NOT_FOUND, message, data)
+
+
+class InvalidParams(RemoteError):
+    """-32602: the request's params are wrong: a bad argument, an unknown name, a stale cursor."""
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(INVALID_PARAMS, message, data)
 
 
 class ConnectionFailed(RemoteError):

@@ -3,11 +3,13 @@
 Spec 2026-07-28 transports "Streamable HTTP": "Request Metadata" (MCP-Protocol-Version, Mcp-Method,
 Mcp-Name, Mcp-Param-{Name} from `x-mcp-header`), "Value Encoding" (the Base64 sentinel) and
 "Server Validation" (any mismatch is 400 with HeaderMismatch -32020), and the status codes modern
-errors travel with (400 for version, _meta and capability errors; 404 for an unknown method).
+errors travel with (400 for version, _meta and capability errors; 404 for an unknown method). mcpkit's
+own: busy (-32010) is 429 and a shared store out of reach (-32011) 503, both with Retry-After.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Collection, Iterable, Sequence
 from decimal import Decimal
@@ -18,6 +20,7 @@ from .errors import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     MISSING_CLIENT_CAPABILITY,
+    SERVER_BUSY,
     STORE_UNAVAILABLE,
     UNSUPPORTED_PROTOCOL_VERSION,
     MCPError,
@@ -26,7 +29,7 @@ from .http_header_values import decode_value, mirror_value, value_at
 from .methods import HEADER_ITEMS
 from .modern import PROTOCOL_VERSION
 
-__all__ = ["check_request_headers", "repeated_fields", "status_for_error"]
+__all__ = ["check_request_headers", "repeated_fields", "retry_after", "status_for_error"]
 
 JSON = dict[str, Any]
 
@@ -37,6 +40,7 @@ _STATUS: Final = {
     MISSING_CLIENT_CAPABILITY: 400,
     UNSUPPORTED_PROTOCOL_VERSION: 400,
     STORE_UNAVAILABLE: 503,
+    SERVER_BUSY: 429,  # RFC 6585 §4 Too Many Requests
 }
 
 
@@ -57,6 +61,16 @@ def repeated_fields(raw: Iterable[tuple[bytes, bytes]]) -> frozenset[str]:
 def status_for_error(code: int) -> int:
     """The HTTP status a modern JSON-RPC error is sent with (200 for the rest)."""
     return _STATUS.get(code, 200)
+
+
+def retry_after(error: object) -> str:
+    """The Retry-After seconds (RFC 9110 §10.2.3) of a JSON-RPC error object: its `data.retryAfterMs`
+    rounded up, else 1."""
+    data = error.get("data") if isinstance(error, dict) else None
+    wait = data.get("retryAfterMs") if isinstance(data, dict) else None
+    if isinstance(wait, bool) or not isinstance(wait, int | float) or not math.isfinite(wait):
+        return "1"
+    return str(max(1, math.ceil(wait / 1000)))
 
 
 def check_request_headers(

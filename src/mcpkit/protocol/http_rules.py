@@ -53,7 +53,10 @@ class HTTPRefusal(Exception):
 
     def __init__(self, status: int, message: str, code: int = INVALID_REQUEST, **headers: str) -> None:
         super().__init__(message)
-        self.status, self.message, self.code, self.headers = status, message, code, headers
+        self.status = status
+        self.message = message
+        self.code = code
+        self.headers = headers
         self.rid: RequestId | None = None  # the refused request's id, when it was read before the refusal
 
 

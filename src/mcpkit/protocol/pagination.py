@@ -11,7 +11,7 @@ import base64
 import binascii
 from typing import Any, Final
 
-from .errors import INVALID_PARAMS, MCPError
+from .errors import InvalidParams
 
 __all__ = ["canonical", "page"]
 
@@ -25,7 +25,7 @@ def _encode(offset: int) -> str:
 
 def _decode(cursor: Any, size: int) -> int:
     if not isinstance(cursor, str):
-        raise MCPError(INVALID_PARAMS, "Invalid params: cursor must be a string")
+        raise InvalidParams("Invalid params: cursor must be a string")
     digits = ""
     if len(cursor) <= _MAX_CURSOR:
         try:
@@ -35,7 +35,7 @@ def _decode(cursor: Any, size: int) -> int:
         digits = raw.removeprefix(_PREFIX) if raw.startswith(_PREFIX) else ""
     if not (digits.isdigit() and len(digits) < 19 and int(digits) <= size and _encode(int(digits)) == cursor):
         shown = cursor if len(cursor) <= _MAX_CURSOR else cursor[:_MAX_CURSOR] + "..."
-        raise MCPError(INVALID_PARAMS, f"Invalid params: unknown cursor {shown!r}")
+        raise InvalidParams(f"Invalid params: unknown cursor {shown!r}")
     return int(digits)
 
 

@@ -118,10 +118,17 @@ def metadata_document(
 
 
 def challenge(
-    resource_metadata: str, scope: Iterable[str] = (), error: str | None = None, description: str = ""
+    resource_metadata: str | None,
+    scope: Iterable[str] = (),
+    error: str | None = None,
+    description: str = "",
+    realm: str | None = None,
 ) -> str:
-    """The WWW-Authenticate value: `Bearer resource_metadata="…", scope="…"` plus the error, if any."""
-    params = [("resource_metadata", resource_metadata)]
+    """The WWW-Authenticate value: `Bearer resource_metadata="…", scope="…"` plus the error, if any; a
+    resource naming no authorization server (API keys only) has no metadata, and names its `realm`."""
+    params = [("resource_metadata", resource_metadata)] if resource_metadata else []
+    if realm:
+        params.append(("realm", realm))
     scopes = " ".join(scope)
     if scopes:
         params.append(("scope", scopes))

@@ -140,7 +140,9 @@ class SSEDecoder:
 
     def _dispatch(self) -> SSEEvent | None:
         data, event = self._data, self._event or "message"
-        self._data, self._size, self._event = [], 0, ""
+        self._data = []
+        self._size = 0
+        self._event = ""
         if not data:
             return None
         self.dispatched += 1

@@ -12,7 +12,7 @@ import enum
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from .errors import INTERNAL_ERROR, INVALID_PARAMS, LocalError, MCPError
+from .errors import INTERNAL_ERROR, InvalidParams, LocalError, MCPError
 from .extensions import declared, missing_extension
 
 __all__ = [
@@ -76,7 +76,7 @@ def needs_extension() -> MCPError:
 def task_id_of(params: JSON) -> str:
     task_id = params.get("taskId")
     if not isinstance(task_id, str) or not task_id:
-        raise MCPError(INVALID_PARAMS, "Invalid params: taskId must be a non-empty string")
+        raise InvalidParams("Invalid params: taskId must be a non-empty string")
     return task_id
 
 
@@ -152,4 +152,4 @@ def final_outcome(
         return {**result, "_meta": {**(meta if isinstance(meta, dict) else {}), **tag}}
     if status is Status.FAILED and error is not None:
         raise MCPError(error.get("code", INTERNAL_ERROR), str(error.get("message", "")), error.get("data"))
-    raise MCPError(INVALID_PARAMS, f"Invalid params: task {task_id!r} was cancelled")
+    raise InvalidParams(f"Invalid params: task {task_id!r} was cancelled")

@@ -26,7 +26,7 @@ import anyio
 import anyio.abc
 
 from ..client.client import Client
-from ..protocol.errors import INVALID_REQUEST, MCPError
+from ..protocol.errors import InvalidRequest
 from ..protocol.methods import ASKS_CLIENT, CACHEABLE
 from ..protocol.versions import is_modern
 from ..server.context import Context
@@ -177,7 +177,7 @@ class Proxy:
         ident = parked_id(ctx.asker.answers)
         parked = self._parked.get(ident) if ident is not None else None
         if ident is not None and parked is None:
-            raise MCPError(INVALID_REQUEST, "the proxied call these answers are for has ended")
+            raise InvalidRequest("the proxied call these answers are for has ended")
         if parked is None:
             parked = self._park(self.client, method, sent)
         return await parked.round(ctx, sent)
@@ -221,7 +221,7 @@ class Proxy:
         """The front request a server-initiated request of the remote belongs to (routing.py)."""
         chosen = self.flights.asking(method).target
         if isinstance(chosen, Context) and chosen.stateless:
-            raise MCPError(INVALID_REQUEST, f"{method}: the proxy's client cannot be asked in this request")
+            raise InvalidRequest(f"{method}: the proxy's client cannot be asked in this request")
         return chosen
 
     async def _ask(self, method: str, params: JSON) -> JSON:

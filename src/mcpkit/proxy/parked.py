@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import anyio
 
-from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, MCPError
+from ..protocol.errors import INTERNAL_ERROR, InvalidParams, MCPError
 from ..server.context import Context
 from ..server.round_trip import InputRequired
 
@@ -46,7 +46,7 @@ class _Slot:
 
     def __init__(self) -> None:
         self.ready = anyio.Event()
-        self.answer: JSON | MCPError = MCPError(INVALID_PARAMS, "not answered")
+        self.answer: JSON | MCPError = InvalidParams("not answered")
 
     def give(self, answer: JSON | MCPError) -> None:
         self.answer = answer
@@ -60,7 +60,9 @@ class Parked:
         self, method: str, params: JSON, *, timeout: float | None, on_end: Callable[[], None]
     ) -> None:
         self.ident = secrets.token_urlsafe(12)
-        self.method, self.params, self.timeout = method, params, timeout
+        self.method = method
+        self.params = params
+        self.timeout = timeout
         self.ctx: Context | None = None  # the round in flight: where progress goes
         self._events_in, self._events = anyio.create_memory_object_stream[tuple[Any, ...]](_ASKS_BUFFERED)
         self._waiting: dict[str, _Slot] = {}
@@ -93,7 +95,7 @@ class Parked:
             await slot.ready.wait()
         if waited.cancelled_caught:
             self.end()
-            raise MCPError(INVALID_PARAMS, f"{method}: the proxy's client did not answer in time")
+            raise InvalidParams(f"{method}: the proxy's client did not answer in time")
         if isinstance(slot.answer, MCPError):
             raise slot.answer
         return slot.answer
@@ -101,7 +103,7 @@ class Parked:
     async def round(self, ctx: Context, params: JSON) -> JSON:
         """One attempt of the client's request: hand over its answers, then the result or the next ask."""
         if params != self.params:
-            raise MCPError(INVALID_PARAMS, "Invalid params: a retry must repeat the request it answers")
+            raise InvalidParams("Invalid params: a retry must repeat the request it answers")
         answers = ctx.asker.answers
         for key in [k for k in self._waiting if k in answers]:
             self._waiting.pop(key).give(answers[key])

@@ -20,7 +20,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from ..client.handlers import asked_in
-from ..protocol.errors import INVALID_REQUEST, MCPError
+from ..protocol.errors import InvalidRequest
 from ..protocol.jsonrpc import RequestId
 from ..server.context import Context
 from .parked import Parked
@@ -99,11 +99,10 @@ class Flights:
     def _sole_owners(self, method: str) -> Flight:
         flights = list(self._flights)
         if not flights:
-            raise MCPError(INVALID_REQUEST, f"{method}: no client request is in flight through the proxy")
+            raise InvalidRequest(f"{method}: no client request is in flight through the proxy")
         owners = {flight.owner for flight in flights}
         if len(owners) > 1:
-            raise MCPError(
-                INVALID_REQUEST,
+            raise InvalidRequest(
                 f"{method}: refused: {len(owners)} clients have requests in flight through the proxy and "
                 "the remote did not say which request this belongs to",
             )

@@ -1,7 +1,7 @@
 """`JSONFormatter`: one JSON object per log line, for log pipelines (`mcpkit serve --log-format json`).
 
 Each line has `time` (ISO 8601, UTC), `level`, `logger` and `message`, the traceback as `exception` when
-there is one, and the request fields `mcpkit.server.middlewares.RequestLog` puts in a record's `extra`
+there is one, and the request fields `mcpkit.server.middleware.RequestLog` puts in a record's `extra`
 (`method`, `name`, `outcome`, `duration_ms`, `client`, `session`, `trace_id`) when present.
 """
 

@@ -2,14 +2,17 @@
 
 Names follow the OpenTelemetry semantic conventions for MCP: `mcp.server.operation.duration` (a histogram
 in seconds with `mcp.method.name`, the item's name and `error.type`), plus gauges read when collected
-(`mcp.server.requests.in_flight`, `mcp.server.sessions`, `mcp.server.sse_streams`). Prometheus spells them
-with underscores (`mcp_server_operation_duration_seconds`). Label values come from the server's registry,
-never from the request, so the series stay bounded. Each process reports its own; sum across workers.
+(`mcp.server.requests.in_flight`, `mcp.server.sessions`, `mcp.server.sse_streams`) and counters kept by the
+parts they count and read when collected (`mcp.server.tasks` by the state a task entered,
+`mcp.server.backplane.round_trips` and `.errors`). Prometheus spells them with underscores
+(`mcp_server_operation_duration_seconds`, a counter with `_total`). Label values come from the server's
+registry or the code, never from the request, so the series stay bounded. Each process reports its own;
+sum across workers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from ..protocol.methods import METHODS
@@ -17,6 +20,8 @@ from ..protocol.methods import METHODS
 __all__ = ["DURATION", "Metrics", "OpenTelemetryMetrics", "PrometheusMetrics"]
 
 DURATION = "mcp.server.operation.duration"
+# a counter's totals when collected: by the value of its one label, or under "" when it has none
+Totals = Callable[[], Mapping[str, float]]
 # seconds; the OpenTelemetry MCP conventions' advice, finer at the fast end
 BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 
@@ -29,6 +34,11 @@ class Metrics(Protocol):
 
     def observe(self, gauge: str, read: Callable[[], float]) -> None:
         """A gauge whose value `read()` gives when metrics are collected."""
+        ...
+
+    def count(self, counter: str, read: Totals, label: str | None = None) -> None:
+        """A monotonic counter whose totals `read()` gives when metrics are collected, one per value of
+        `label` (None: a single total, under "")."""
         ...
 
     def exposition(self) -> tuple[bytes, str] | None:
@@ -59,6 +69,9 @@ class PrometheusMetrics:
         from prometheus_client import Gauge
 
         Gauge(_prometheus(gauge), gauge, registry=self.registry).set_function(read)
+
+    def count(self, counter: str, read: Totals, label: str | None = None) -> None:
+        self.registry.register(_PrometheusCounter(counter, read, label))
 
     def exposition(self) -> tuple[bytes, str] | None:
         from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -94,8 +107,38 @@ class OpenTelemetryMetrics:
 
         self._meter.create_observable_gauge(gauge, callbacks=[lambda options: [Observation(read())]])
 
+    def count(self, counter: str, read: Totals, label: str | None = None) -> None:
+        from opentelemetry.metrics import Observation
+
+        def observed(options: Any) -> list[Any]:
+            return [Observation(total, {label: value} if label else None) for value, total in read().items()]
+
+        self._meter.create_observable_counter(counter, callbacks=[observed])
+
     def exposition(self) -> tuple[bytes, str] | None:
         return None
+
+
+class _PrometheusCounter:
+    """A prometheus-client collector of one counter whose totals are read when scraped."""
+
+    def __init__(self, name: str, read: Totals, label: str | None) -> None:
+        self.name, self.read = name, read
+        self.labels = [_prometheus(label)] if label else []
+
+    def describe(self) -> Iterator[Any]:
+        yield self._family()
+
+    def collect(self) -> Iterator[Any]:
+        family = self._family()
+        for value, total in self.read().items():
+            family.add_metric([value] if self.labels else [], total)
+        yield family
+
+    def _family(self) -> Any:
+        from prometheus_client.core import CounterMetricFamily
+
+        return CounterMetricFamily(_prometheus(self.name), self.name, labels=self.labels)
 
 
 _OTEL_NAME = {method: spec.span_target for method, spec in METHODS.items() if spec.span_target is not None}

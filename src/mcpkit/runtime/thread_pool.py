@@ -104,7 +104,9 @@ class Lane:
     """One session's sync calls on its asyncio loop, served by at most `cap` threads at once."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, cap: int | None, pool: Pool = POOL) -> None:
-        self.loop, self.cap, self.pool = loop, cap, pool
+        self.loop = loop
+        self.cap = cap
+        self.pool = pool
         self.token = anyio.lowlevel.current_token()
         self.threads = 0  # threads serving the lane, or sent to it
         self.finished = 0  # calls done: how the watch tells a stuck lane from a moving one

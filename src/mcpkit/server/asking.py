@@ -50,7 +50,9 @@ class SessionAsker:
     __slots__ = ("request_id", "session", "timeout")
 
     def __init__(self, session: Session, request_id: RequestId, timeout: float | None) -> None:
-        self.session, self.request_id, self.timeout = session, request_id, timeout
+        self.session = session
+        self.request_id = request_id
+        self.timeout = timeout
 
     @property
     def answers(self) -> Mapping[str, JSON]:

@@ -6,7 +6,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.errors import InvalidParams
 
 __all__ = ["Completions"]
 
@@ -52,16 +52,14 @@ class Completions:
             or not isinstance(argument, dict)
             or not isinstance(argument.get("name"), str)
         ):
-            raise MCPError(INVALID_PARAMS, "Invalid params: completion/complete needs ref and argument.name")
+            raise InvalidParams("Invalid params: completion/complete needs ref and argument.name")
         kind = ref.get("type")
         target = ref.get("name") if kind == "ref/prompt" else ref.get("uri")
         known = prompts if kind == "ref/prompt" else templates if kind == "ref/resource" else None
         if known is None or not isinstance(target, str):
-            raise MCPError(INVALID_PARAMS, f"Invalid params: unknown completion ref type {kind!r}")
+            raise InvalidParams(f"Invalid params: unknown completion ref type {kind!r}")
         if target not in known:
-            raise MCPError(
-                INVALID_PARAMS, f"Invalid params: no {str(kind).removeprefix('ref/')} named {target!r}"
-            )
+            raise InvalidParams(f"Invalid params: no {str(kind).removeprefix('ref/')} named {target!r}")
         fn = self.find(str(kind), target, argument["name"])
         values: list[str] = []
         if fn is not None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..content import text
-from ..protocol.errors import INVALID_PARAMS, LocalError, MCPError, RemoteError
+from ..protocol.errors import INVALID_PARAMS, InvalidParams, LocalError, RemoteError
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Negotiated
 from ..protocol.schema_check import compile_schema, schema_problems
@@ -218,9 +218,7 @@ class Context:
         )
         params.update((key, value) for key, value in optional if value is not None)
         if (tools or tool_choice) and not has(self.negotiated.version, Feature.SAMPLING_TOOLS):
-            raise MCPError(
-                INVALID_PARAMS, f"tools in sampling need protocol 2025-11-25, not {self.negotiated.version}"
-            )
+            raise InvalidParams(f"tools in sampling need protocol 2025-11-25, not {self.negotiated.version}")
         result = await ask_as_task(
             self.asker, self.negotiated, "sampling/createMessage", params, key, as_task
         )
@@ -258,9 +256,7 @@ class Context:
     async def elicit_url(self, message: str, url: str, elicitation_id: str) -> Elicited:
         """URL-mode elicitation (2025-11-25): the user completes it out of band at `url`."""
         if not has(self.negotiated.version, Feature.URL_ELICITATION):
-            raise MCPError(
-                INVALID_PARAMS, f"URL elicitation needs protocol 2025-11-25, not {self.negotiated.version}"
-            )
+            raise InvalidParams(f"URL elicitation needs protocol 2025-11-25, not {self.negotiated.version}")
         params = {"mode": "url", "message": message, "url": url}
         # 2026-07-28 dropped elicitationId: the retry itself tells the server the user is back.
         if has(self.negotiated.version, Feature.ELICITATION_COMPLETE):

@@ -17,7 +17,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.errors import InvalidParams
 from ..protocol.extensions import declared, extension_rule, missing_extension, valid_identifier
 from ..protocol.methods import MethodSpec
 from .request import RequestContext
@@ -38,7 +38,9 @@ class Extension:
     ) -> None:
         if not valid_identifier(identifier):
             raise ValueError(f"{identifier!r} is not an extension identifier (vendor-prefix/name)")
-        self.identifier, self.settings, self.require_client = identifier, dict(settings or {}), require_client
+        self.identifier = identifier
+        self.settings = dict(settings or {})
+        self.require_client = require_client
         self.handlers: dict[str, ExtensionHandler] = {}
 
     def method(self, name: str) -> Callable[[F], F]:
@@ -75,5 +77,5 @@ def string_param(params: JSON, name: str, method: str) -> str:
     """A required string parameter; -32602 when it is absent or not a string."""
     value = params.get(name)
     if not isinstance(value, str):
-        raise MCPError(INVALID_PARAMS, f"Invalid params: {method} needs a string {name}")
+        raise InvalidParams(f"Invalid params: {method} needs a string {name}")
     return value

@@ -99,7 +99,10 @@ class Lifespan:
             self._ready.set()
 
     async def _leave(self) -> None:
-        stack, self._stack, self._value, self._ready = self._stack, None, None, None
+        stack = self._stack
+        self._stack = None
+        self._value = None
+        self._ready = None
         if stack is not None:
             with anyio.CancelScope(shield=True):
                 await stack.aclose()

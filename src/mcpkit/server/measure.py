@@ -10,7 +10,7 @@ from ..runtime.metrics import Metrics
 
 if TYPE_CHECKING:
     from .context import Context
-    from .middleware import Call
+    from .middleware.chain import Call
     from .registry import Registry
 
 __all__ = ["Measure"]

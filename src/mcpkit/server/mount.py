@@ -61,7 +61,9 @@ class Mount:
             raise ValueError(f"a mount prefix and separator are tool-name characters, not {prefix!r}")
         if child is parent:
             raise ValueError("a server cannot be mounted into itself")
-        self.parent, self.peers, self.child = parent, parent_peers, child
+        self.parent = parent
+        self.peers = parent_peers
+        self.child = child
         self.prefix, self.separator = prefix, separator
         self._offered: dict[str, dict[str, Any]] = {kind: {} for kind in _KINDS}
         self._origin: dict[str, dict[str, str]] = {kind: {} for kind in _KINDS}  # parent key: child's

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.errors import InvalidParams, MCPError
 
 if TYPE_CHECKING:
     from ..runtime.session import Session
@@ -76,7 +76,7 @@ class Peers:
         """Refuse (-32602) a URI too long to subscribe to."""
         if self.max_uri_length is not None and len(uri) > self.max_uri_length:
             message = f"Invalid params: a subscribed uri has at most {self.max_uri_length} characters"
-            raise MCPError(INVALID_PARAMS, message)
+            raise InvalidParams(message)
 
     async def subscribe(self, session: Session, uri: str) -> None:
         """resources/subscribe: `session` hears notifications/resources/updated for `uri`; refused
@@ -88,8 +88,7 @@ class Peers:
         uris.add(uri)
 
     def too_many(self) -> MCPError:
-        return MCPError(
-            INVALID_PARAMS,
+        return InvalidParams(
             f"Invalid params: a session subscribes to at most {self.max_subscriptions} resources",
         )
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..content import text
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.errors import InvalidParams
 from .common_fields import add_common_fields
 from .invoke import invoke
 from .request import RequestContext
@@ -68,13 +68,13 @@ class Prompt:
         args = arguments or {}
         missing = [a["name"] for a in self.arguments if a["required"] and a["name"] not in args]
         if missing:
-            raise MCPError(
-                INVALID_PARAMS, f"Missing required argument(s) for prompt {self.name!r}: {', '.join(missing)}"
+            raise InvalidParams(
+                f"Missing required argument(s) for prompt {self.name!r}: {', '.join(missing)}"
             )
         try:
             kwargs = self.signature.bind(args)
         except ArgumentError as exc:
-            raise MCPError(INVALID_PARAMS, f"Invalid arguments for prompt {self.name!r}: {exc}") from None
+            raise InvalidParams(f"Invalid arguments for prompt {self.name!r}: {exc}") from None
         if self.signature.context_param:
             kwargs[self.signature.context_param] = context
         value = await invoke(self.fn, kwargs, self.signature.is_async, self.signature.dependencies, context)

@@ -14,16 +14,34 @@ import hmac
 import logging
 import secrets
 import time
+from pathlib import Path
 from typing import Any
 
 import orjson
 
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.errors import InvalidParams, MCPError
 
-__all__ = ["StateSealer", "request_binding"]
+__all__ = ["MIN_KEY_BYTES", "StateSealer", "read_state_key", "request_binding"]
 
 JSON = dict[str, Any]
 log = logging.getLogger("mcpkit")
+MIN_KEY_BYTES = 32  # HMAC-SHA256's own size: a shorter shared secret is easier to guess than the MAC
+
+
+def read_state_key(path: str | Path) -> bytes:
+    """The requestState key kept in the file at `path`: its bytes without surrounding whitespace, so
+    `openssl rand -hex 32 > FILE` makes one. ValueError, in one line, for a file that cannot be read or
+    holds fewer than MIN_KEY_BYTES bytes."""
+    try:
+        key = Path(path).read_bytes().strip()
+    except OSError as exc:
+        raise ValueError(f"cannot read the state key file {str(path)!r}: {exc.strerror}") from None
+    if len(key) < MIN_KEY_BYTES:
+        raise ValueError(
+            f"the state key file {str(path)!r} holds {len(key)} bytes, fewer than {MIN_KEY_BYTES}: "
+            f"make one with `openssl rand -hex 32 > {path}`"
+        )
+    return key
 
 
 def request_binding(method: str, params: JSON, principal: str | None = None) -> str:
@@ -92,7 +110,7 @@ class StateSealer:
 
 
 def _refused(why: str) -> MCPError:
-    return MCPError(INVALID_PARAMS, f"Invalid params: requestState rejected: {why}")
+    return InvalidParams(f"Invalid params: requestState rejected: {why}")
 
 
 def _b64(data: bytes) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..protocol import capabilities as caps
-from ..protocol.errors import INVALID_PARAMS, LocalError, MCPError
+from ..protocol.errors import InvalidParams, LocalError
 from ..protocol.modern import missing_capability
 from .request_state import StateSealer, request_binding
 
@@ -85,7 +85,9 @@ class RoundTrip:
     ) -> None:
         self.answers = answers
         self.client = client  # the capabilities the request declared
-        self._method, self._params, self._sealer = method, params, sealer
+        self._method = method
+        self._params = params
+        self._sealer = sealer
         self._principal = principal  # whose token the state is sealed for (None: no authorization)
         self._counts: dict[str, int] = {}
         self._used: set[str] = set()
@@ -108,7 +110,7 @@ class RoundTrip:
         responses = params.get("inputResponses")
         if responses is not None:
             if not isinstance(responses, dict):
-                raise MCPError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
+                raise InvalidParams("Invalid params: inputResponses must be an object")
             # A value that is not a result object is ignored: that ask is simply asked again.
             trip.answers.update((k, v) for k, v in responses.items() if isinstance(v, dict))
         return trip

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.errors import InvalidParams
 
 __all__ = ["permits", "require", "visible"]
 
@@ -35,8 +35,7 @@ def require(needed: frozenset[str], granted: frozenset[str], method: str) -> Non
     if needed <= granted:
         return
     missing = " ".join(sorted(needed - granted))
-    raise MCPError(
-        INVALID_PARAMS,
+    raise InvalidParams(
         f"Insufficient scope for {method}: the access token lacks {missing}",
         {"error": "insufficient_scope", "scope": " ".join(sorted(needed))},
     )

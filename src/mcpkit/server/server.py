@@ -94,10 +94,12 @@ class Server:
         visible: VisibleFn | None = None,
     ) -> None:
         self.max_in_flight, self.max_worker_threads = max_in_flight, max_worker_threads
-        self.versions, self.identify, self.client_request_timeout = versions, identify, client_request_timeout
+        self.versions = versions
+        self.identify = identify
+        self.client_request_timeout = client_request_timeout
         self.info: JSON = {"name": name, "version": version} | ({"title": title} if title else {})
         self.lifespan = Lifespan(lifespan, self)
-        self.middleware = Chain()  # around requests: server/middleware.py
+        self.middleware = Chain()  # around requests: server/middleware/chain.py
         self.tracing = ServerTracing(tracing) if tracing else None
         if self.tracing is not None:  # the first middleware, so the outermost
             self.middleware.add(self.tracing)

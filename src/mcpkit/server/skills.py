@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.errors import InvalidParams
 from ..protocol.pagination import page
 from ..protocol.skills import (
     DIRECTORY_MIME,
@@ -118,14 +118,14 @@ class SkillCatalog(Extension):
         uri = string_param(params, "uri", "skills/get")
         skill = self.skills.get(uri)
         if skill is None:
-            raise MCPError(INVALID_PARAMS, f"No skill is served at {uri}")
+            raise InvalidParams(f"No skill is served at {uri}")
         return self._finish({"skill": skill.entry()}, None, ctx)
 
     def read_directory(self, params: JSON, ctx: RequestContext) -> JSON:
         uri = string_param(params, "uri", "resources/directory/read")
         children = next((c for s in self.skills.values() if (c := s.children(uri)) is not None), None)
         if children is None:
-            raise MCPError(INVALID_PARAMS, f"{uri} is not a directory resource")
+            raise InvalidParams(f"{uri} is not a directory resource")
         start, stop, next_cursor = page(len(children), params.get("cursor"), self.registry.page_size)
         return self._finish({"resources": children[start:stop]}, next_cursor, ctx)
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..protocol.errors import INVALID_PARAMS, MCPError
+from ..protocol.errors import InvalidParams
 from ..protocol.jsonrpc import RequestId
 from ..protocol.subscription_filter import FLAGS, SubscriptionFilter
 
@@ -75,7 +75,7 @@ class Listener:
 def agreed_filter(requested: object, server_caps: JSON) -> JSON:
     """The subset of the client's filter this server honours (what the acknowledgment echoes)."""
     if not isinstance(requested, dict):
-        raise MCPError(INVALID_PARAMS, "Invalid params: subscriptions/listen needs a notifications object")
+        raise InvalidParams("Invalid params: subscriptions/listen needs a notifications object")
     agreed: JSON = {}
     for flag, (_method, path) in FLAGS.items():
         section = server_caps.get(path[0])

@@ -17,7 +17,7 @@ import anyio
 import orjson
 
 from ..content import text
-from ..protocol.errors import INVALID_PARAMS, LocalError, MCPError, RemoteError
+from ..protocol.errors import InvalidParams, LocalError, MCPError, RemoteError
 from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import Feature, has
 from .common_fields import add_common_fields
@@ -137,7 +137,7 @@ class Tool:
             kwargs = self._bind(arguments)
         except ArgumentError as exc:
             if not has(version, Feature.TOOL_ERRORS_AS_RESULTS):
-                raise MCPError(INVALID_PARAMS, str(exc)) from None
+                raise InvalidParams(str(exc)) from None
             return error_result(str(exc))
         if self.context_param is not None:
             kwargs[self.context_param] = context

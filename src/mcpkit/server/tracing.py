@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
     from .context import Context
-    from .middleware import Call
+    from .middleware.chain import Call
 
 __all__ = ["ServerTracing"]
 

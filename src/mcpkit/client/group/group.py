@@ -101,7 +101,9 @@ class ClientGroup:
         for name in servers:
             self.naming.check_server(name)
         self.filters = filters or Filters()
-        self.search_tool, self.start_timeout, self.wait = search_tool, start_timeout, wait
+        self.search_tool = search_tool
+        self.start_timeout = start_timeout
+        self.wait = wait
         self.cache = cache if cache is not None else ResultCache(max_entries=4096, max_bytes=64 << 20)
         self._on_change = on_change
         self.members = {

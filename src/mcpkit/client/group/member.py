@@ -73,8 +73,12 @@ class Member:
         on_change: Callable[[str], None],
         ping_interval: float | None = None,
     ) -> None:
-        self.name, self.spec, self.options = name, spec, options
-        self.backoff, self.connect_timeout, self.on_change = backoff, connect_timeout, on_change
+        self.name = name
+        self.spec = spec
+        self.options = options
+        self.backoff = backoff
+        self.connect_timeout = connect_timeout
+        self.on_change = on_change
         self.ping_interval = ping_interval
         self.client: Client | None = None
         self.state = State.STARTING
@@ -140,7 +144,10 @@ class Member:
                 for uri in [] if client.stateless else sorted(self.subscriptions):  # renewed on reconnect
                     await client.subscribe(uri)
                 scope.deadline = math.inf
-                self.client, self.state, self.error, self._was_up = client, State.READY, None, True
+                self.client = client
+                self.state = State.READY
+                self.error = None
+                self._was_up = True
                 self._lost = anyio.Event()
                 self._ready.set()
                 self.settled.set()
@@ -154,7 +161,9 @@ class Member:
             raise TimeoutError(f"no answer within {self.connect_timeout:g}s")
 
     def _down(self) -> None:
-        self.client, self.state, self.lists = None, State.DOWN, {}
+        self.client = None
+        self.state = State.DOWN
+        self.lists = {}
         if self._ready.is_set():
             self._ready = anyio.Event()
         self.settled.set()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
+from ...protocol.errors import InvalidParams, MethodNotFound
 from ..context import Context
 from .changes import cancelled
 from .store import TaskRecord
@@ -28,7 +28,7 @@ class TaskDialect:
     def check(self, ctx: Context) -> None:
         """Refuse a tasks/* request this era (or this request's client) does not have."""
         version = ctx.negotiated.version
-        raise MCPError(METHOD_NOT_FOUND, f"Method not found: tasks came with 2025-11-25, not {version}")
+        raise MethodNotFound(f"Method not found: tasks came with 2025-11-25, not {version}")
 
     def owner(self, ctx: Context) -> str | None:
         """Whose tasks a request sees: its access token's principal; else the caller its transport
@@ -70,22 +70,22 @@ class TaskDialect:
         task_id = (await self.find(services, ctx, params)).task_id
         record, changed = await services.tasks.change(task_id, ctx.session, services.peers, cancelled)
         if record is None:
-            raise MCPError(INVALID_PARAMS, f"Invalid params: no task {task_id!r}")
+            raise InvalidParams(f"Invalid params: no task {task_id!r}")
         if changed:
             await services.tasks.stop_leg(record)
         return self.cancelled(record, changed)
 
     async def update(self, services: Services, ctx: Context, params: JSON) -> JSON:
         """tasks/update (2026-07-28)."""
-        raise MCPError(METHOD_NOT_FOUND, "Method not found: tasks/update is a 2026-07-28 method")
+        raise MethodNotFound("Method not found: tasks/update is a 2026-07-28 method")
 
     async def result(self, services: Services, ctx: Context, params: JSON) -> JSON:
         """tasks/result (2025-11-25)."""
-        raise MCPError(METHOD_NOT_FOUND, "Method not found: tasks/result is a 2025-11-25 method")
+        raise MethodNotFound("Method not found: tasks/result is a 2025-11-25 method")
 
     async def listing(self, services: Services, ctx: Context, params: JSON) -> JSON:
         """tasks/list (2025-11-25)."""
-        raise MCPError(METHOD_NOT_FOUND, "Method not found: tasks/list is a 2025-11-25 method")
+        raise MethodNotFound("Method not found: tasks/list is a 2025-11-25 method")
 
     async def followed(self, services: Services, ctx: Context, task_ids: Any) -> list[JSON]:
         """subscriptions/listen's `taskIds` (2026-07-28)."""

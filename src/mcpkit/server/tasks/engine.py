@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ...protocol.errors import INVALID_PARAMS, SERVER_BUSY, MCPError, to_wire_error
-from ...protocol.tasks import client_supports, needs_extension, task_id_of
+from ...protocol.errors import SERVER_BUSY, InvalidParams, MCPError, to_wire_error
+from ...protocol.tasks import Status, client_supports, needs_extension, task_id_of
 from ...runtime._native import spawn_detached
 from ..context import Context
 from ..round_trip import InputRequired
 from .changes import lost, running, settled
+from .counts import StatusCounts
 from .legs import Cancelled, Failed, Leg, NeedsInput, Result, TaskContext
 from .notices import task_note, tell
 from .store import Change, InMemoryTaskStore, TaskRecord, TaskStore
@@ -72,6 +73,7 @@ class TaskEngine:
         self.legs: dict[str, Leg] = {}  # the legs running in this process, by task id
         self.workers: TaskCluster = workers if workers is not None else OneProcess()
         self._waiters: dict[str, set[anyio.Event]] = {}  # set by a task's next change (tasks/result)
+        self.counts = StatusCounts()  # `counts.measure(metrics)` reports them
 
     def cancel_here(self, task_id: str) -> None:
         """Another worker cancelled a task whose leg may run here."""
@@ -103,6 +105,7 @@ class TaskEngine:
         )
         if not await self.store.create(record, self.max_live):
             raise MCPError(SERVER_BUSY, f"Too many unfinished tasks (at most {self.max_live} per caller)")
+        self.counts.entered(record.status)
         return record
 
     def ttl_for(self, ctx: Context) -> int:
@@ -155,14 +158,20 @@ class TaskEngine:
         """Apply `change` to the task in one atomic step of the store and, when it changed, tell
         whoever follows it (notices.py) and whoever waits here: the task as kept, and whether it changed."""
 
+        moved: list[Status] = []  # the status the change entered, if it changed the status
+
         def stamped(record: TaskRecord) -> bool:
+            was = record.status
             if not change(record):
                 return False
             record.updated_at = time.time()
+            moved[:] = [record.status] if record.status is not was else []
             return True
 
         record, changed = await self.store.update(task_id, stamped)
         if changed and record is not None:
+            for status in moved:
+                self.counts.entered(status)
             for woken in self._waiters.pop(task_id, ()):
                 woken.set()
             await tell(record, session, peers.listeners)
@@ -176,7 +185,7 @@ class TaskEngine:
         task_id = task_id_of(params)
         record = await self.store.get(task_id)
         if record is None or record.owner != owner:
-            raise MCPError(INVALID_PARAMS, f"Invalid params: no task {task_id!r}")
+            raise InvalidParams(f"Invalid params: no task {task_id!r}")
         return record
 
     async def unless_lost(self, record: TaskRecord, session: Session, peers: Peers) -> TaskRecord:
@@ -208,7 +217,7 @@ class TaskEngine:
             try:
                 found = await self.store.get(task_id)
                 if found is None:
-                    raise MCPError(INVALID_PARAMS, f"Invalid params: task {task_id!r} expired")
+                    raise InvalidParams(f"Invalid params: task {task_id!r} expired")
                 if self.workers.worker is not None and polls % _LOST_EVERY == _LOST_EVERY - 1:
                     found = await self.unless_lost(found, session, peers)
                 if found.status.terminal:
@@ -239,7 +248,7 @@ class TaskEngine:
         if not client_supports(ctx.client_capabilities):
             raise needs_extension()
         if not isinstance(task_ids, list):
-            raise MCPError(INVALID_PARAMS, "Invalid params: taskIds must be an array of task ids")
+            raise InvalidParams("Invalid params: taskIds must be an array of task ids")
         found = []
         for task_id in task_ids[: self.max_live]:
             record = await self.store.get(task_id) if isinstance(task_id, str) else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, MCPError, error_object
+from ...protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, InvalidParams, MCPError, error_object
 from ...protocol.tasks import Status, client_supports, created_result, detailed, needs_extension
 from ..context import Context
 from ..round_trip import RoundTrip
@@ -80,7 +80,7 @@ class ExtensionTasks(TaskDialect):
         record = await self.find(services, ctx, params)
         responses = params.get("inputResponses")
         if not isinstance(responses, dict):
-            raise MCPError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
+            raise InvalidParams("Invalid params: inputResponses must be an object")
         engine = services.tasks
         change = answered(responses, engine.workers.worker)
         found, changed = await engine.change(record.task_id, ctx.session, services.peers, change)

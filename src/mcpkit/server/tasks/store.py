@@ -115,7 +115,9 @@ def too_large(record: TaskRecord) -> bool:
         record.error = error_object(INTERNAL_ERROR, f"Internal error: {message}", {"reason": "too_large"})
     else:
         record.error = None
-    record.result, record.answers, record.input_requests = None, {}, {}
+    record.result = None
+    record.answers = {}
+    record.input_requests = {}
     return True
 
 
@@ -132,7 +134,9 @@ class InMemoryTaskStore:
     ) -> None:
         if min(max_tasks, max_live, max_bytes, max_task_bytes) < 1:
             raise ValueError("task store bounds must be positive")
-        self.max_tasks, self.max_live, self.max_bytes = max_tasks, max_live, max_bytes
+        self.max_tasks = max_tasks
+        self.max_live = max_live
+        self.max_bytes = max_bytes
         self.max_task_bytes = max_task_bytes
         self.bytes = 0
         self._tasks: dict[str, TaskRecord] = {}

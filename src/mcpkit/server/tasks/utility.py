@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ...protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, LocalError, MCPError
+from ...protocol.errors import (
+    INTERNAL_ERROR,
+    InvalidParams,
+    LocalError,
+    MCPError,
+    MethodNotFound,
+)
 from ...protocol.pagination import page
 from ...protocol.tasks import RELATED_TASK, Status, final_outcome, utility_task
 from ...protocol.utilities import progress_params
@@ -150,7 +156,7 @@ class UtilityTasks(TaskDialect):
 
     def cancelled(self, record: TaskRecord, changed: bool) -> JSON:
         if not changed:  # "MUST" be -32602
-            raise MCPError(INVALID_PARAMS, f"Invalid params: task {record.task_id!r} has already ended")
+            raise InvalidParams(f"Invalid params: task {record.task_id!r} has already ended")
         return utility_task(record.fields())
 
     async def call(
@@ -162,14 +168,12 @@ class UtilityTasks(TaskDialect):
         if task is None and tool.task != "required":
             return await super().call(services, tool, arguments, ctx, params)
         if tool.task == "forbidden":
-            raise MCPError(METHOD_NOT_FOUND, f"Tool {tool.name!r} does not run as a task")
+            raise MethodNotFound(f"Tool {tool.name!r} does not run as a task")
         if task is None:
-            raise MCPError(
-                METHOD_NOT_FOUND, f"Tool {tool.name!r} runs only as a task: add `task` to the call"
-            )
+            raise MethodNotFound(f"Tool {tool.name!r} runs only as a task: add `task` to the call")
         ttl = task.get("ttl") if isinstance(task, dict) else None
         if not isinstance(task, dict) or (ttl is not None and (not isinstance(ttl, int) or ttl < 1)):
-            raise MCPError(INVALID_PARAMS, "Invalid params: task must be an object with a positive ttl")
+            raise InvalidParams("Invalid params: task must be an object with a positive ttl")
         if not isinstance(ctx.asker, SessionAsker):  # every handshake-era request has one
             raise MCPError(INTERNAL_ERROR, "Internal error: a 2025-11-25 task needs the session")
         engine, base = services.tasks, services.tasks.ttl_for(ctx)

@@ -124,12 +124,13 @@ class StreamableHTTPApp:
             max_sessions_per_client=max_sessions_per_client,
             background=shared_host.run if shared_host is not None else None,
             hold=getattr(getattr(target, "lifespan", None), "running", None),  # a Server's lifespan
+            check=backplane.started if backplane is not None else None,
         )
         self._host: SessionHost = shared_host or self._local_sessions()
         self._sessionless_clients = ClientCounts("requests in flight", max_stateless_in_flight_per_client)
         self.sessions, self._scopes_for = self._registry.sessions, scopes_of(target)
         self._mirror = header_mirror if header_mirror is not None else header_mirror_of(target)
-        self._probes, self._drain = _operations(operations, backplane, self._registry, retry_ms)
+        self._probes, self._drain = _operations(operations, backplane, self._registry, self._host, retry_ms)
 
     def _local_sessions(self) -> LocalSessions:
         return LocalSessions(
@@ -283,15 +284,26 @@ def _host_from(
 
 
 def _operations(
-    operations: Operations | None, backplane: Backplane | None, registry: SessionRegistry, retry_ms: int
+    operations: Operations | None,
+    backplane: Backplane | None,
+    registry: SessionRegistry,
+    host: SessionHost,
+    retry_ms: int,
 ) -> tuple[Probes | None, Drain | None]:
     if operations is None:
         return None, None
     probes = Probes(operations, [backplane.ready] if backplane is not None else [])
-    drain = Drain(probes, registry.end_all, retry_ms)
+
+    async def end_all() -> None:
+        await host.end_all()
+        await registry.end_alone()
+
+    drain = Drain(probes, end_all, retry_ms)
     if operations.metrics is not None:
         operations.metrics.observe("mcp.server.sessions", lambda: len(registry.sessions))
         operations.metrics.observe("mcp.server.sse_streams", lambda: drain.streams)
+        if backplane is not None:
+            backplane.measure(operations.metrics)
     return probes, drain
 
 

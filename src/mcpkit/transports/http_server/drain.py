@@ -4,15 +4,17 @@ has finish before the ASGI server stops.
 Draining: readiness is 503, a new session or GET stream is 503 with Retry-After, each open GET stream ends
 with an SSE `retry:` hint so its client reconnects (elsewhere, behind a load balancer; with a backplane
 the resumed stream continues there). Requests in flight run until done or until `drain_timeout`; past it
-the sessions end, so a request still waiting is answered with an error its client sees. Then the signal
-goes on to the ASGI server's own handler (uvicorn's), which stops listening and shuts the app down. The
-listener stays open meanwhile, so a load balancer sees the 503 instead of refused connections.
+the app's session host answers every request still waiting with an error its client sees (in one
+process its session ends: 404; with a backplane a JSON-RPC error, also stored for a resumption
+elsewhere). Then the signal goes on to the ASGI server's own handler (uvicorn's), which stops listening
+and shuts the app down. The listener stays open meanwhile, so a load balancer sees the 503 instead of
+refused connections.
 """
 
 from __future__ import annotations
 
 import signal
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from types import FrameType
 
@@ -28,7 +30,7 @@ __all__ = ["Drain"]
 
 
 class Drain:
-    def __init__(self, probes: Probes, end_sessions: Callable[[], None], retry_ms: int) -> None:
+    def __init__(self, probes: Probes, end_sessions: Callable[[], Awaitable[None]], retry_ms: int) -> None:
         self.probes = probes
         self.operations = probes.operations
         self._end_sessions = end_sessions
@@ -61,7 +63,7 @@ class Drain:
                 if self.in_flight:
                     await self._idle.wait()
             if self.in_flight:
-                self._end_sessions()  # past the deadline: what still waits is answered with an error
+                await self._end_sessions()  # past the deadline: what still waits is answered with an error
                 with anyio.move_on_after(1.0):
                     await self._idle.wait()
             if self._forward is not None:

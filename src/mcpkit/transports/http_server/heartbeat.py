@@ -22,7 +22,11 @@ class Tracked:
 
     def __init__(self, send: Send) -> None:
         self._send = send
-        self.started = self.sse = self.ended = self.wrote = self.writing = False
+        self.started = False
+        self.sse = False
+        self.ended = False
+        self.wrote = False
+        self.writing = False
         self._beating: anyio.Event | None = None
 
     async def __call__(self, message: ASGIMessage) -> None:

@@ -7,7 +7,7 @@ that task group in a task of the event loop itself (asyncio or trio); `aclose()`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any
 
@@ -28,8 +28,10 @@ class TaskHost:
         keeper: Callable[[], Coroutine[Any, Any, None]],
         on_shutdown: Callable[[], None],
         hold: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
+        check: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._keeper = keeper
+        self._check = check  # at lifespan startup, before anything is held: raises for a bad configuration
         self._on_shutdown = on_shutdown
         self._hold = hold or nullcontext  # what stays open while the host runs (the server's lifespan)
         self._tg: TaskGroup | None = None
@@ -39,9 +41,11 @@ class TaskHost:
     async def lifespan(self, receive: Receive, send: Send) -> None:
         await receive()  # lifespan.startup
         try:
+            if self._check is not None:
+                await self._check()
             held = self._hold()
             await held.__aenter__()
-        except Exception as exc:  # the server's lifespan failed: the ASGI server reports it and stops
+        except Exception as exc:  # a check or the server's lifespan failed: the ASGI server says so and stops
             await send({"type": "lifespan.startup.failed", "message": str(exc)})
             return
         try:

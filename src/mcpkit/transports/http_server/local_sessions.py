@@ -63,5 +63,9 @@ class LocalSessions:
     async def run(self) -> None:
         """Nothing runs beside this process's sessions."""
 
+    async def end_all(self) -> None:
+        """The sessions end: a request still waiting is answered 404, as its next request would be."""
+        self.registry.end_all()
+
     async def aclose(self) -> None:
         """The registry ends the sessions."""

@@ -16,16 +16,18 @@ import anyio
 
 from ...protocol.errors import INTERNAL_ERROR
 from ...protocol.http_rules import SESSION_NOT_FOUND, HTTPRefusal, request_version
+from ...protocol.jsonrpc import encode, error_response
 from .asgi import Receive, Send
 from .clients import ClientCounts
 from .event_store import EventStore
 from .hosting import TaskHost
-from .sessions import SessionStream
+from .sessions import Item, SessionStream
 
 __all__ = ["SessionRegistry"]
 
 log = logging.getLogger("mcpkit.transports.http_server")
 
+_SHUTDOWN = "Internal error: the server shut down before this request finished"
 _NO_SESSION = (
     "carries no Mcp-Session-Id header: this server keeps sessions, so send initialize first and name the "
     "session it returns (a 2026-07-28 request carries its version in _meta and needs no session)"
@@ -43,6 +45,7 @@ class SessionRegistry:
         max_sessions_per_client: int = 100,
         background: Callable[[], Awaitable[None]] | None = None,
         hold: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
+        check: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._serve = serve
         self._background = background
@@ -51,8 +54,9 @@ class SessionRegistry:
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
         self.sessions: dict[str, SessionStream] = {}
+        self.alone: set[SessionStream] = set()  # requests served without a session (2026-07-28, sessionless)
         self._ending: set[str] = set()  # ended, their stored events not yet forgotten: still counted
-        self._host = TaskHost(self._keep, self.end_all, hold)
+        self._host = TaskHost(self._keep, self.end_all, hold, check)
 
     async def lifespan(self, receive: Receive, send: Send) -> None:
         await self._host.lifespan(receive, send)
@@ -105,13 +109,26 @@ class SessionRegistry:
         for sid in list(self.sessions):
             self.end(sid)
 
+    async def end_alone(self) -> None:
+        """Past a drain's deadline: each request served without a session is answered -32603
+        (`server_shutdown`), and its handler stops."""
+        for session in list(self.alone):
+            for rid, route in list(session.routes.items()):
+                error = error_response(rid, INTERNAL_ERROR, _SHUTDOWN, {"reason": "server_shutdown"})
+                await route.offer(Item(None, encode(error), True, INTERNAL_ERROR))
+                session.close_route(rid, route)
+            session.close()
+
     async def run(self, session: SessionStream) -> None:
         """Serve one session (also a stateless one, inside its request) and clean up after it."""
+        if session.session_id is None:
+            self.alone.add(session)
         try:
             await self._serve(session)
         except Exception:
             log.exception("MCP session %s failed", session.session_id)
         finally:
+            self.alone.discard(session)
             session.close()
             self.per_client.release(session.client)
             sid = session.session_id

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from ...runtime.metrics import Metrics
 from .delivery import Answering
 from .exchange import Exchange
 from .sessions import SessionStream
@@ -36,6 +37,11 @@ class SessionHost(Protocol):
         """What must run while the app serves (heartbeats, messages from other workers)."""
         ...
 
+    async def end_all(self) -> None:
+        """Past a drain's deadline: every request still served here is answered with an error its client
+        sees, and its handler stops."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -51,4 +57,13 @@ class Backplane(Protocol):
 
     async def ready(self) -> str | None:
         """None when the shared store answers, else why not (for the app's readiness probe)."""
+        ...
+
+    def measure(self, metrics: Metrics) -> None:
+        """Report what the backplane counts (its round trips and errors) to `metrics`."""
+        ...
+
+    async def started(self) -> None:
+        """Raise when the shared store refuses this worker at start (a configuration error), so the
+        app's lifespan fails instead of serving 503s."""
         ...

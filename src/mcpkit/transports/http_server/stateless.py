@@ -15,9 +15,10 @@ from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, runtime_checkable
 
 import anyio
+import orjson
 
 from ...protocol.errors import MCPError
-from ...protocol.http_modern import check_request_headers, status_for_error
+from ...protocol.http_modern import check_request_headers, retry_after, status_for_error
 from ...protocol.http_rules import asks_for_notifications
 from ...protocol.jsonrpc import Request, encode, error_message
 from ...protocol.sse import encode_event
@@ -94,6 +95,13 @@ async def answer_stateless(
             tg.cancel_scope.cancel()
 
 
+def _retry(status: int, response: bytes) -> list[tuple[bytes, bytes]]:
+    """Retry-After for a busy (429) or unavailable (503) answer, from its error's `retryAfterMs`."""
+    if status not in (429, 503):
+        return []
+    return [(b"retry-after", retry_after(orjson.loads(response).get("error")).encode())]
+
+
 async def _answer(route: Route, receiver: Mailbox[Item], exchange: Exchange, json_only: bool) -> bool:
     """The response as JSON when it comes first (or with `json_only`, dropping what came before it),
     else an SSE stream of everything up to it. False if the client left before it went out."""
@@ -103,8 +111,7 @@ async def _answer(route: Route, receiver: Mailbox[Item], exchange: Exchange, jso
             while not first.final:  # JSON has no room for notifications; they are dropped
                 first = await receiver.get()
             status = status_for_error(first.error_code) if first.error_code is not None else 200
-            retry = [(b"retry-after", b"1")] if status == 503 else []  # a shared store out of reach
-            await respond(exchange.send, status, first.data, JSON_HEADERS + retry)
+            await respond(exchange.send, status, first.data, JSON_HEADERS + _retry(status, first.data))
             return True
     if gone.is_set():
         return False

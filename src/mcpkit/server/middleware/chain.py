@@ -15,7 +15,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .context import Context
+    from ..context import Context
 
 __all__ = ["Call", "Chain", "Middleware"]
 

@@ -1,0 +1,108 @@
+"""The clients the login proxy knows: registered dynamically (RFC 7591), or named by the URL of their Client
+ID Metadata Document, fetched when first seen and kept a few minutes (MCP basic/authorization)."""
+
+from __future__ import annotations
+
+import hmac
+import time
+from typing import Any, Final
+
+import httpx
+import orjson
+
+from ...protocol.oauth_clients import (
+    ClientInfo,
+    client_from_document,
+    client_from_registration,
+    is_document_client_id,
+)
+from ...protocol.oauth_server import OAuthError
+from ..verifier import VerifierUnavailable, fetch_json
+from .sealing import digest, new_secret
+from .store import IdentityStore
+
+__all__ = ["ClientRegistry"]
+
+_DOCUMENT_BYTES: Final = 5 * 1024  # the draft's suggested limit for a metadata document
+
+
+class ClientRegistry:
+    """Registers clients and finds them again; `document_ttl` seconds is how long a fetched metadata
+    document is trusted before it is fetched again. `allow_http_client_ids` lets http:// URLs name
+    documents (for tests on loopback only: a document's origin is what vouches for the client)."""
+
+    def __init__(
+        self,
+        store: IdentityStore,
+        http: httpx.AsyncClient,
+        *,
+        client_ttl: float = 90 * 86400,
+        document_ttl: float = 300,
+        allow_http_client_ids: bool = False,
+    ) -> None:
+        self.store = store
+        self.http = http
+        self.client_ttl = client_ttl
+        self.document_ttl = document_ttl
+        self.allow_http_client_ids = allow_http_client_ids
+
+    async def register(self, metadata: Any) -> dict[str, Any]:
+        """The registration response (RFC 7591 §3.2.1) for a client described by `metadata`."""
+        if not isinstance(metadata, dict):
+            raise OAuthError("invalid_client_metadata", "the registration body must be a JSON object")
+        info = client_from_registration(metadata, "mcp-" + new_secret()[:32])
+        secret = new_secret() if info.auth_method != "none" else None
+        record = {"client": info.to_json(), "secret": digest(secret) if secret else None}
+        await self.store.put(f"client:{info.client_id}", orjson.dumps(record), self.client_ttl)
+        answer: dict[str, Any] = {
+            **{k: v for k, v in info.to_json().items() if v is not None and k != "from_document"},
+            "response_types": ["code"],
+            "client_id_issued_at": int(time.time()),
+        }
+        if secret is not None:
+            answer |= {"client_secret": secret, "client_secret_expires_at": 0}
+        return answer
+
+    async def find(self, client_id: str) -> ClientInfo | None:
+        """The client `client_id` names, or None when it is unknown (or its document is unusable)."""
+        if is_document_client_id(client_id, self.allow_http_client_ids):
+            return await self._from_document(client_id)
+        raw = await self.store.get(f"client:{client_id}")
+        return ClientInfo.from_json(orjson.loads(raw)["client"]) if raw is not None else None
+
+    async def authenticate(self, client_id: str, secret: str | None) -> ClientInfo:
+        """The client, if `secret` is how it authenticates (none for public clients: no secret at all).
+
+        Raises OAuthError invalid_client (RFC 6749 §5.2)."""
+        info = await self.find(client_id)
+        if info is None:
+            raise OAuthError("invalid_client", "unknown client", 401)
+        if info.auth_method == "none":
+            if secret is not None:
+                raise OAuthError("invalid_client", "this client has no secret", 401)
+            return info
+        raw = await self.store.get(f"client:{client_id}")
+        expected = orjson.loads(raw)["secret"] if raw is not None else None
+        if secret is None or expected is None or not hmac.compare_digest(digest(secret), expected):
+            raise OAuthError("invalid_client", "client authentication failed", 401)
+        return info
+
+    async def _from_document(self, client_id: str) -> ClientInfo | None:
+        key = f"client-document:{digest(client_id)}"
+        cached = await self.store.get(key)
+        if cached is not None:
+            return ClientInfo.from_json(orjson.loads(cached))
+        try:
+            status, document = await fetch_json(
+                self.http, "GET", client_id, _DOCUMENT_BYTES, headers={"accept": "application/json"}
+            )
+        except VerifierUnavailable:
+            return None
+        if status != 200 or document is None:
+            return None
+        try:
+            info = client_from_document(client_id, document)
+        except OAuthError:
+            return None
+        await self.store.put(key, orjson.dumps(info.to_json()), self.document_ttl)
+        return info
