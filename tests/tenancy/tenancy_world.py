@@ -1,5 +1,6 @@
-"""Tenants, principals and their items for the tenancy tests: a token verifier that knows a fixed set of
-tokens, raw JSON-RPC callers over Streamable HTTP driven in this process (both eras), and the servers."""
+"""Tenants, principals and their items for the tenancy tests: each principal an API key (mcpkit.auth's
+APIKeyVerifier, its tenant and roles as the key's claims), raw JSON-RPC callers over Streamable HTTP
+driven in this process (both eras), and the servers."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import httpx
 
 from in_process import ORIGIN, Driver
 from mcpkit import Server
-from mcpkit.auth import AccessToken, InvalidToken, protect
+from mcpkit.auth import AccessToken, APIKey, APIKeyVerifier, protect
 
 RESOURCE = ORIGIN + "/mcp"
 META = "io.modelcontextprotocol/"
@@ -31,11 +32,17 @@ class Principal:
 
     @property
     def token(self) -> str:
-        return f"token-{self.subject}"
+        return f"key-{self.subject}-0123456789abcdef"
+
+    def claims(self) -> dict[str, Any]:
+        return {"tenant": self.tenant, "roles": sorted(self.roles)}
+
+    def key(self) -> APIKey:
+        return APIKey.of(self.token, self.subject, ["mcp"], claims=self.claims())
 
     def access(self) -> AccessToken:
-        claims = {"iss": "https://as.example", "tenant": self.tenant, "roles": sorted(self.roles)}
-        return AccessToken(self.subject, "client", frozenset({"mcp"}), None, (RESOURCE,), claims)
+        """What its key's AccessToken says of its tenant and roles (all the visibility hook reads)."""
+        return AccessToken(self.subject, None, frozenset({"mcp"}), None, (RESOURCE,), self.claims())
 
 
 @dataclass(frozen=True)
@@ -52,19 +59,6 @@ class Item:
             return self.tenant is None and self.role is None
         roles = auth.claims.get("roles", ())
         return self.tenant in (None, auth.claims.get("tenant")) and (self.role is None or self.role in roles)
-
-
-class Tokens:
-    """A TokenVerifier over a fixed table of opaque tokens."""
-
-    def __init__(self, principals: list[Principal]) -> None:
-        self.table = {p.token: p.access() for p in principals}
-
-    async def verify(self, token: str) -> AccessToken:
-        found = self.table.get(token)
-        if found is None:
-            raise InvalidToken("unknown token")
-        return found
 
 
 @dataclass
@@ -111,10 +105,10 @@ def register(server: Server, item: Item) -> None:
         server.completion(template=item.key, argument="id")(lambda value, _args: [owner, value])
 
 
-def protected(app: Any, principals: list[Principal]) -> Any:
-    return protect(
-        app, verifier=Tokens(principals), resource=RESOURCE, authorization_servers=["https://as.example"]
-    )
+def protected(app: Any, principals: list[Principal], resource: str = RESOURCE) -> Any:
+    """`app` behind the principals' API keys."""
+    keys = APIKeyVerifier([p.key() for p in principals], audience=resource)
+    return protect(app, verifier=keys, resource=resource, authorization_servers=[])
 
 
 @asynccontextmanager
