@@ -19,6 +19,7 @@ before its first request after initialize it hears of no item (whose it would be
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 from weakref import WeakKeyDictionary
@@ -59,6 +60,7 @@ class Visibility:
         self.registry = registry
         self._viewers: WeakKeyDictionary[object, Viewer] = WeakKeyDictionary()
         self._before = {kind: dict(registry.of(kind)) for kind in LIST_CHANGED}
+        self._swap = threading.Lock()  # a sync tool's worker thread may change the registry too
 
     def shows(self, viewer: Viewer) -> Shows:
         """What `viewer` sees: `shows(kind, item) -> bool`."""
@@ -93,9 +95,10 @@ class Visibility:
         return not isinstance(viewer, _Unknown) and self.registry.knows(uri, self.shows(viewer))
 
     def _view_changed(self, kinds: list[str]) -> Hears:
-        before = {kind: self._before[kind] for kind in kinds}
-        after = {kind: dict(self.registry.of(kind)) for kind in kinds}
-        self._before.update(after)
+        with self._swap:
+            before = {kind: self._before[kind] for kind in kinds}
+            after = {kind: dict(self.registry.of(kind)) for kind in kinds}
+            self._before.update(after)
         decided: dict[int, bool] = {}  # by token: the sessions and streams of one caller decide once
 
         def hears(member: object) -> bool:
