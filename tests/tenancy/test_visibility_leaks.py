@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tenancy_world import KINDS, Caller, Item, Principal, World, everything_seen, http_to, protected
 
+from mcpkit import Server
 from mcpkit.transports.http_server import StreamableHTTPApp
 
 pytestmark = pytest.mark.anyio
@@ -97,3 +98,51 @@ async def test_a_hidden_tool_is_refused_word_for_word_as_an_unknown_one() -> Non
             assert unknown["error"]["message"] == "Unknown tool: 'acme_reporx'"
             assert shown["result"]["content"][0]["text"] == "acme_report of acme"
             assert listed["result"]["tools"] == []
+
+
+def scoped_world() -> tuple[World, Server]:
+    acme, globex = Principal("a", "acme", frozenset()), Principal("g", "globex", frozenset())
+    world = World(
+        [acme, globex], [Item("tools", "acme_pay", "acme", None), Item("tools", "any_pay", None, None)]
+    )
+    server = world.server([], visible=True)
+    for item in world.items:  # both ask for a scope no key grants
+        server.add_tool(lambda: "paid", name=item.key, scopes=["payments"])
+    return world, server
+
+
+async def test_a_hidden_items_scopes_are_never_asked_for_so_a_refusal_cannot_tell_it_exists() -> None:
+    world, server = scoped_world()
+    app = protected(StreamableHTTPApp(server), world.principals)
+    async with http_to(app) as client:
+        answers = {}
+        for modern in (False, True):
+            outsider = Caller(client(), world.principals[1].token, modern)
+            await outsider.open()
+            hidden = await outsider.answer("tools/call", {"name": "acme_pay", "arguments": {}})
+            shown = await outsider.answer("tools/call", {"name": "any_pay", "arguments": {}})
+            answers[modern] = (hidden["error"], shown["error"])
+    for hidden_error, shown_error in answers.values():
+        assert hidden_error == {"code": -32602, "message": "Unknown tool: 'acme_pay'"}
+        assert shown_error["code"] == -32602
+        assert shown_error["data"] == {"error": "insufficient_scope", "scope": "payments"}
+
+
+async def test_callers_who_see_the_same_items_share_one_cached_page_and_others_get_their_own() -> None:
+    ann, amy = Principal("ann", "acme", frozenset()), Principal("amy", "acme", frozenset())
+    bob = Principal("bob", "globex", frozenset())
+    world = World(
+        [ann, amy, bob], [Item("tools", "acme_x", "acme", None), Item("tools", "globex_x", "globex", None)]
+    )
+    server = world.server(world.items, visible=True)
+    app = protected(StreamableHTTPApp(server), world.principals)
+    async with http_to(app) as client:
+        listed = {}
+        for who in (ann, amy, bob):
+            caller = Caller(client(), who.token, False)
+            await caller.open()
+            listed[who.subject] = [
+                t["name"] for t in (await caller.answer("tools/list", {}))["result"]["tools"]
+            ]
+    assert listed == {"ann": ["acme_x"], "amy": ["acme_x"], "bob": ["globex_x"]}
+    assert server.registry.cached_pages == 2
