@@ -23,10 +23,6 @@ STDLIB_PRIVATE = {"os._exit"}
 
 # module -> the concept that will leave it next, or why it stays one idea. One line each.
 LARGE = {
-    "client/client.py": (
-        "connect_stdio/connect_http leave for client/connect.py; Listening becomes a Subscriptions object"
-        " the Client owns"
-    ),
     "cluster/sessions.py": (
         "routing between workers (inboxes, _route/_on_inbox, the heartbeat) leaves; serving a session's "
         "POST on any worker stays"
@@ -67,7 +63,6 @@ LARGE = {
 # Half classes known today, and why they may stay for now.
 HALF_CLASSES = {
     "runtime/requesting.py: Requesting": "being replaced (a PendingRequests object the Session owns)",
-    "client/listening.py: Listening": "being replaced (a Subscriptions object the Client owns)",
 }
 
 

@@ -12,7 +12,9 @@ class MissingExtra(ModuleNotFoundError):
     """A feature's optional dependency is not installed: the message names the pip command; `extra` is
     the extra that brings it, `name` the module."""
 
-    extra: str
+    def __init__(self, message: str, *, name: str, extra: str) -> None:
+        super().__init__(message, name=name)
+        self.extra = extra
 
 
 def require(module: str, extra: str, feature: str, package: str | None = None) -> ModuleType:
@@ -24,6 +26,5 @@ def require(module: str, extra: str, feature: str, package: str | None = None) -
         if exc.name != module.partition(".")[0]:
             raise  # the module is there; something it imports is not
         needed = package or module
-        missing = MissingExtra(f"{feature} needs {needed}: pip install 'mcpkit[{extra}]'", name=module)
-        missing.extra = extra
-        raise missing from None
+        message = f"{feature} needs {needed}: pip install 'mcpkit[{extra}]'"
+        raise MissingExtra(message, name=module, extra=extra) from None

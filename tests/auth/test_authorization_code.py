@@ -20,7 +20,7 @@ from auth_server import (
 
 import peers
 from mcpkit.auth import SCOPE_KEY, AccessToken, JWTVerifier, protect
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.client.oauth import ClientCredentials, OAuthClient
 
 pytestmark = pytest.mark.anyio

@@ -13,7 +13,7 @@ import pytest
 from auth_server import MCP_PORT, METADATA, RESOURCE, AuthServer, authorization_server
 
 import peers
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.client.oauth import ClientCredentials, OAuthClient
 from messages import HEADERS, INITIALIZE
 

@@ -13,7 +13,7 @@ from auth_server import MCP_PORT, MCP_SCOPES, RESOURCE, AuthServer, authorizatio
 import peers
 from mcpkit import Server
 from mcpkit.auth import JWTVerifier, protect
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.server.context import Context
 from mcpkit.testing import connect
 from mcpkit.transports.http_server import StreamableHTTPApp

@@ -31,7 +31,7 @@ from mcpkit.auth import (
     JWTVerifier,
     protect,
 )
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.client.oauth import ClientCredentials, OAuthClient
 from mcpkit.client.oauth.dpop import DPoP, access_token_hash
 from messages import HEADERS, INITIALIZE

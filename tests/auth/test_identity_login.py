@@ -25,7 +25,7 @@ from identity_harness import (
 
 import peers
 from mcpkit.auth.identity import AuthorizationServer, MemoryIdentityStore, ProxyToken
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.transports.http_server.asgi import respond
 
 pytestmark = pytest.mark.anyio

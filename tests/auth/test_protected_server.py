@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 import peers
 from mcpkit.auth import SCOPE_KEY, AccessToken, JWTVerifier
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.client.oauth import ClientCredentials, OAuthClient
 from messages import HEADERS, INITIALIZE
 

@@ -11,7 +11,7 @@ import pytest
 from oauth_peer import AuthorizedMCP, Settings, tool_server
 
 import peers
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.client.oauth import ClientCredentials, OAuthClient, OAuthError
 from mcpkit.protocol.versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 from mcpkit.transports.http_server import StreamableHTTPApp

@@ -14,7 +14,7 @@ from dpop_peer import DPoPMCP, DPoPSettings, thumbprint
 from oauth_peer import Settings
 
 import peers
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.client.oauth import DPoP, OAuthClient
 from mcpkit.client.oauth.challenge import parse_challenge
 from mcpkit.client.oauth.dpop import is_nonce_challenge, is_token_nonce_challenge, post_token_request, present

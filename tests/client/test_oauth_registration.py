@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from oauth_peer import AuthorizedMCP, Settings
 
 import peers
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.client.oauth import ClientCredentials, InMemoryTokenStore, OAuthClient, ServerMetadata
 from mcpkit.client.oauth.token import authenticate
 

@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from mcpkit import RemoteError
-from mcpkit.client.client import connect_stdio
+from mcpkit.client import connect_stdio
 from mcpkit.testing import connect
 
 pytestmark = pytest.mark.anyio
@@ -273,7 +273,7 @@ async def test_the_server_runs_over_streamable_http_and_says_how_to_connect(tmp_
     import socket
     import subprocess
 
-    from mcpkit.client.client import connect_http
+    from mcpkit.client import connect_http
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from mcpkit import MCPError
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.transports.http_client import HTTPClientStream
 from mcpkit.transports.http_client.legacy_sse import open_legacy_sse_stream
 

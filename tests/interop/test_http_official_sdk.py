@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from peers import free_port, server_process
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio]

@@ -17,8 +17,7 @@ import httpx
 import pytest
 
 from mcpkit import MCPError, Server
-from mcpkit.client import era
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http, era
 from mcpkit.transports.http_server import StreamableHTTPApp
 from peers import free_port, server_process, serving
 

@@ -25,7 +25,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client, types  # noq
 from mcp.shared.exceptions import MCPError  # noqa: E402
 from pydantic import FileUrl  # noqa: E402
 
-from mcpkit.client.client import connect_stdio  # noqa: E402
+from mcpkit.client import connect_stdio  # noqa: E402
 from mcpkit.protocol.errors import RemoteError  # noqa: E402
 
 pytestmark = [

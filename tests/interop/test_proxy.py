@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from pydantic import FileUrl
 from test_server_everything import ARGUMENTS, SERVER, sample_value
 
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.protocol.levels import LEVELS
 from mcpkit.proxy import open_proxy
 from mcpkit.transports.http_server import StreamableHTTPApp

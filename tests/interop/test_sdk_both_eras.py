@@ -21,7 +21,7 @@ from mcp.client.client import Client as SDKClient  # noqa: E402
 from mcp.shared.exceptions import MCPError as SDKError  # noqa: E402
 from pydantic import FileUrl  # noqa: E402
 
-from mcpkit.client.client import connect_stdio  # noqa: E402
+from mcpkit.client import connect_stdio  # noqa: E402
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio, pytest.mark.filterwarnings("ignore::UserWarning")]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from mcpkit.client.client import Client, connect_stdio
+from mcpkit.client import Client, connect_stdio
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio]
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ import anyio
 import pytest
 from test_server_everything import SAMPLED, SERVER, elicit, sample
 
-from mcpkit.client.client import Client, connect_http
+from mcpkit.client import Client, connect_http
 from peers import free_port, server_process
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio]

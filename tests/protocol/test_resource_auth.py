@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from mcpkit.protocol.dpop_proof import dpop_challenge
 from mcpkit.protocol.resource_auth import (
     AuthRefusal,
     InvalidToken,
@@ -48,6 +49,20 @@ def test_a_challenge_quotes_its_values_and_drops_characters_rfc_6750_forbids() -
         'error_description="bad ?quote? ? and?newline"'
     )
     assert challenge("https://h.test/m") == 'Bearer resource_metadata="https://h.test/m"'
+
+
+def test_the_bearer_and_dpop_challenges_quote_and_escape_a_value_alike() -> None:
+    """RFC 6750 §3 and RFC 9449 §7.1 share the auth-param syntax; protect() sends both challenges at once,
+    so a comma in a description must not split a value for a reader that splits the header at commas."""
+    description = 'expired, "again" \\ since\nnoon'
+    bearer = challenge("https://h.test/m", ("a", "b"), "invalid_token", description)
+    dpop = dpop_challenge(("ES256",), "https://h.test/m", ("a", "b"), "invalid_token", description)
+    params = (
+        'resource_metadata="https://h.test/m", scope="a b", error="invalid_token", '
+        'error_description="expired; ?again? ? since?noon"'
+    )
+    assert bearer == f"Bearer {params}"
+    assert dpop == f'DPoP {params}, algs="ES256"'
 
 
 def test_the_bearer_token_comes_from_one_authorization_header() -> None:

@@ -20,7 +20,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 import peers
 from conftest import requirement
 from mcpkit import Client, Context, Server, ToolError
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.protocol.errors import RemoteError
 from mcpkit.testing import connect
 from mcpkit.transports.http_server import StreamableHTTPApp

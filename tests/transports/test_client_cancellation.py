@@ -21,7 +21,7 @@ from noisy_server import server as noisy
 from test_http_client import serving
 
 from mcpkit import Client
-from mcpkit.client.client import connect_http, connect_stdio
+from mcpkit.client import connect_http, connect_stdio
 from mcpkit.transports.http_server import StreamableHTTPApp
 
 pytestmark = pytest.mark.anyio

@@ -16,7 +16,7 @@ import pytest
 
 import peers
 from mcpkit import MCPError, Server
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.transports.http_server import StreamableHTTPApp
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]

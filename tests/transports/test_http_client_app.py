@@ -15,7 +15,7 @@ from test_http_server import running
 
 from in_process import client_in_process
 from mcpkit import Context, Server
-from mcpkit.client.client import Client, connect_http
+from mcpkit.client import Client, connect_http
 from mcpkit.transports.http_server import StreamableHTTPApp
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]

@@ -13,7 +13,7 @@ import pytest
 from test_http_client import Exchange, FakeServer, init_result, serving, tool_result
 
 from mcpkit import Client, MCPError
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.transports.http_client import open_http_stream
 from peers import free_port
 

@@ -13,7 +13,7 @@ import pytest
 from test_http_client import Exchange, FakeServer, serving
 
 from mcpkit import MCPError
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.transports.http_client.legacy_sse import (
     LegacyEndpointError,
     open_legacy_sse_stream,

@@ -14,7 +14,7 @@ import pytest
 from test_http_client import Exchange, FakeServer, serving
 
 from mcpkit import Context, MCPError, Server
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.protocol.modern import PROTOCOL_VERSION
 from mcpkit.transports.http_server import StreamableHTTPApp
 

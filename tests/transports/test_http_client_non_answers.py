@@ -14,7 +14,7 @@ import pytest
 from test_http_client import Exchange, FakeServer, init_result, serving
 
 from mcpkit import MCPError
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 

@@ -16,7 +16,7 @@ import pytest
 from test_http_client import Exchange, FakeServer, serving
 
 from mcpkit import MCPError
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.transports.http_client.backoff import Backoff
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]

@@ -16,7 +16,7 @@ import pytest
 
 import peers
 from mcpkit import Server
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.transports.http_server import StreamableHTTPApp
 from messages import HEADERS
 

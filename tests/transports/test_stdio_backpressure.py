@@ -151,7 +151,7 @@ def _finishes(scenario: Callable[[], Awaitable[BaseException | None]], within: f
 
 
 async def _call_deaf(guarded: Callable[[Awaitable[Any]], Awaitable[None]]) -> BaseException | None:
-    from mcpkit.client.client import connect_stdio
+    from mcpkit.client import connect_stdio
 
     async with connect_stdio(DEAF, era="handshake", protocol_version="2025-11-25", shutdown_timeout=1) as c:
         try:
@@ -163,7 +163,7 @@ async def _call_deaf(guarded: Callable[[Awaitable[Any]], Awaitable[None]]) -> Ba
 
 def test_a_request_timeout_fires_while_the_write_to_a_server_that_reads_nothing_is_blocked() -> None:
     async def scenario() -> BaseException | None:
-        from mcpkit.client.client import connect_stdio
+        from mcpkit.client import connect_stdio
 
         async with connect_stdio(
             DEAF, era="handshake", protocol_version="2025-11-25", shutdown_timeout=1

@@ -255,7 +255,7 @@ def test_sigterm_exits_cleanly(peer: Peer) -> None:
 
 @pytest.mark.anyio
 async def test_the_client_survives_garbage_from_the_server() -> None:
-    from mcpkit.client.client import connect_stdio
+    from mcpkit.client import connect_stdio
 
     script = str(ROOT / "tests" / "transports" / "garbage_server.py")
     async with connect_stdio([sys.executable, script], timeout=10) as client:

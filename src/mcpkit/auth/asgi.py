@@ -45,7 +45,8 @@ _METADATA_METHODS: Final = "GET, HEAD, OPTIONS"
 
 
 class ProtectedResource:
-    """`app` behind OAuth 2.1 bearer tokens (see the module docstring); `protect(...)` builds one.
+    """`app` (an ASGI app, e.g. a StreamableHTTPApp) behind OAuth 2.1 bearer tokens (see the module
+    docstring); `protect` is another name for it.
 
     Tokens longer than `max_token_length` characters are refused unread. A request with `access_token`
     in its query string is refused with 400 "invalid_request", even if it also has the header.
@@ -207,27 +208,5 @@ async def _unavailable(send: Send, description: str, retry_after: float) -> None
     await respond(send, 503, orjson.dumps(body), [*JSON_HEADERS, (b"retry-after", wait)])
 
 
-def protect(
-    app: Any,
-    *,
-    verifier: TokenVerifier,
-    resource: str,
-    authorization_servers: Sequence[str] = (),
-    scopes_supported: Sequence[str] | None = None,
-    required_scopes: Sequence[str] = (),
-    resource_name: str | None = None,
-    max_token_length: int = 8192,
-    dpop: DPoPOption | DPoPChecker = "allowed",
-) -> ProtectedResource:
-    """`app` (an ASGI app, e.g. a StreamableHTTPApp) behind bearer tokens, as ProtectedResource describes."""
-    return ProtectedResource(
-        app,
-        verifier=verifier,
-        resource=resource,
-        authorization_servers=authorization_servers,
-        scopes_supported=scopes_supported,
-        required_scopes=required_scopes,
-        resource_name=resource_name,
-        max_token_length=max_token_length,
-        dpop=dpop,
-    )
+# The documented spelling, `protect(app, verifier=..., resource=..., authorization_servers=[...])`.
+protect = ProtectedResource

@@ -202,7 +202,7 @@ async def _connect(args: argparse.Namespace, extra: JSON) -> AsyncIterator[Any]:
     if kind == "stdio":
         if args.header or args.auth:
             raise UsageError("--header and --auth are for http(s) servers; this server is a command")
-        from ..client.client import connect_stdio
+        from ..client.connect import connect_stdio
 
         # a server that ignores its closed stdin is stopped soon, so --timeout holds for it too
         options["shutdown_timeout"] = min(2.0, args.timeout / 20)
@@ -212,7 +212,7 @@ async def _connect(args: argparse.Namespace, extra: JSON) -> AsyncIterator[Any]:
         async with connect_stdio(list(where), **options) as client:
             yield client
         return
-    from ..client.client import connect_http
+    from ..client.connect import connect_http
 
     if args.auth != "oauth":
         async with connect_http(str(where), headers=parse_headers(args.header), **options) as client:

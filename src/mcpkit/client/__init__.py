@@ -8,9 +8,14 @@ from .._lazy import lazy_exports
 
 __all__ = ["Client", "connect_http", "connect_stdio"]
 
-_EXPORTS = dict.fromkeys(__all__, "mcpkit.client.client")
+_EXPORTS = {
+    "Client": "mcpkit.client.client",
+    "connect_http": "mcpkit.client.connect",
+    "connect_stdio": "mcpkit.client.connect",
+}
 
 if TYPE_CHECKING:
-    from .client import Client, connect_http, connect_stdio
+    from .client import Client
+    from .connect import connect_http, connect_stdio
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

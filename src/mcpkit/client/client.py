@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any, Unpack
+from functools import partial
+from typing import Any
 
 import anyio
 
-from .._extras import require
 from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
-from ..protocol.errors import INVALID_PARAMS, LocalError, RemoteError
+from ..protocol.errors import LocalError
 from ..protocol.jsonrpc import RequestId
 from ..protocol.methods import CACHEABLE
-from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..runtime.groups import single_error
 from ..runtime.session import ProgressCallback, Session
@@ -25,22 +23,32 @@ from ..runtime.tracing import TracingOption
 from .era import Era, remember, remembered, settle
 from .handlers import Handler, Roots, answer_server, capabilities_for, maybe_await
 from .hosted_tasks import TaskHost
-from .listening import Listening
-from .options import ClientOptions, HTTPOptions, StdioOptions
-from .result_cache import ResultCache, cache_key
+from .output_schemas import OutputSchemas
+from .pages import all_pages
+from .result_cache import ClientCaches, ResultCache, cache_key
 from .round_trips import drive_round_trips
-from .subscription import Subscription
+from .subscription import Subscription, Subscriptions, listen_filter
 from .tasks import DECLARE_TASKS, TaskHandle, TaskWatch
 from .tracing import ClientTracing
 
-__all__ = ["Client", "connect_http", "connect_stdio"]
+__all__ = ["Client"]
 
 JSON = dict[str, Any]
 NotificationCallback = Callable[[str, JSON], Awaitable[None] | None]
 _DEFAULT_ERA = Era.AUTO
 
 
-class Client(Listening):
+def _client_connection(
+    name: str, version: str, capabilities: JSON, versions: tuple[str, ...], *, logs: bool
+) -> Connection:
+    """The client's side of the protocol; in the stateless era it asks for log messages only if `logs`."""
+    info = {"name": name, "version": version}
+    connection = Connection(Role.CLIENT, info=info, capabilities=capabilities, versions=versions)
+    connection.log_level = "debug" if logs else None
+    return connection
+
+
+class Client:
     """A client connected to one server over `stream`; use as `async with Client(stream) as client`.
 
     `era`: "auto" (the default) probes with server/discover and falls back to initialize
@@ -79,7 +87,8 @@ class Client(Listening):
         tasks: bool | TaskHost = False,
         extensions: dict[str, JSON] | None = None,
     ) -> None:
-        self.stream, self.protocol_version = stream, protocol_version or LATEST
+        self.stream = stream
+        self.protocol_version = protocol_version or LATEST
         self.era = Era(era) if era is not None else Era.HANDSHAKE if protocol_version else _DEFAULT_ERA
         self.era_key = era_key
         self.probe_timeout = probe_timeout
@@ -87,26 +96,19 @@ class Client(Listening):
         self.versions = versions
         self.timeout = timeout
         self.max_timeout = max_timeout
-        self._cache: ResultCache | None = ResultCache() if cache else None
-        self._shared_cache = shared_cache if cache else None
-        self._subscriptions: dict[Any, Subscription] = {}
-        self._sampling = sampling
-        self._elicitation = elicitation
-        self._roots = roots
-        self._on_log, self._on_notification = on_log, on_notification
+        self._caches = ClientCaches(ResultCache(), shared_cache) if cache else ClientCaches(None)
+        self._answer = partial(answer_server, sampling=sampling, elicitation=elicitation, roots=roots)
+        self._on_log = on_log
+        self._on_notification = on_notification
         self.task_watch = TaskWatch(on_task_status)
         caps = capabilities_for(sampling, sampling_tools, elicitation, elicitation_url, roots, extensions)
         self._hosted = TaskHost.declared(tasks, caps, sampling is not None, elicitation is not None)
-        self.session = self._session({"name": name, "version": version}, caps, logs=on_log is not None)
-        self._output_validators: dict[str, Any] = {}
+        connection = _client_connection(name, version, caps, versions, logs=on_log is not None)
+        self.session = Session(connection, stream, self._on_request, self._on_incoming_notification)
+        self.subscriptions = Subscriptions(self.session)
+        self._output_schemas = OutputSchemas()
         self._tracing = ClientTracing(tracing) if tracing else None
         self._stack: AsyncExitStack | None = None
-
-    def _session(self, info: JSON, caps: JSON, logs: bool) -> Session:
-        """The Session under this client, its Connection declaring `caps`."""
-        connection = Connection(Role.CLIENT, info=info, capabilities=caps, versions=self.versions)
-        connection.log_level = "debug" if logs else None  # 2026-07-28: logs only if asked
-        return Session(connection, self.stream, self._on_request, self._on_incoming_notification)
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
@@ -187,27 +189,14 @@ class Client(Listening):
         if not self.stateless:
             return await send(params)
         key = cache_key(self.server_info.get("name", ""), method, params) if method in CACHEABLE else None
-        cached = self._cached(key)
+        cached = self._caches.get(key) if key is not None else None
         if cached is not None:
             return cached
         first = await send(params)
         result = await drive_round_trips(send, self._answer, params or {}, first, self.max_rounds)
         if key is not None:
-            self._store(key, result)
+            self._caches.put(key, result)
         return result
-
-    def _cached(self, key: tuple[str, str, bytes] | None) -> JSON | None:
-        found = self._cache.get(key) if key is not None and self._cache is not None else None
-        if found is None and key is not None and self._shared_cache is not None:
-            found = self._shared_cache.get(key)
-        return found
-
-    def _store(self, key: tuple[str, str, bytes], result: JSON) -> None:
-        if self._cache is not None:
-            self._cache.put(key, result)
-        # server utilities "Caching": only a public result may be shared across clients.
-        if self._shared_cache is not None and result.get("cacheScope") == "public":
-            self._shared_cache.put(key, result)
 
     async def ping(self) -> None:
         """ping; the stateless era has none, so there it is a server/discover round trip."""
@@ -215,27 +204,11 @@ class Client(Listening):
 
     async def list_tools(self, cursor: str | None = None) -> JSON:
         result = await self.request("tools/list", {"cursor": cursor} if cursor else None)
-        for tool in result.get("tools", []):
-            schema = tool.get("outputSchema")
-            if isinstance(schema, dict) and isinstance(tool.get("name"), str):
-                self._output_validators[tool["name"]] = compile_schema(schema)
+        self._output_schemas.learn(result)
         return result
 
-    async def _all(self, method: str, key: str) -> list[JSON]:
-        items: list[JSON] = []
-        cursor: str | None = None
-        while True:
-            if method == "tools/list":
-                page = await self.list_tools(cursor)
-            else:
-                page = await self.request(method, {"cursor": cursor} if cursor else None)
-            items.extend(page.get(key, []))
-            cursor = page.get("nextCursor")
-            if not cursor:
-                return items
-
     async def list_all_tools(self) -> list[JSON]:
-        return await self._all("tools/list", "tools")
+        return await all_pages(self.list_tools, "tools")
 
     async def call_tool(
         self,
@@ -251,18 +224,7 @@ class Client(Listening):
         result = await self.request("tools/call", params, on_progress=on_progress, timeout=timeout)
         if result.get("resultType") == "task":
             result = await self._task_handle(result).result()
-        validator = self._output_validators.get(name)
-        if validator is not None and not result.get("isError"):
-            if "structuredContent" not in result:
-                raise RemoteError(
-                    INVALID_PARAMS, f"Tool {name!r} has an outputSchema but returned no structuredContent"
-                )
-            problems = schema_problems(validator, result["structuredContent"])
-            if problems:
-                raise RemoteError(
-                    INVALID_PARAMS,
-                    f"Tool {name!r} returned structuredContent that breaks its outputSchema: {problems[0]}",
-                )
+        self._output_schemas.check(name, result)
         return result
 
     async def call_tool_as_task(self, name: str, arguments: JSON | None = None) -> TaskHandle:
@@ -279,13 +241,13 @@ class Client(Listening):
         return await self.request("resources/list", {"cursor": cursor} if cursor else None)
 
     async def list_all_resources(self) -> list[JSON]:
-        return await self._all("resources/list", "resources")
+        return await all_pages(self.list_resources, "resources")
 
     async def list_resource_templates(self, cursor: str | None = None) -> JSON:
         return await self.request("resources/templates/list", {"cursor": cursor} if cursor else None)
 
     async def list_all_resource_templates(self) -> list[JSON]:
-        return await self._all("resources/templates/list", "resourceTemplates")
+        return await all_pages(self.list_resource_templates, "resourceTemplates")
 
     async def read_resource(self, uri: str) -> JSON:
         return await self.request("resources/read", {"uri": uri})
@@ -298,11 +260,37 @@ class Client(Listening):
     async def unsubscribe(self, uri: str) -> None:
         await self.request("resources/unsubscribe", {"uri": uri})
 
+    @asynccontextmanager
+    async def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        uris: list[str] | None = None,
+        tasks: list[str] | None = None,
+    ) -> AsyncIterator[Subscription]:
+        """Change notifications as an async iterator of (method, params), in either era.
+
+        Stateless era: one subscriptions/listen request, cancelled on exit. Handshake era: the
+        session's own notifications, with resources/subscribe for `uris`. `tasks`: ids whose status
+        notifications to hear (notifications/tasks, the extension declared; notifications/tasks/status).
+        """
+        subscription = Subscription(listen_filter(tools, prompts, resources, uris or [], tasks))
+        if self.stateless:
+            opened = self.subscriptions.requested(subscription, self.timeout, declare_tasks=bool(tasks))
+        else:
+            for uri in uris or []:
+                await self.subscribe(uri)
+            opened = self.subscriptions.kept(subscription)
+        async with opened:
+            yield subscription
+
     async def list_prompts(self, cursor: str | None = None) -> JSON:
         return await self.request("prompts/list", {"cursor": cursor} if cursor else None)
 
     async def list_all_prompts(self) -> list[JSON]:
-        return await self._all("prompts/list", "prompts")
+        return await all_pages(self.list_prompts, "prompts")
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> JSON:
         return await self.request("prompts/get", {"name": name, "arguments": arguments or {}})
@@ -336,64 +324,14 @@ class Client(Listening):
             return await self._hosted.answer(request.method, request.params, self._answer)
         return await self._answer(request.method, request.params)
 
-    async def _answer(self, method: str, params: JSON) -> JSON:
-        """What this client answers a server's sampling, elicitation or roots request with."""
-        return await answer_server(method, params, self._sampling, self._elicitation, self._roots)
-
     async def _on_incoming_notification(self, session: Session, note: ev.NotificationReceived) -> None:
-        for cache in (self._cache, self._shared_cache):
-            if cache is not None:
-                cache.invalidate(note.method, note.params)
+        self._caches.invalidate(note.method, note.params)
         await self.task_watch.heard(note.method, note.params)
-        if self._route_to_subscription(note):
+        if note.method == "notifications/tools/list_changed":
+            self._output_schemas.forget()
+        if self.subscriptions.route(note):
             return
         if note.method == "notifications/message" and self._on_log is not None:
             await maybe_await(self._on_log(note.params))
-        if note.method == "notifications/tools/list_changed":
-            self._output_validators.clear()
         if self._on_notification is not None:
             await maybe_await(self._on_notification(note.method, note.params))
-
-
-@asynccontextmanager
-async def connect_stdio(command: list[str], **given: Unpack[StdioOptions]) -> AsyncIterator[Client]:
-    """Spawn `command` as a stdio server and connect a Client to it."""
-    from ..transports.stdio import spawn
-
-    options: JSON = dict(given)
-    spawn_options = {k: options.pop(k) for k in list(options) if k in _SPAWN_OPTIONS}
-    # versioning "Backward Compatibility": the era is remembered for the server configuration
-    options.setdefault("era_key", "stdio:" + shlex.join(command))
-    with single_error():
-        async with spawn(command, **spawn_options) as stream, Client(stream, **options) as client:
-            yield client
-
-
-# each transport's own options; the rest go to Client
-_HTTP_STREAM_OPTIONS = HTTPOptions.__optional_keys__ - ClientOptions.__optional_keys__
-_SPAWN_OPTIONS = StdioOptions.__optional_keys__ - ClientOptions.__optional_keys__
-
-
-@asynccontextmanager
-async def connect_http(
-    url: str, *, headers: dict[str, str] | None = None, **given: Unpack[HTTPOptions]
-) -> AsyncIterator[Client]:
-    """Connect a Client to a Streamable HTTP server at `url` (or a 2024-11-05 HTTP+SSE one).
-
-    Transport options (see `open_http_stream`): auth (an httpx.Auth such as
-    mcpkit.client.oauth.OAuthClient), max_message, reconnect_attempts, reconnect_on_404, retry_ms,
-    legacy_fallback, backoff (mcpkit.transports.http_client.backoff.Backoff); the rest go to `Client`.
-    """
-    require("httpx", "http", "connect_http")
-    from ..transports.http_client import open_http_stream
-
-    options: JSON = dict(given)
-    timeout = options.get("timeout") or 30.0
-    stream_options = {k: options.pop(k) for k in list(options) if k in _HTTP_STREAM_OPTIONS}
-    options.setdefault("era_key", "http:" + url)  # the era found is remembered per endpoint
-    with single_error():
-        async with (
-            open_http_stream(url, headers=headers, timeout=timeout, **stream_options) as stream,
-            Client(stream, **options) as c,
-        ):
-            yield c

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["ResultCache", "cache_key"]
+__all__ = ["ClientCaches", "ResultCache", "cache_key"]
 
 JSON = dict[str, Any]
 
@@ -25,7 +25,10 @@ _STALE_AFTER = {
 }
 
 
-def cache_key(scope: str, method: str, params: JSON | None) -> tuple[str, str, bytes]:
+Key = tuple[str, str, bytes]
+
+
+def cache_key(scope: str, method: str, params: JSON | None) -> Key:
     body = {k: v for k, v in (params or {}).items() if k != "_meta"}
     return (scope, method, orjson.dumps(body, option=orjson.OPT_SORT_KEYS))
 
@@ -89,3 +92,30 @@ class ResultCache:
             stale = [k for k in mine if k[1] in methods]
         for key in stale:
             self._drop(key)
+
+
+class ClientCaches:
+    """A client's own cache and, when given, one it shares with other clients: a result is looked for
+    in its own first; only a "public" result may go into the shared one (server utilities "Caching")."""
+
+    def __init__(self, own: ResultCache | None, shared: ResultCache | None = None) -> None:
+        self.own = own
+        self.shared = shared
+
+    def get(self, key: Key) -> JSON | None:
+        found = self.own.get(key) if self.own is not None else None
+        if found is None and self.shared is not None:
+            found = self.shared.get(key)
+        return found
+
+    def put(self, key: Key, result: JSON) -> None:
+        if self.own is not None:
+            self.own.put(key, result)
+        if self.shared is not None and result.get("cacheScope") == "public":
+            self.shared.put(key, result)
+
+    def invalidate(self, notification: str, params: JSON | None) -> None:
+        """Drop, in both, what a change notification makes stale."""
+        for cache in (self.own, self.shared):
+            if cache is not None:
+                cache.invalidate(notification, params)

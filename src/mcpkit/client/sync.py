@@ -230,7 +230,7 @@ class SyncTaskHandle:
 
 def connect_stdio(command: Sequence[str], **options: Unpack[StdioOptions]) -> SyncClient:
     """Spawn `command` as a stdio server and connect; the options are those of the async connect_stdio."""
-    from .client import connect_stdio as connect
+    from .connect import connect_stdio as connect
 
     return SyncClient(connect(list(command), **options))
 
@@ -239,6 +239,6 @@ def connect_http(
     url: str, *, headers: dict[str, str] | None = None, **options: Unpack[HTTPOptions]
 ) -> SyncClient:
     """Connect to a Streamable HTTP server at `url`; the options are those of the async connect_http."""
-    from .client import connect_http as connect
+    from .connect import connect_http as connect
 
     return SyncClient(connect(url, headers=headers, **options))

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from .resource_auth import AuthRefusal
+from .resource_auth import AuthRefusal, www_authenticate
 
 __all__ = [
     "DEFAULT_ALGORITHMS",
@@ -61,7 +61,6 @@ _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 _MAX_JTI: Final = 256
 # RFC 9449 §8.1: nonce = 1*NQCHAR
 _NONCE: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
-_UNSAFE: Final = re.compile(r"[^\x20\x21\x23-\x5b\x5d-\x7e]")
 
 
 def _refuse(description: str, error: str = "invalid_dpop_proof") -> AuthRefusal:
@@ -207,9 +206,9 @@ def dpop_challenge(
     if error:
         params.append(("error", error))
         if description:
-            params.append(("error_description", description.replace(",", ";")))
+            params.append(("error_description", description))
     params.append(("algs", " ".join(algorithms)))
-    return "DPoP " + ", ".join(f'{name}="{_UNSAFE.sub("?", value)}"' for name, value in params)
+    return www_authenticate("DPoP", params)
 
 
 class ReplayCheckUnavailable(Exception):

@@ -35,6 +35,7 @@ __all__ = [
     "same_resource",
     "scope_challenge",
     "token_from_claims",
+    "www_authenticate",
 ]
 
 WELL_KNOWN: Final = "/.well-known/oauth-protected-resource"
@@ -136,7 +137,19 @@ def challenge(
         params.append(("error", error))
         if description:
             params.append(("error_description", description))
-    return "Bearer " + ", ".join(f'{name}="{_UNSAFE.sub("?", value)}"' for name, value in params)
+    return www_authenticate("Bearer", params)
+
+
+def www_authenticate(scheme: str, params: Iterable[tuple[str, str]]) -> str:
+    """A challenge, `scheme name="value", ...` (RFC 9110 §11.6.1), for Bearer (RFC 6750 §3) and DPoP
+    (RFC 9449 §7.1) alike: each value a quoted-string of the characters RFC 6750 §3 allows, others
+    replaced by "?". A comma in the free-text error_description becomes ";": the DPoP challenge goes
+    beside the Bearer one, and a reader splitting the header at commas must not cut a value in two."""
+    quoted = []
+    for name, value in params:
+        text = value.replace(",", ";") if name == "error_description" else value
+        quoted.append(f'{name}="{_UNSAFE.sub("?", text)}"')
+    return f"{scheme} {', '.join(quoted)}" if quoted else scheme
 
 
 def bearer_token(values: Sequence[str], max_length: int) -> str | None:

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-from ..client.client import connect_http, connect_stdio
+from ..client.connect import connect_http, connect_stdio
 from ..runtime.groups import single_error
 from ..server.server import Server
 from .forward import Proxy

@@ -14,7 +14,8 @@ import anyio
 
 from ...protocol.errors import CONNECTION_CLOSED, MCPError
 from ...transports.http_client.backoff import Backoff
-from ..client import Client, connect_http, connect_stdio
+from ..client import Client
+from ..connect import connect_http, connect_stdio
 from ..handlers import maybe_await
 from .config import HttpServer, ServerSpec
 
