@@ -13,7 +13,7 @@ from tenancy_world import Principal, protected
 import peers
 from mcpkit import Server
 from mcpkit.auth import AccessToken
-from mcpkit.client.client import connect_http
+from mcpkit.client import connect_http
 from mcpkit.protocol.errors import MCPError
 from mcpkit.transports.http_server import Tenants
 
