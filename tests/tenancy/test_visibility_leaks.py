@@ -146,3 +146,31 @@ async def test_callers_who_see_the_same_items_share_one_cached_page_and_others_g
             ]
     assert listed == {"ann": ["acme_x"], "amy": ["acme_x"], "bob": ["globex_x"]}
     assert server.registry.cached_pages == 2
+
+
+def geo_server(visible: bool) -> Server:
+    world = World([], [Item("tools", "geo", "acme", None)])
+    server = Server("world", visible=world.audience() if visible else None)
+    schema = {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}
+    server.add_tool(lambda region: f"weather in {region}", name="geo", input_schema=schema)
+    return server
+
+
+async def test_a_hidden_tools_mirrored_headers_are_not_checked_before_it_is_known_to_be_seen() -> None:
+    acme, globex = Principal("a", "acme", frozenset()), Principal("g", "globex", frozenset())
+    call = {"name": "geo", "arguments": {"region": "north"}}  # without its Mcp-Param-Region header
+    hooked = protected(StreamableHTTPApp(geo_server(visible=True)), [acme, globex])
+    plain = protected(StreamableHTTPApp(geo_server(visible=False)), [acme, globex])
+    async with http_to(hooked) as client, http_to(plain) as plain_client:
+        insider, outsider = Caller(client(), acme.token, True), Caller(client(), globex.token, True)
+        reference = Caller(plain_client(), acme.token, True)
+        for caller in (insider, outsider, reference):
+            await caller.open()
+        seen_by_insider = await insider.answer("tools/call", call)
+        without_hook = await reference.answer("tools/call", call)
+        hidden = await outsider.answer("tools/call", call)
+        unknown = await outsider.answer("tools/call", {"name": "gex", "arguments": {"region": "north"}})
+    assert seen_by_insider == without_hook
+    assert seen_by_insider["status"] == 400 and seen_by_insider["error"]["code"] == -32020
+    assert hidden["status"] == unknown["status"] == 400
+    assert hidden["error"] == {"code": -32602, "message": "Unknown tool: 'geo'"}

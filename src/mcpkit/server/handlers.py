@@ -12,11 +12,12 @@ from functools import partial
 from typing import Any
 
 from ..protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
+from ..protocol.http_modern import check_request_headers
 from ..protocol.modern import SUBSCRIPTION_ID
 from ..protocol.tasks import TASK_NOTE, TASKS_EXTENSION
 from ..protocol.versions import is_modern
 from .context import Context
-from .registry import Shows
+from .registry import Registry, Shows
 from .resources import not_found
 from .services import Services
 from .subscriptions import Listener, agreed_filter
@@ -66,6 +67,15 @@ def named(
     return item, arguments
 
 
+def check_mirrored(registry: Registry, ctx: Context, tool: str, params: JSON) -> None:
+    """A 2026-07-28 call's Mcp-Param headers against its body (-32020, as Streamable HTTP answers it),
+    for a server whose visibility hook leaves this check to dispatch: only once the tool is known to
+    be one the caller sees."""
+    headers = ctx.request_headers
+    if headers is not None and ctx.stateless:
+        check_request_headers(dict(headers), "tools/call", params, registry.mirrored_headers(tool))
+
+
 def uri_of(params: JSON, method: str) -> str:
     uri = params.get("uri")
     if not isinstance(uri, str):
@@ -76,6 +86,8 @@ def uri_of(params: JSON, method: str) -> str:
 async def call_tool(services: Services, ctx: Context, params: JSON) -> JSON:
     registry = services.registry
     tool, arguments = named(registry.tools, params, "tool", shows_of(services, ctx))
+    if services.visibility is not None:
+        check_mirrored(registry, ctx, tool.name, params)
     # the common call (no `task`, a tool that does not take one) pays two lookups, not a version check
     if tool.task != "forbidden" or "task" in params:
         return await call_tool_task(services, ctx, tool, arguments, params)

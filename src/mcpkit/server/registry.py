@@ -319,7 +319,10 @@ class Registry:
             return self._scopes_of("prompts", ref.get("name"), shows)
         return self._scopes_of("resourceTemplates", ref.get("uri"), shows)
 
-    def mirrored_headers(self, tool: str) -> list[tuple[str, tuple[str, ...]]]:
-        """The `x-mcp-header` parameters of `tool` (Streamable HTTP checks them against the body)."""
+    def mirrored_headers(self, tool: str, shows: Shows | None = None) -> list[tuple[str, tuple[str, ...]]]:
+        """The `x-mcp-header` parameters of `tool` (Streamable HTTP checks them against the body), if
+        `shows` shows it."""
         found = self.tools.get(tool)
-        return list(tool_headers({"inputSchema": found.input_schema})) if found is not None else []
+        if found is None or not _shown(shows, "tools", found):
+            return []
+        return list(tool_headers({"inputSchema": found.input_schema}))

@@ -407,8 +407,9 @@ class Server:
         return self.registry.scopes_for(method, params, self.services.unknown_caller())
 
     def mirrored_headers(self, tool: str) -> list[tuple[str, tuple[str, ...]]]:
-        """The `x-mcp-header` parameters of `tool` (Streamable HTTP checks them against the body)."""
-        return self.registry.mirrored_headers(tool)
+        """The `x-mcp-header` parameters of `tool` (Streamable HTTP checks them against the body); with
+        a visibility hook none, as a hidden tool's would tell it exists (dispatch checks them)."""
+        return self.registry.mirrored_headers(tool, self.services.unknown_caller())
 
     def run(self, *, max_line: int | None = None, eof_grace: float | None = None) -> None:
         """Serve over stdio until stdin closes or SIGTERM (what `python server.py` should call); after
