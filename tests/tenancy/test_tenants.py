@@ -139,3 +139,25 @@ async def test_tenants_refuse_to_serve_a_tenant_that_build_hands_anothers_server
     assert second.status_code == 500
     assert "build('globex') returned the server of tenant 'acme'" in caplog.text
     assert [tool["name"] for tool in still["result"]["tools"]] == ["slow"]
+
+
+async def test_a_lifespan_shutdown_ends_every_tenants_sessions() -> None:
+    tenants = Tenants(tasking)
+    app = protected(tenants, [ACME])
+    async with http_to(app) as client:
+        acme = Caller(client(), ACME.token, False)
+        await acme.open()
+        assert "result" in await acme.answer("tools/list", {})
+        events = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
+        sent: list[str] = []
+
+        async def receive() -> dict[str, Any]:
+            return next(events)
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message["type"])
+
+        await tenants({"type": "lifespan"}, receive, send)
+        after = await acme.answer("tools/list", {})  # its session ended with its tenant's app
+    assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+    assert after["status"] == 404

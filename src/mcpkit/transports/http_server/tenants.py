@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 import orjson
 
@@ -29,6 +29,13 @@ log = logging.getLogger("mcpkit")
 Resolve = Callable[["AccessToken | None", Scope], "str | None"]
 # What only one tenant may hold: given once to Tenants, an instance would be shared by all of them.
 _SHARED_PARTS: Final = ("event_store", "backplane", "operations")
+
+
+@runtime_checkable
+class Closable(Protocol):
+    """A tenant's app that ends its sessions when asked (a StreamableHTTPApp does)."""
+
+    async def aclose(self) -> None: ...
 
 
 def tenant_claim(claim: str = "tenant") -> Resolve:
@@ -123,9 +130,8 @@ class Tenants:
         apps, self.apps = list(self.apps.values()), {}
         self._targets.clear()
         for app in apps:
-            close = getattr(app, "aclose", None)
-            if close is not None:
-                await close()
+            if isinstance(app, Closable):
+                await app.aclose()
 
 
 class _Shared(Exception):
