@@ -5,6 +5,7 @@ tenant's server alone answers; and nothing one tenant holds (a session, a task) 
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any
 
 import anyio
@@ -154,7 +155,7 @@ async def test_a_lifespan_shutdown_ends_every_tenants_sessions() -> None:
         async def receive() -> dict[str, Any]:
             return next(events)
 
-        async def send(message: dict[str, Any]) -> None:
+        async def send(message: MutableMapping[str, Any]) -> None:
             sent.append(message["type"])
 
         await tenants({"type": "lifespan"}, receive, send)
