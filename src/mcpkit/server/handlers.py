@@ -12,10 +12,12 @@ from functools import partial
 from typing import Any
 
 from ..protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
+from ..protocol.http_stateless import check_request_headers
 from ..protocol.stateless import SUBSCRIPTION_ID
 from ..protocol.tasks import TASK_NOTE, TASKS_EXTENSION
 from ..protocol.versions import is_stateless
 from .context import Context
+from .registry import Registry, Shows
 from .resources import not_found
 from .services import Services
 from .subscriptions import Listener, agreed_filter
@@ -35,22 +37,43 @@ JSON = dict[str, Any]
 Handler = Callable[[Services, Context, JSON], Awaitable[JSON]]
 
 
+def shows_of(services: Services, ctx: Context) -> Shows | None:
+    """What the caller sees, when the server has a visibility hook (server/visibility.py)."""
+    visibility = services.visibility
+    return visibility.shows(ctx.auth) if visibility is not None else None
+
+
 async def list_items(kind: str, services: Services, ctx: Context, params: JSON) -> JSON:
     token = ctx.auth
     granted = token.scopes if token is not None else None
-    return services.registry.listing(kind, ctx.negotiated.version, params.get("cursor"), granted)
+    cursor, shows = params.get("cursor"), shows_of(services, ctx)
+    return services.registry.listing(kind, ctx.negotiated.version, cursor, granted, shows)
 
 
-def named(items: dict[str, Any], params: JSON, kind: str) -> tuple[Any, JSON | None]:
-    """The tool or prompt `params` names, and its arguments; -32602 for an unknown name or bad arguments."""
+def named(
+    items: dict[str, Any], params: JSON, kind: str, shows: Shows | None = None
+) -> tuple[Any, JSON | None]:
+    """The tool or prompt `params` names, and its arguments; -32602 for an unknown name (or one `shows`
+    hides from the caller) or bad arguments."""
     name = params.get("name")
     item = items.get(name) if isinstance(name, str) else None
+    if item is not None and shows is not None and not shows(f"{kind}s", item):
+        item = None
     if item is None:
         raise MCPError(INVALID_PARAMS, f"Unknown {kind}: {name!r}")
     arguments = params.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
         raise MCPError(INVALID_PARAMS, "Invalid params: arguments must be an object")
     return item, arguments
+
+
+def check_mirrored(registry: Registry, ctx: Context, tool: str, params: JSON) -> None:
+    """A 2026-07-28 call's Mcp-Param headers against its body (-32020, as Streamable HTTP answers it),
+    for a server whose visibility hook leaves this check to dispatch: only once the tool is known to
+    be one the caller sees."""
+    headers = ctx.request_headers
+    if headers is not None and ctx.stateless:
+        check_request_headers(dict(headers), "tools/call", params, registry.mirrored_headers(tool))
 
 
 def uri_of(params: JSON, method: str) -> str:
@@ -62,7 +85,9 @@ def uri_of(params: JSON, method: str) -> str:
 
 async def call_tool(services: Services, ctx: Context, params: JSON) -> JSON:
     registry = services.registry
-    tool, arguments = named(registry.tools, params, "tool")
+    tool, arguments = named(registry.tools, params, "tool", shows_of(services, ctx))
+    if services.visibility is not None:
+        check_mirrored(registry, ctx, tool.name, params)
     # the common call (no `task`, a tool that does not take one) pays two lookups, not a version check
     if tool.task != "forbidden" or "task" in params:
         return await call_tool_task(services, ctx, tool, arguments, params)
@@ -73,7 +98,7 @@ async def call_tool(services: Services, ctx: Context, params: JSON) -> JSON:
 async def read(services: Services, ctx: Context, params: JSON) -> JSON:
     registry = services.registry
     uri = uri_of(params, "resources/read")
-    result: JSON = {"contents": await registry.read_resource(uri, ctx)}
+    result: JSON = {"contents": await registry.read_resource(uri, ctx, shows_of(services, ctx))}
     if is_stateless(ctx.negotiated.version):
         result.update(registry.cache_hint_for(uri).fields())
     return result
@@ -100,7 +125,7 @@ async def subscribe(services: Services, ctx: Context, params: JSON) -> JSON:
     registry, peers = services.registry, services.peers
     uri = uri_of(params, "resources/subscribe")
     peers.check_uri(uri)
-    if not registry.knows(uri):
+    if not registry.knows(uri, shows_of(services, ctx)):
         raise not_found(uri)
     await peers.subscribe(ctx.session, uri)
     return {}
@@ -113,14 +138,18 @@ async def unsubscribe(services: Services, ctx: Context, params: JSON) -> JSON:
 
 async def get_prompt(services: Services, ctx: Context, params: JSON) -> JSON:
     registry = services.registry
-    prompt, arguments = named(registry.prompts, params, "prompt")
+    prompt, arguments = named(registry.prompts, params, "prompt", shows_of(services, ctx))
     result: JSON = await prompt.get(arguments, ctx)
     return result
 
 
-async def complete(services: Services, _ctx: Context, params: JSON) -> JSON:
-    registry = services.registry
-    return await registry.completions.complete(params, registry.prompts, registry.templates)
+async def complete(services: Services, ctx: Context, params: JSON) -> JSON:
+    registry, shows = services.registry, shows_of(services, ctx)
+    prompts, templates = registry.prompts, registry.templates
+    if shows is not None:  # a hidden prompt or template is completed as one that does not exist
+        prompts = {key: item for key, item in prompts.items() if shows("prompts", item)}
+        templates = {key: item for key, item in templates.items() if shows("resourceTemplates", item)}
+    return await registry.completions.complete(params, prompts, templates)
 
 
 async def listen(services: Services, ctx: Context, params: JSON) -> JSON:
@@ -132,6 +161,8 @@ async def listen(services: Services, ctx: Context, params: JSON) -> JSON:
         tasks = await followed_tasks(services, ctx, requested["taskIds"])
         agreed["taskIds"] = [task["taskId"] for task in tasks]
     listener = Listener.open(ctx.request_id, agreed)
+    if services.visibility is not None:  # it hears of the items this caller sees
+        services.visibility.seen(listener, ctx.auth)
     for task in tasks:  # each one's state now, first: a change before the listener opened is not lost
         listener.offer(TASK_NOTE, task)
     with services.peers.listening(listener):

@@ -1,15 +1,17 @@
 """Server attributes kept where the handlers read them: `OnRegistry` on its Registry, `OnServices` in
-its Services."""
+its Services (`OnPeers`: the Peers there, hearing through the visibility hook, `install`)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
+from .peers import Peers
 from .registry import Registry
 from .services import Services
+from .visibility import Visibility, VisibleFn
 
-__all__ = ["OnRegistry", "OnServices"]
+__all__ = ["OnPeers", "OnRegistry", "OnServices", "install"]
 
 T = TypeVar("T")
 
@@ -56,3 +58,19 @@ class OnServices(Generic[T]):
     def __set__(self, server: Assembled, value: T) -> None:
         part: dict[str, Any] = {str(self.field): value}
         server.services = replace(server.services, **part)
+
+
+def install(server: Assembled, fn: VisibleFn) -> Visibility:
+    """Give `server` the visibility hook `fn`: its Services and its Peers use it from now on."""
+    chosen = Visibility(fn, server.registry)
+    server.services = replace(server.services, visibility=chosen)
+    server.services.peers.audience = chosen
+    return chosen
+
+
+class OnPeers(OnServices[Peers]):
+    """`server.peers`: a Peers set after the visibility hook hears through it too."""
+
+    def __set__(self, server: Assembled, value: Peers) -> None:
+        super().__set__(server, value)
+        value.audience = server.services.visibility

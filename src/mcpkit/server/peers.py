@@ -9,9 +9,9 @@ Handlers and the Registry never hold a session.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..protocol.errors import InvalidParams, MCPError
 
@@ -19,9 +19,21 @@ if TYPE_CHECKING:
     from ..runtime.session import Session
     from .subscriptions import Listener
 
-__all__ = ["Peers"]
+__all__ = ["Audience", "Peers"]
 
 JSON = dict[str, Any]
+
+
+class Audience(Protocol):
+    """Who may hear a notification (a Server's visibility hook: server/visibility.py)."""
+
+    def hearing(self, method: str, params: JSON | None) -> Callable[[object], bool]:
+        """`hears(member)` for one notification, a member being a Session or a Listener."""
+        ...
+
+
+def _everyone(_member: object) -> bool:
+    return True
 
 
 class Peers:
@@ -29,6 +41,7 @@ class Peers:
 
     `max_subscriptions`: resources one session may subscribe to; `max_uri_length`: the longest URI it
     may subscribe to (characters). Past either, resources/subscribe is refused with -32602. None: no cap.
+    `audience`: who hears which notification about items (None: every session and listener).
     """
 
     def __init__(self, *, max_subscriptions: int | None = 100, max_uri_length: int | None = 2048) -> None:
@@ -36,6 +49,7 @@ class Peers:
         self.max_uri_length = max_uri_length
         self._subscribed: dict[Session, set[str]] = {}
         self.listeners: set[Listener] = set()
+        self.audience: Audience | None = None
 
     def __len__(self) -> int:
         return len(self._subscribed)
@@ -86,22 +100,35 @@ class Peers:
         return frozenset(self._subscribed.get(session, ()))
 
     def changed(self, method: str) -> None:
-        """A list_changed notification to every session and listener; never waits on a peer."""
+        """A list_changed notification to every session and listener of the audience; never waits on
+        a peer."""
+        hears = self._hearing(method, None)
         for session in self._subscribed:
-            session.notify_soon(method, None)
-        self.offer(method)
+            if hears(session):
+                session.notify_soon(method, None)
+        self._offer(method, None, hears)
 
     def offer(self, method: str, params: JSON | None = None) -> None:
-        """A change notification to this process's subscriptions/listen streams."""
+        """A change notification to this process's subscriptions/listen streams (of the audience)."""
+        self._offer(method, params, self._hearing(method, params))
+
+    def _offer(self, method: str, params: JSON | None, hears: Callable[[object], bool]) -> None:
         for listener in self.listeners:
-            listener.offer(method, params)
+            if hears(listener):
+                listener.offer(method, params)
+
+    def _hearing(self, method: str, params: JSON | None) -> Callable[[object], bool]:
+        return _everyone if self.audience is None else self.audience.hearing(method, params)
 
     async def resource_updated(self, uri: str) -> None:
-        """notifications/resources/updated to every session subscribed to `uri`, and to listeners."""
+        """notifications/resources/updated to every session subscribed to `uri`, and to listeners (of
+        the audience)."""
+        method, params = "notifications/resources/updated", {"uri": uri}
+        hears = self._hearing(method, params)
         for session, uris in list(self._subscribed.items()):
-            if uri in uris:
-                await session.notify("notifications/resources/updated", {"uri": uri})
-        self.offer("notifications/resources/updated", {"uri": uri})
+            if uri in uris and hears(session):
+                await session.notify(method, params)
+        self._offer(method, params, hears)
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """A log message to every initialized session whose level lets it through."""

@@ -20,12 +20,14 @@ from .extensions import Extension
 from .prompts import Prompt
 from .request import RequestContext
 from .resources import Resource, ResourceTemplate, not_found
-from .scopes import visible
+from .scopes import permits, visible
 from .tools import Tool
 
-__all__ = ["LIST_CHANGED", "Registry"]
+__all__ = ["LIST_CHANGED", "Registry", "Shows"]
 
 JSON = dict[str, Any]
+# Whether one caller sees an item: `shows(kind, item)` (server/visibility.py); None: all items.
+Shows = Callable[[str, Any], bool]
 
 # The list kinds (the key each list result carries its items under) and what announces a change.
 LIST_CHANGED: Final = {
@@ -41,6 +43,10 @@ _MAX_CACHED_PAGES: Final = 4096  # list results kept at most (scoped lists multi
 
 def _ignore(_method: str) -> None:
     return None
+
+
+def _shown(shows: Shows | None, kind: str, item: Any) -> bool:
+    return shows is None or shows(kind, item)
 
 
 class Registry:
@@ -70,8 +76,9 @@ class Registry:
         self.completions = Completions()
         self.declared: JSON = {}  # capabilities offered beyond what is registered (a proxy's: its remote's)
         self.extensions: dict[str, Extension] = {}  # by identifier (server/extensions.py)
-        # Keyed by kind, version, first item and the scopes of that list's items the caller holds.
-        self._pages: dict[tuple[str, str, int, frozenset[str]], JSON] = {}
+        # Keyed by kind, version, first item, the scopes of that list's items the caller holds, and
+        # the keys of the items a visibility hook shows the caller (None: no hook).
+        self._pages: dict[tuple[str, str, int, frozenset[str], frozenset[str] | None], JSON] = {}
         self._scopes_by_kind: dict[str, frozenset[str]] = {}  # see _scopes_used; dropped on each change
 
     # ---- changes -------------------------------------------------------------------------------
@@ -174,17 +181,28 @@ class Registry:
         }
         return kinds[kind]
 
-    def listing(self, kind: str, version: str, cursor: Any, granted: frozenset[str] | None = None) -> JSON:
+    def listing(
+        self,
+        kind: str,
+        version: str,
+        cursor: Any,
+        granted: frozenset[str] | None = None,
+        shows: Shows | None = None,
+    ) -> JSON:
         """One page of a list result, of the items a caller granted `granted` scopes may see (None:
-        no token, all of them); -32602 for a cursor this server did not issue."""
+        no token, all of them) and `shows` shows; -32602 for a cursor this server did not issue."""
         items = self.of(kind)
         used = self._scopes_used(kind)
         held = used if granted is None else used & granted
         shown: Collection[Any] = items.values() if held == used else visible(items.values(), granted)
+        view: frozenset[str] | None = None
+        if shows is not None:
+            kept = {k: i for k, i in items.items() if permits(i.scopes, granted) and shows(kind, i)}
+            shown, view = kept.values(), frozenset(kept)
         start, stop, next_cursor = page(len(shown), cursor, self.page_size)
         # Keyed by the decoded page, and only pages the server's own cursors lead to are kept, so the
-        # cache holds one entry per version, page and subset of the list's scopes callers hold.
-        key = (kind, version, start, held)
+        # cache holds one entry per version, page, subset of the list's scopes callers hold and view.
+        key = (kind, version, start, held, view)
         cached = self._pages.get(key)
         if cached is not None:
             return cached
@@ -211,20 +229,33 @@ class Registry:
         """How many list results are kept (bounded by versions x pages of each list)."""
         return len(self._pages)
 
-    def knows(self, uri: str) -> bool:
-        """Whether `uri` names a resource, or one a template serves."""
-        return uri in self.resources or self._serving_template(uri) is not None
-
-    def _serving_template(self, uri: str) -> ResourceTemplate | None:
-        """The first template that serves `uri` (its values fit the reader), if any."""
-        return next((t for t in self.templates.values() if t.arguments(uri) is not None), None)
-
-    async def read_resource(self, uri: str, ctx: RequestContext) -> list[JSON]:
-        """The contents of `uri`; -32002 (resource not found) when nothing serves it."""
+    def knows(self, uri: str, shows: Shows | None = None) -> bool:
+        """Whether `uri` names a resource, or one a template serves (of those `shows` shows)."""
         resource = self.resources.get(uri)
-        if resource is not None:
+        if resource is not None and _shown(shows, "resources", resource):
+            return True
+        return self._serving_template(uri, shows) is not None
+
+    def _serving_template(self, uri: str, shows: Shows | None = None) -> ResourceTemplate | None:
+        """The first template that serves `uri` (its values fit the reader), of those `shows` shows."""
+        return next(
+            (
+                t
+                for t in self.templates.values()
+                if _shown(shows, "resourceTemplates", t) and t.arguments(uri) is not None
+            ),
+            None,
+        )
+
+    async def read_resource(self, uri: str, ctx: RequestContext, shows: Shows | None = None) -> list[JSON]:
+        """The contents of `uri` from the items `shows` shows; -32002 (resource not found) when none
+        of them serves it."""
+        resource = self.resources.get(uri)
+        if resource is not None and _shown(shows, "resources", resource):
             return await resource.read(ctx)
         for template in self.templates.values():
+            if not _shown(shows, "resourceTemplates", template):
+                continue
             contents = await template.read(uri, ctx)
             if contents is not None:
                 return contents
@@ -238,51 +269,61 @@ class Registry:
             hint = next((t.cache for t in self.templates.values() if t.template.match(uri) is not None), None)
         return hint or self.cache
 
-    def scopes_for(self, method: str, params: JSON) -> frozenset[str]:
+    def scopes_for(self, method: str, params: JSON, shows: Shows | None = None) -> frozenset[str]:
         """The scopes a request needs: those of the tool, prompt, resource or template it names (of
-        every resource a subscriptions/listen names)."""
+        every resource a subscriptions/listen names), of the items `shows` shows: a hidden item asks
+        for none, so a refusal cannot tell that it exists."""
         spec = METHODS.get(method)
         # unsubscribing gives nothing back, so no scope guards it
         if spec is not None and spec.item is not None and method != "resources/unsubscribe":
             named = params.get(spec.item)
-            return self._item_scopes(spec.capability[:1], named) if isinstance(named, str) else frozenset()
+            if not isinstance(named, str):
+                return frozenset()
+            return self._item_scopes(spec.capability[:1], named, shows)
         if method == "completion/complete":
-            return self._completion_scopes(params.get("ref"))
+            return self._completion_scopes(params.get("ref"), shows)
         if method == "subscriptions/listen":  # its acknowledgement names the URIs, its updates follow them
             wanted = params.get("notifications")
             uris = wanted.get("resourceSubscriptions") if isinstance(wanted, dict) else None
             listed = [uri for uri in uris if isinstance(uri, str)] if isinstance(uris, list) else []
-            return frozenset().union(*(self.resource_scopes(uri) for uri in listed))
+            return frozenset().union(*(self.resource_scopes(uri, shows) for uri in listed))
         return frozenset()
 
-    def resource_scopes(self, uri: str) -> frozenset[str]:
-        """The scopes reading `uri` needs: its resource's, else those of the first template serving it."""
+    def resource_scopes(self, uri: str, shows: Shows | None = None) -> frozenset[str]:
+        """The scopes reading `uri` needs: its resource's, else those of the first template serving it
+        (of the items `shows` shows)."""
         resource = self.resources.get(uri)
-        if resource is not None:
+        if resource is not None and _shown(shows, "resources", resource):
             return resource.scopes
-        template = self._serving_template(uri)
+        template = self._serving_template(uri, shows)
         return template.scopes if template is not None else frozenset()
 
-    def _item_scopes(self, feature: tuple[str, ...], named: str) -> frozenset[str]:
+    def _item_scopes(self, feature: tuple[str, ...], named: str, shows: Shows | None) -> frozenset[str]:
         """The scopes of the tool, prompt or resource `named`, by the capability its method needs."""
         if not feature:  # a task names no scoped item
             return frozenset()
         if feature == ("resources",):  # a URI may be served by a template
-            return self.resource_scopes(named)
-        item = self.of(feature[0]).get(named)
-        scopes: frozenset[str] = item.scopes if item is not None else frozenset()
+            return self.resource_scopes(named, shows)
+        return self._scopes_of(feature[0], named, shows)
+
+    def _scopes_of(self, kind: str, key: Any, shows: Shows | None) -> frozenset[str]:
+        item = self.of(kind).get(key) if isinstance(key, str) else None
+        scopes: frozenset[str] = (
+            item.scopes if item is not None and _shown(shows, kind, item) else frozenset()
+        )
         return scopes
 
-    def _completion_scopes(self, ref: Any) -> frozenset[str]:
+    def _completion_scopes(self, ref: Any, shows: Shows | None) -> frozenset[str]:
         if not isinstance(ref, dict):
             return frozenset()
         if ref.get("type") == "ref/prompt":
-            prompt = self.prompts.get(ref.get("name"))  # type: ignore[arg-type]
-            return prompt.scopes if prompt is not None else frozenset()
-        template = self.templates.get(ref.get("uri"))  # type: ignore[arg-type]
-        return template.scopes if template is not None else frozenset()
+            return self._scopes_of("prompts", ref.get("name"), shows)
+        return self._scopes_of("resourceTemplates", ref.get("uri"), shows)
 
-    def mirrored_headers(self, tool: str) -> list[tuple[str, tuple[str, ...]]]:
-        """The `x-mcp-header` parameters of `tool` (Streamable HTTP checks them against the body)."""
+    def mirrored_headers(self, tool: str, shows: Shows | None = None) -> list[tuple[str, tuple[str, ...]]]:
+        """The `x-mcp-header` parameters of `tool` (Streamable HTTP checks them against the body), if
+        `shows` shows it."""
         found = self.tools.get(tool)
-        return list(tool_headers({"inputSchema": found.input_schema})) if found is not None else []
+        if found is None or not _shown(shows, "tools", found):
+            return []
+        return list(tool_headers({"inputSchema": found.input_schema}))

@@ -27,7 +27,7 @@ from .handlers import handler_for
 from .lifespan import Lifespan, LifespanFactory
 from .middleware import Chain
 from .mount import Mount, MountedPeers
-from .on_registry import OnRegistry, OnServices
+from .on_registry import OnPeers, OnRegistry, OnServices, install
 from .peers import Peers
 from .prompts import Prompt
 from .registry import Registry
@@ -40,6 +40,7 @@ from .skills import Skill, add_skill
 from .tasks.engine import TaskEngine
 from .tools import Tool
 from .tracing import ServerTracing
+from .visibility import VisibleFn
 
 __all__ = ["Server"]
 
@@ -74,6 +75,7 @@ class Server:
     `tasks`: where tool calls that become tasks are kept and run (a TaskEngine on its store).
     `lifespan(server)`: an async context manager open while it serves: `ctx.lifespan` (lifespan.py).
     `tracing`: an OpenTelemetry span per request and notification, under the client's (tracing.py).
+    `visible(auth, kind, item) -> bool`: which items each caller sees (`visibility`, visibility.py).
     """
 
     def __init__(
@@ -98,6 +100,7 @@ class Server:
         tasks: TaskEngine | None = None,
         lifespan: LifespanFactory | None = None,
         tracing: TracingOption = False,
+        visible: VisibleFn | None = None,
     ) -> None:
         self.max_in_flight, self.max_worker_threads = max_in_flight, max_worker_threads
         self.versions = versions
@@ -121,6 +124,8 @@ class Server:
         tasks = tasks if tasks is not None else TaskEngine()
         self.services = Services(self.registry, peers, tasks, StateSealer(state_key, ttl=state_ttl))
         self._roots_changed: list[Callable[[Session], Any]] = []
+        if visible is not None:
+            install(self, visible)
 
     instructions: OnRegistry[str | None] = OnRegistry()
     page_size: OnRegistry[int | None] = OnRegistry()
@@ -132,7 +137,7 @@ class Server:
     templates: OnRegistry[dict[str, ResourceTemplate]] = OnRegistry()
     prompts: OnRegistry[dict[str, Prompt]] = OnRegistry()
     completions: OnRegistry[Completions] = OnRegistry()
-    peers: OnServices[Peers] = OnServices()
+    peers: OnServices[Peers] = OnPeers()
     tasks: OnServices[TaskEngine] = OnServices()
     state_sealer: OnServices[StateSealer] = OnServices("sealer")
 
@@ -203,6 +208,10 @@ class Server:
         limits = child.peers.max_subscriptions, child.peers.max_uri_length
         child.peers = MountedPeers(mount, max_subscriptions=limits[0], max_uri_length=limits[1])
         return mount
+
+    def visibility(self, fn: VisibleFn) -> VisibleFn:
+        """`visible=` given later, or as a decorator: which items each caller sees (visibility.py)."""
+        return install(self, fn).fn
 
     def _changed(self, method: str) -> None:
         """What the Registry calls on each change: the peers the Server has now hear it."""
@@ -287,8 +296,11 @@ class Server:
         handler = handler_for(request.method)
         params, meta = request.params, request.params.get("_meta")
         agreement, origin = request.negotiated, RECEIVED_FROM.get()
+        shows = self.services.viewing(session, origin)  # whom it speaks for, and what that one sees
         if origin is not None and origin.auth is not None:  # a protected server: the item's scopes
-            require(self.registry.scopes_for(request.method, params), origin.auth.scopes, request.method)
+            require(
+                self.registry.scopes_for(request.method, params, shows), origin.auth.scopes, request.method
+            )
         asker = asker_for(
             session,
             request.id,
@@ -320,12 +332,14 @@ class Server:
 
     def scopes_for(self, method: str, params: JSON) -> frozenset[str]:
         """The scopes a request's token must grant: those of the item it names (Streamable HTTP
-        refuses a request without them as 403 insufficient_scope, before it reaches a handler)."""
-        return self.registry.scopes_for(method, params)
+        refuses a request without them as 403 insufficient_scope, before it reaches a handler); with
+        a visibility hook none, as a hidden item's would tell it exists (dispatch asks for them)."""
+        return self.registry.scopes_for(method, params, self.services.unknown_caller())
 
     def mirrored_headers(self, tool: str) -> list[tuple[str, tuple[str, ...]]]:
-        """The `x-mcp-header` parameters of `tool` (Streamable HTTP checks them against the body)."""
-        return self.registry.mirrored_headers(tool)
+        """The `x-mcp-header` parameters of `tool` (Streamable HTTP checks them against the body); with
+        a visibility hook none, as a hidden tool's would tell it exists (dispatch checks them)."""
+        return self.registry.mirrored_headers(tool, self.services.unknown_caller())
 
     def run(self, *, max_line: int | None = None, eof_grace: float | None = None) -> None:
         """Serve over stdio until stdin closes or SIGTERM (what `python server.py` should call); after

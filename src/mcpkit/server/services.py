@@ -1,14 +1,20 @@
 """What the Server's handlers work with, built once by the Server: what is offered (the Registry), who
-is connected (Peers), the tasks (a TaskEngine), and the key sealing requestState (StateSealer)."""
+is connected (Peers), the tasks (a TaskEngine), the key sealing requestState (StateSealer), and which
+items each caller sees (Visibility)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from ..runtime.origin import Origin
 from .peers import Peers
-from .registry import Registry
+from .registry import Registry, Shows
 from .request_state import StateSealer
 from .tasks.engine import TaskEngine
+
+if TYPE_CHECKING:
+    from .visibility import Visibility
 
 __all__ = ["Services"]
 
@@ -22,3 +28,17 @@ class Services:
     peers: Peers
     tasks: TaskEngine
     sealer: StateSealer
+    visibility: Visibility | None = None  # which items each caller sees (None: all of them)
+
+    def viewing(self, member: object, origin: Origin | None) -> Shows | None:
+        """What the caller of a message from `origin` sees (None: everything, no visibility hook);
+        `member`, the session it came on, speaks for that caller from now on."""
+        return self.visibility.viewing(member, origin) if self.visibility is not None else None
+
+    def unknown_caller(self) -> Shows | None:
+        """What a caller not known yet sees: nothing with a visibility hook, else everything (None)."""
+        return _nothing if self.visibility is not None else None
+
+
+def _nothing(_kind: str, _item: object) -> bool:
+    return False
