@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from redis.exceptions import RedisError
 
-from ..protocol.http_rules import format_event_id
 from ..protocol.jsonrpc import RequestId
 from ..runtime.stream import Outgoing, Restored
 from ..transports.http_server.sessions import STANDALONE, Route, SessionStream
@@ -63,7 +62,7 @@ class Replica(SessionStream):
         if stream_id is None or self.closed or self.session_id is None:
             return None
         try:
-            seq = await self.cluster.state.store(self.session_id, stream_id, data, final=final)
+            seq, event_id = await self.cluster.state.record(self.session_id, stream_id, data, final=final)
         except RedisError as exc:
             # not stored, so not sent: the connection ends, and the client's resumption finds the rest
             self._lost(exc)
@@ -72,7 +71,7 @@ class Replica(SessionStream):
             self.primed = True
         if final and stream_id == self.planned and seq != 0:
             self.answered = True
-        return format_event_id(stream_id, seq) if seq > 0 else None
+        return event_id
 
     def close(self) -> None:
         super().close()

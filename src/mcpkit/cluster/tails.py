@@ -17,7 +17,7 @@ import orjson
 from redis.exceptions import RedisError
 
 from ..protocol.errors import INTERNAL_ERROR
-from ..protocol.http_rules import HTTPRefusal, format_event_id, parse_event_id
+from ..protocol.http_rules import HTTPRefusal
 from ..protocol.jsonrpc import RequestId, encode, error_response
 from ..protocol.sse import encode_event
 from ..protocol.utilities import log_params
@@ -25,8 +25,9 @@ from ..transports.http_server.asgi import SSE_HEADERS, until_disconnect
 from ..transports.http_server.event_store import UnknownEventId
 from ..transports.http_server.exchange import Exchange
 from ..transports.http_server.sessions import STANDALONE
+from .events import Event, HistoryLost, parse_id
 from .signals import Wake
-from .state import Event, TakenOver
+from .state import TakenOver
 
 if TYPE_CHECKING:
     from .http import ClusterSessions
@@ -64,7 +65,7 @@ class Tails:
         if last is None:
             await self._standalone(session_id, exchange)
             return
-        parsed = parse_event_id(last)
+        parsed = parse_id(last)
         if parsed is None:
             raise HTTPRefusal(400, f"Bad Request: malformed Last-Event-ID {last!r}")
         state = self.cluster.state
@@ -72,13 +73,16 @@ class Tails:
         open_ = parsed[0] == STANDALONE or await state.stream_request(session_id, parsed[0]) is not None
         try:
             stream_id, events = await state.resume(session_id, last)
+        except HistoryLost as lost:
+            await self._lost(session_id, exchange, lost)
+            return
         except UnknownEventId as exc:
             raise HTTPRefusal(400, f"Bad Request: {exc}") from None
         first = b"".join(encode_event(e.data, event_id=e.event_id) for e in events if e.data)
         if not open_ or any(e.final for e in events):
             await _write_all(exchange, first)
             return
-        after = events[-1].seq if events else parsed[1]
+        after = events[-1].seq if events else parsed[2]
         held = await self._claim(session_id) if stream_id == STANDALONE else None
         await self._tail(session_id, stream_id, after, exchange, first, held)
 
@@ -91,10 +95,27 @@ class Tails:
         after = found[1][-1].seq if found and found[1] else held.after or 0
         retry = self.cluster.answering.retry_for(exchange.version)
         if retry is not None:
-            seq = await state.store(session_id, STANDALONE, b"")
-            if seq > 0:
-                first += encode_event(b"", event_id=format_event_id(STANDALONE, seq), retry_ms=retry)
+            _, primed = await state.record(session_id, STANDALONE, b"")
+            if primed is not None:
+                first += encode_event(b"", event_id=primed, retry_ms=retry)
         await self._tail(session_id, STANDALONE, after, exchange, first, held)
+
+    async def _lost(self, session_id: str, exchange: Exchange, lost: HistoryLost) -> None:
+        """A resumption from an event the store lost: the standalone stream starts afresh (what it
+        carried is gone); a request's stream ends with an error response, stored as its last event,
+        so every later resumption gets the same; 410 when not even the request is known any more."""
+        if lost.stream_id == STANDALONE:
+            await self._standalone(session_id, exchange)
+            return
+        state = self.cluster.state
+        rid = await state.stream_request(session_id, lost.stream_id)
+        if rid is not None:
+            data = lost_answer(rid, "store_failover")
+            _, stored = await state.record(session_id, lost.stream_id, data, final=True)
+            if stored is not None:
+                await _write_all(exchange, encode_event(data, event_id=stored))
+                return
+        raise HTTPRefusal(410, f"Gone: {lost}; the outcome of the request on that stream is unknown")
 
     async def _claim(self, session_id: str) -> Held:
         """This GET holds the session's standalone stream: the one before it, here or on another
@@ -233,6 +254,7 @@ def _takeover(session_id: str, held: Held) -> JSON:
 _LOST = {
     "worker_lost": "Internal error: the worker serving this request stopped",
     "store_failed": "Internal error: the session store failed while this request was served",
+    "store_failover": "Internal error: the session store failed over and lost this request's events",
 }
 
 

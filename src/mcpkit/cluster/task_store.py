@@ -59,13 +59,15 @@ class RedisTaskStore:
         if min(max_tasks, max_live, max_bytes, max_task_bytes) < 1:
             raise ValueError("task store bounds must be positive")
         self.redis, self.prefix = redis, prefix
+        # every key of the store shares the hash tag `{t}`: its bounds are exact, in one slot of a cluster
+        self.space = prefix + "{t}:"
         self.max_tasks, self.max_live, self.max_bytes = max_tasks, max_live, max_bytes
         self.max_task_bytes = max_task_bytes
         self._create = redis.register_script(task_scripts.CREATE)
         self._update = redis.register_script(task_scripts.UPDATE)
 
     def _key(self, task_id: str) -> str:
-        return f"{self.prefix}task-rec:{task_id}"  # not `task:`, a string before: never read as a hash
+        return f"{self.space}task-rec:{task_id}"  # not `task:`, a string before: never read as a hash
 
     @_reachable
     async def create(self, record: TaskRecord, max_per_owner: int) -> bool:
@@ -75,8 +77,9 @@ class RedisTaskStore:
             return False
         expiry = record.expires_at()
         kept = await self._create(
+            keys=[self._key(record.task_id)],
             args=[
-                self.prefix,
+                self.space,
                 _ms(time.time()),
                 record.task_id,
                 record.owner or "",
@@ -88,7 +91,7 @@ class RedisTaskStore:
                 self.max_tasks,
                 self.max_bytes,
                 _ms(record.created_at),
-            ]
+            ],
         )
         return bool(kept)
 
@@ -122,8 +125,9 @@ class RedisTaskStore:
         self, task_id: str, rev: bytes | str, record: TaskRecord, data: bytes, budget: int
     ) -> int:
         written = await self._update(
+            keys=[self._key(task_id)],
             args=[
-                self.prefix,
+                self.space,
                 _ms(time.time()),
                 task_id,
                 rev,
@@ -133,13 +137,13 @@ class RedisTaskStore:
                 _ms(record.updated_at),
                 self.max_tasks,
                 budget,
-            ]
+            ],
         )
         return int(written)
 
     @_reachable
     async def owned(self, owner: str | None) -> list[TaskRecord]:
-        ids = await self.redis.zrange(f"{self.prefix}tasks:own:{owner or ''}", 0, -1)
+        ids = await self.redis.zrange(f"{self.space}tasks:own:{owner or ''}", 0, -1)
         if not ids:
             return []
         async with self.redis.pipeline(transaction=False) as pipe:
