@@ -190,8 +190,10 @@ def short_lived(redis: Redis, **options: Any) -> SharedState:
 async def answered(state: SharedState, session_id: str, stream_id: str, *data: bytes) -> list[str]:
     """A request on `stream_id` whose events are `data`, the last its response; their event ids."""
     await state.begin(session_id, None, worker="w", request_id=stream_id, stream_id=stream_id)
-    last = len(data) - 1
-    return [(await state.record(session_id, stream_id, d, final=i == last))[1] or "" for i, d in enumerate(data)]
+    ids = []
+    for i, d in enumerate(data):
+        ids.append((await state.record(session_id, stream_id, d, final=i == len(data) - 1))[1] or "")
+    return ids
 
 
 async def until_gone(redis: Redis, key: str) -> None:

@@ -2,8 +2,10 @@
 
     app = StreamableHTTPApp(server, backplane=RedisBackplane("redis://redis.internal:6379/0"))
 
-Run the same app on as many workers and machines as you like, behind any load balancer, no sticky
-sessions. What is shared, and how, is in `scripts` (the Redis layout) and `http` (the flows).
+On a Redis Cluster, `RedisBackplane("redis://any-node:7000", cluster=True)` (the other nodes are
+discovered) or `RedisBackplane(redis=RedisCluster(...))`. Run the same app on as many workers and
+machines as you like, behind any load balancer, no sticky sessions. What is shared, and how, is in
+`scripts` (the Redis layout) and `http` (the flows).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ..server.server import Server
 from ..server.tasks import TaskEngine
 from ..transports.http_server.delivery import Answering
 from ..transports.http_server.sessions import SessionStream
+from .durability import Durability
 from .fanout import Fanout
 from .http import ClusterSessions
 from .pool import WaitingPool
@@ -29,6 +32,7 @@ from .tasks import ClusterTasks
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+    from redis.asyncio.cluster import RedisCluster
 
 __all__ = ["RedisBackplane"]
 
@@ -36,7 +40,8 @@ JSON = dict[str, Any]
 
 
 class RedisBackplane:
-    """Sessions in Redis at `url` (or the given `redis` client), keys under `prefix`.
+    """Sessions in Redis at `url` (or the given `redis` client: a `Redis` or a `RedisCluster`), keys
+    under `prefix` (no `{` or `}` in it). `cluster`: `url` names a node of a Redis Cluster.
 
     `idle_timeout`: a session nobody used for this long is gone (its keys expire). `max_sessions`:
     across the cluster. `max_events` / `max_bytes`: events kept per session for resumption (the
@@ -51,14 +56,19 @@ class RedisBackplane:
     is refused as busy (-32010, HTTP 429 with Retry-After), not as an outage. `worker`: a name for this
     process (letters and digits; a random suffix keeps each start distinct). `max_tasks`,
     `max_live_tasks`, `task_bytes` and `task_result_bytes`: the bounds of the tasks kept in the same
-    Redis (cluster/task_store.py).
+    Redis (cluster/task_store.py). `wait_replicas` / `wait_timeout`: a session's agreement (the
+    initialize response) and a created task are confirmed on this many replicas (Redis WAIT) before
+    they are answered, or refused as a store failure (see `durability`); 0, the default, answers once
+    the primary has them, and a failover may lose them (the client then finds the session or the task
+    gone, and a resumption across it is told which events were lost: docs/scale-out.md).
     """
 
     def __init__(
         self,
         url: str | None = None,
         *,
-        redis: Redis | None = None,
+        redis: Redis | RedisCluster | None = None,
+        cluster: bool = False,
         prefix: str = "mcp:",
         worker: str = "w",
         idle_timeout: float = 1800.0,
@@ -77,13 +87,20 @@ class RedisBackplane:
         max_live_tasks: int = 10_000,
         task_bytes: int = 1024 * 1024 * 1024,
         task_result_bytes: int = 16 * 1024 * 1024,
+        wait_replicas: int = 0,
+        wait_timeout: float = 1.0,
     ) -> None:
         if redis is None and url is None:
             raise ValueError("RedisBackplane needs a url or a redis client")
         limits = (idle_timeout, max_sessions, max_events, max_bytes, heartbeat, dead_after, max_in_flight)
         if min(*limits, max_connections, pool_timeout, ended_retention, max_total_bytes) <= 0:
             raise ValueError("RedisBackplane limits and periods must be positive")
-        self.url, self._redis, self.prefix = url, redis, prefix
+        if "{" in prefix or "}" in prefix:
+            raise ValueError("a RedisBackplane prefix holds no '{' or '}': the keys' hash tags are its own")
+        if wait_replicas < 0 or wait_timeout <= 0:
+            raise ValueError("wait_replicas must be 0 or more and wait_timeout positive")
+        self.url, self._redis, self.prefix, self.cluster = url, redis, prefix, cluster
+        self.wait_replicas, self.wait_timeout = wait_replicas, wait_timeout
         self.worker = re.sub(r"[^A-Za-z0-9]", "", worker) + secrets.token_hex(3)
         self.idle_timeout, self.max_sessions, self.max_events = idle_timeout, max_sessions, max_events
         self.max_bytes, self.max_total_bytes = max_bytes, max_total_bytes
@@ -100,7 +117,9 @@ class RedisBackplane:
             "max_task_bytes": task_result_bytes,
         }
 
-    def client(self) -> Redis:
+    def client(self) -> Redis | RedisCluster:
+        if self._redis is None and self.cluster:
+            self._redis = self._cluster_client()
         if self._redis is None:
             from redis.asyncio import Redis
 
@@ -115,6 +134,20 @@ class RedisBackplane:
             )
             self._redis = Redis.from_pool(pool)
         return self._redis
+
+    def _cluster_client(self) -> RedisCluster:
+        from redis.asyncio.cluster import RedisCluster
+
+        assert self.url is not None
+        return RedisCluster.from_url(
+            self.url,
+            max_connections=self.max_connections,
+            socket_timeout=self.socket_timeout,
+            socket_connect_timeout=self.socket_timeout,
+        )
+
+    def durability(self) -> Durability:
+        return Durability(self.client(), self.wait_replicas, self.wait_timeout)
 
     async def ready(self) -> str | None:
         """None when Redis answers a PING, else why not (the readiness probe's reason)."""
@@ -141,6 +174,7 @@ class RedisBackplane:
                 max_in_flight=self.max_in_flight,
                 ended_retention=self.ended_retention,
                 max_total_bytes=self.max_total_bytes,
+                durability=self.durability(),
             )
         return self._state
 
@@ -157,7 +191,9 @@ class RedisBackplane:
         any worker answering for any task."""
         fanout = self._handed()
         if fanout.engine is None:
-            store = RedisTaskStore(self.client(), self.prefix, **self.task_bounds)
+            store = RedisTaskStore(
+                self.client(), self.prefix, durability=self.durability(), **self.task_bounds
+            )
             fanout.engine = TaskEngine(store, workers=ClusterTasks(self.state(), self.worker), **options)
         return fanout.engine
 

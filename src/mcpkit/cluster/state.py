@@ -15,6 +15,7 @@ from ..runtime.stream import Restored
 from ..transports.http_server.event_store import EventsExpired, Replay, UnknownEventId
 from ..transports.http_server.sessions import STANDALONE
 from . import scripts
+from .durability import Durability
 from .events import Event, HistoryLost, decode, event_id, parse_id
 from .index import SessionIndex
 
@@ -59,8 +60,10 @@ class SharedState:
         max_in_flight: int = 100,
         ended_retention: float = 30.0,
         max_total_bytes: int = 256 * 1024 * 1024,
+        durability: Durability | None = None,
     ) -> None:
         self.redis = redis
+        self.durability = durability or Durability(redis)
         self.max_in_flight = max_in_flight
         self.prefix = prefix
         self.bus = self.shared("bus")  # the shard channel every worker reads (signals.py)
@@ -136,9 +139,12 @@ class SharedState:
 
     async def agreed(self, session_id: str, restored: Restored) -> None:
         caps, info = orjson.dumps(restored.client_capabilities), orjson.dumps(restored.client_info)
+        """The session's agreement, served from now on: confirmed on replicas first when the backplane
+        asks for it (see `durability`), as the initialize response acknowledges it."""
         await self.redis.hset(
             self.key(session_id, "s"), mapping={"v": restored.version, "caps": caps, "info": info}
         )
+        await self.durability.confirm(self.key(session_id, "w"))
 
     async def begin(
         self,

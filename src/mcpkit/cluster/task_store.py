@@ -18,9 +18,11 @@ from ..protocol.errors import STORE_UNAVAILABLE, MCPError
 from ..protocol.tasks import Status
 from ..server.task_store import MIB, Change, TaskRecord, too_large
 from . import task_scripts
+from .durability import Durability
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+    from redis.asyncio.cluster import RedisCluster
 
 __all__ = ["RedisTaskStore"]
 
@@ -48,13 +50,14 @@ def _reachable(method: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Corou
 class RedisTaskStore:
     def __init__(
         self,
-        redis: Redis,
+        redis: Redis | RedisCluster,
         prefix: str = "mcp:",
         *,
         max_tasks: int = 100_000,
         max_live: int = 10_000,
         max_bytes: int = 1024 * MIB,
         max_task_bytes: int = 16 * MIB,
+        durability: Durability | None = None,
     ) -> None:
         if min(max_tasks, max_live, max_bytes, max_task_bytes) < 1:
             raise ValueError("task store bounds must be positive")
@@ -63,6 +66,7 @@ class RedisTaskStore:
         self.space = prefix + "{t}:"
         self.max_tasks, self.max_live, self.max_bytes = max_tasks, max_live, max_bytes
         self.max_task_bytes = max_task_bytes
+        self.durability = durability or Durability(redis)
         self._create = redis.register_script(task_scripts.CREATE)
         self._update = redis.register_script(task_scripts.UPDATE)
 
@@ -71,7 +75,8 @@ class RedisTaskStore:
 
     @_reachable
     async def create(self, record: TaskRecord, max_per_owner: int) -> bool:
-        """Written (and acknowledged by Redis) before the CreateTaskResult goes out."""
+        """Written (and acknowledged by Redis, and by `durability`'s replicas) before the CreateTaskResult
+        goes out."""
         data = _dump(record)
         if len(data) > self.max_task_bytes:
             return False
@@ -93,6 +98,8 @@ class RedisTaskStore:
                 _ms(record.created_at),
             ],
         )
+        if kept:
+            await self.durability.confirm(self.space + "w")
         return bool(kept)
 
     @_reachable
