@@ -38,6 +38,7 @@ class Seen:
         self.most_held = 0
         self.gate = anyio.Event()  # what `gated` tasks wait for
         self.resumed: list[str] = []  # the tags of `confirm` tasks whose remainder ran, once per run
+        self.step, self.steps = anyio.create_memory_object_stream[None](100)  # what `paced` waits for
 
 
 def make_server(seen: Seen, name: str, **options: Any) -> Server:
@@ -77,6 +78,14 @@ def make_server(seen: Seen, name: str, **options: Any) -> Server:
         except anyio.get_cancelled_exc_class():
             seen.cancelled.append(name)
             raise
+        return n
+
+    @server.tool()
+    async def paced(ctx: Context, n: int) -> int:
+        """A progress notification each time the test sends a `step`, `n` times."""
+        for i in range(n):
+            await seen.steps.receive()
+            await ctx.report_progress(i + 1, n)
         return n
 
     @server.tool()
@@ -159,10 +168,13 @@ class Workers:
 
 @contextmanager
 def backing_store(
-    tmp_path: Path, appendonly: bool, url: str | None, backplane: dict[str, Any]
+    tmp_path: Path, appendonly: bool, backing: tuple[RedisProcess, str] | None, backplane: dict[str, Any]
 ) -> Iterator[tuple[RedisProcess, str]]:
-    """The Redis the workers share (per `STORE`; `url`: one the test runs, reached there), its first
-    server process, its URL; `backplane` gets what a RedisBackplane needs to reach it."""
+    """The Redis the workers share (per `STORE`, or the test's own `backing`): its first server process
+    and its URL; `backplane` gets what a RedisBackplane needs to reach it."""
+    if backing is not None:
+        yield backing
+        return
     with ExitStack() as stack:
         if STORE.get() == "redis-cluster":
             local = stack.enter_context(redis_cluster(tmp_path))
@@ -170,7 +182,7 @@ def backing_store(
             yield local.nodes[0], local.url
             return
         redis = stack.enter_context(redis_server(tmp_path, appendonly=appendonly))
-        yield redis, url or redis.url
+        yield redis, redis.url
 
 
 @asynccontextmanager
@@ -181,13 +193,13 @@ async def cluster(
     appendonly: bool = False,
     wrap: Any = None,
     server_options: dict[str, Any] | None = None,
-    url: str | None = None,
+    backing: tuple[RedisProcess, str] | None = None,
     **backplane: Any,
 ) -> AsyncIterator[Workers]:
-    """`n` workers on one Redis (a Redis Cluster when `STORE` says so; `url`: reached there instead of
-    the one started); `wrap(app)` wraps each worker's app (an auth layer, say); `server_options`: each
-    worker's Server's options."""
-    with backing_store(tmp_path, appendonly, url, backplane) as (redis, redis_url):
+    """`n` workers on one Redis (a Redis Cluster when `STORE` says so; `backing`: the test's own redis
+    process and the URL the workers reach it at); `wrap(app)` wraps each worker's app (an auth layer,
+    say); `server_options`: each worker's Server's options."""
+    with backing_store(tmp_path, appendonly, backing, backplane) as (redis, redis_url):
         seen = Seen()
         async with AsyncExitStack() as stack:
             servers, urls = [], []

@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-import anyio
 from redis.exceptions import RedisError
 
 if TYPE_CHECKING:
@@ -48,10 +47,8 @@ class SessionIndex:
                 self.touched[session_id] = max(score, self.touched.get(session_id, 0))
             raise
 
-    async def run(self) -> None:
-        while True:
-            await anyio.sleep(self.interval)
-            try:
-                await self.flush()
-            except RedisError as exc:  # Redis away: requests report it
-                log.debug("session index flush failed: %s", exc)
+    async def run_once(self) -> None:
+        try:
+            await self.flush()
+        except RedisError as exc:  # Redis away: requests report it
+            log.debug("session index flush failed: %s", exc)

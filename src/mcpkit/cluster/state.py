@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import orjson
 
 from ..runtime.stream import Restored
@@ -17,6 +18,7 @@ from ..transports.http_server.sessions import STANDALONE
 from . import scripts
 from .durability import Durability
 from .events import Event, HistoryLost, decode, event_id, parse_id
+from .failover import FailoverWatch
 from .index import SessionIndex
 
 if TYPE_CHECKING:
@@ -69,6 +71,7 @@ class SharedState:
         self.bus = self.shared("bus")  # the shard channel every worker reads (signals.py)
         self.idle_ms = int(idle_timeout * 1000)
         self.index = SessionIndex(redis, self.shared("sessions"), self.idle_ms)
+        self.watch = FailoverWatch(self)
         self.ended_ms = max(1, min(int(ended_retention * 1000), self.idle_ms))  # never past the session
         self.max_sessions = max_sessions
         self.max_events, self.max_bytes, self.max_total_bytes = max_events, max_bytes, max_total_bytes
@@ -89,6 +92,14 @@ class SharedState:
         self._catch_up = redis.register_script(scripts.CATCH_UP)
         self._subscribers = redis.register_script(scripts.SUBSCRIBERS)
         self._shed = redis.register_script(scripts.SHED)
+
+    async def upkeep(self, interval: float = 1.0) -> None:
+        """What a worker does for the cluster off its requests' path, every `interval`: the session count
+        (SessionIndex) and the failover check (FailoverWatch)."""
+        while True:
+            await self.watch.run_once()  # first at once: which server answers before any work
+            await anyio.sleep(interval)
+            await self.index.run_once()
 
     def key(self, session_id: str, part: str) -> str:
         return f"{self.prefix}{{{session_id}}}:{part}"
@@ -214,6 +225,8 @@ class SharedState:
             return int(found), None
         seq = int(found[0])
         self.stored += len(data)
+        if final:
+            self.watch.stored(session_id, stream_id, data)
         return seq, event_id(stream_id, _text(found[1]), seq)
 
     async def changed(self, method: str) -> None:

@@ -74,7 +74,7 @@ class Tails:
         try:
             stream_id, events = await state.resume(session_id, last)
         except HistoryLost as lost:
-            await self._lost(session_id, exchange, lost)
+            await self._lost(session_id, exchange, lost, parsed[1])
             return
         except UnknownEventId as exc:
             raise HTTPRefusal(400, f"Bad Request: {exc}") from None
@@ -100,22 +100,22 @@ class Tails:
                 first += encode_event(b"", event_id=primed, retry_ms=retry)
         await self._tail(session_id, STANDALONE, after, exchange, first, held)
 
-    async def _lost(self, session_id: str, exchange: Exchange, lost: HistoryLost) -> None:
-        """A resumption from an event the store lost: the standalone stream starts afresh (what it
-        carried is gone); a request's stream ends with an error response, stored as its last event,
-        so every later resumption gets the same; 410 when not even the request is known any more."""
+    async def _lost(self, session_id: str, exchange: Exchange, lost: HistoryLost, epoch: str) -> None:
+        """A resumption from an event a failover lost (see `events`): the stream goes on from the events
+        stored after the one the client holds (by their epochs: what the new primary stored), up to its
+        response; the standalone stream starts afresh. 410 when the store knows neither the stream's
+        request nor its response any more (the request began after what the replica had)."""
         if lost.stream_id == STANDALONE:
             await self._standalone(session_id, exchange)
             return
         state = self.cluster.state
-        rid = await state.stream_request(session_id, lost.stream_id)
-        if rid is not None:
-            data = lost_answer(rid, "store_failover")
-            _, stored = await state.record(session_id, lost.stream_id, data, final=True)
-            if stored is not None:
-                await _write_all(exchange, encode_event(data, event_id=stored))
-                return
-        raise HTTPRefusal(410, f"Gone: {lost}; the outcome of the request on that stream is unknown")
+        found = await state.read(session_id, 0)
+        events = found[1] if found is not None else []
+        ours = [e for e in events if e.stream_id == lost.stream_id]
+        if not any(e.final for e in ours) and await state.stream_request(session_id, lost.stream_id) is None:
+            raise HTTPRefusal(410, f"Gone: {lost}; the outcome of the request on that stream is unknown")
+        after = max([e.seq for e in events if e.epoch and int(e.epoch) <= int(epoch)], default=0)
+        await self._tail(session_id, lost.stream_id, after, exchange, b"", None)
 
     async def _claim(self, session_id: str) -> Held:
         """This GET holds the session's standalone stream: the one before it, here or on another
@@ -254,7 +254,6 @@ def _takeover(session_id: str, held: Held) -> JSON:
 _LOST = {
     "worker_lost": "Internal error: the worker serving this request stopped",
     "store_failed": "Internal error: the session store failed while this request was served",
-    "store_failover": "Internal error: the session store failed over and lost this request's events",
 }
 
 
