@@ -4,14 +4,17 @@ side relies on, one test each (the rules of InMemoryEventStore where they are th
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 
 from cluster.parts import redis_server
+from cluster.redis_cluster import redis_cluster
 from conftest import requirement
 from mcpkit.cluster.budget import EventBudget
 from mcpkit.cluster.state import DuplicateRequest, EventLogFull, SharedState
@@ -22,12 +25,17 @@ pytestmark = pytest.mark.anyio
 AGREED = Restored("2025-11-25", {"sampling": {}}, {"name": "c", "version": "1"})
 
 
-@pytest.fixture
-async def state(tmp_path: Path) -> AsyncIterator[SharedState]:
-    with redis_server(tmp_path) as process:
-        redis = Redis.from_url(process.url)
-        yield SharedState(redis, prefix="t:", idle_timeout=30, max_sessions=3, max_events=5, max_bytes=400)
-        await redis.aclose()
+@pytest.fixture(params=["redis", "redis-cluster"])
+async def state(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[SharedState]:
+    """On one redis-server, and on a Redis Cluster of three primaries through redis-py's RedisCluster."""
+    limits: dict[str, Any] = {"idle_timeout": 30, "max_sessions": 3, "max_events": 5, "max_bytes": 400}
+    with ExitStack() as stack:
+        if request.param == "redis":
+            client: Redis | RedisCluster = Redis.from_url(stack.enter_context(redis_server(tmp_path)).url)
+        else:
+            client = RedisCluster.from_url(stack.enter_context(redis_cluster(tmp_path)).url)
+        yield SharedState(client, prefix="t:", **limits)
+        await client.aclose()
 
 
 async def opened(state: SharedState, session_id: str = "s1", principal: str | None = None) -> None:

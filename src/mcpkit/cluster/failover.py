@@ -15,6 +15,7 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
 if TYPE_CHECKING:
@@ -45,7 +46,11 @@ class FailoverWatch:
 
     async def check(self) -> None:
         """One look at who answers; the recent final events stored again if that changed."""
-        servers = _run_ids(await self.state.redis.info("server"))
+        redis = self.state.redis
+        if isinstance(redis, RedisCluster):  # each primary's, not one node's
+            servers = _run_ids(await redis.info("server", target_nodes=RedisCluster.PRIMARIES))
+        else:
+            servers = _run_ids(await redis.info("server"))
         before, self.servers = self.servers, servers
         if before is None or servers <= before:
             return
