@@ -95,10 +95,7 @@ class RedisBackplane:
         limits = (idle_timeout, max_sessions, max_events, max_bytes, heartbeat, dead_after, max_in_flight)
         if min(*limits, max_connections, pool_timeout, ended_retention, max_total_bytes) <= 0:
             raise ValueError("RedisBackplane limits and periods must be positive")
-        if "{" in prefix or "}" in prefix:
-            raise ValueError("a RedisBackplane prefix holds no '{' or '}': the keys' hash tags are its own")
-        if wait_replicas < 0 or wait_timeout <= 0:
-            raise ValueError("wait_replicas must be 0 or more and wait_timeout positive")
+        _check_store(prefix, wait_replicas, wait_timeout)
         self.url, self._redis, self.prefix, self.cluster = url, redis, prefix, cluster
         self.wait_replicas, self.wait_timeout = wait_replicas, wait_timeout
         self.worker = re.sub(r"[^A-Za-z0-9]", "", worker) + secrets.token_hex(3)
@@ -245,6 +242,13 @@ class RedisBackplane:
             dead_after=self.dead_after,
             fanout=fanout,
         )
+
+
+def _check_store(prefix: str, wait_replicas: int, wait_timeout: float) -> None:
+    if "{" in prefix or "}" in prefix:
+        raise ValueError("a RedisBackplane prefix holds no '{' or '}': the keys' hash tags are its own")
+    if wait_replicas < 0 or wait_timeout <= 0:
+        raise ValueError("wait_replicas must be 0 or more and wait_timeout positive")
 
 
 _ASSEMBLY = """a Server served with a RedisBackplane is built with its parts:
