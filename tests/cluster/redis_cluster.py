@@ -40,11 +40,37 @@ class LocalCluster:
         """A synchronous client of the whole cluster (for a test's own checks)."""
         return RedisCluster.from_url(self.url, socket_timeout=5)
 
+    def owner(self, key: str) -> ClusterNode:
+        """The node serving `key`'s slot now."""
+        client = self.client()
+        try:
+            node = client.get_node_from_key(key)
+            assert node is not None
+            return next(n for n in self.nodes if n.port == node.port)
+        finally:
+            client.close()
 
-def _create(cli: str, nodes: list[ClusterNode]) -> None:
+    def take_over(self, primary: ClusterNode) -> ClusterNode:
+        """`primary` is lost; its replica takes its slots over (CLUSTER FAILOVER TAKEOVER, as the cluster
+        would once the others agree it failed); the replica, once the cluster is ok again."""
+        lines = _text(self.nodes[0].command("CLUSTER", "NODES")).splitlines()
+        ids = {int(line.split()[1].split(":")[1].split("@")[0]): line.split()[0] for line in lines}
+        follows = {line.split()[3]: int(line.split()[1].split(":")[1].split("@")[0]) for line in lines}
+        replica = next(n for n in self.nodes if n.port == follows[ids[primary.port]])
+        primary.stop()
+        replica.command("CLUSTER", "FAILOVER", "TAKEOVER")
+        _until_ok([n for n in self.nodes if n is not primary])
+        return replica
+
+
+def _text(raw: object) -> str:
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+def _create(cli: str, nodes: list[ClusterNode], replicas: int) -> None:
     addresses = [f"127.0.0.1:{node.port}" for node in nodes]
     done = subprocess.run(
-        [cli, "--cluster", "create", *addresses, "--cluster-replicas", "0", "--cluster-yes"],
+        [cli, "--cluster", "create", *addresses, "--cluster-replicas", str(replicas), "--cluster-yes"],
         capture_output=True,
         timeout=60,
     )
@@ -59,7 +85,7 @@ def _until_ok(nodes: list[ClusterNode], timeout: float = 20.0) -> None:
             states = [node.command("CLUSTER", "INFO") for node in nodes]
         except redis.RedisError:
             states = []
-        texts = [s.decode() if isinstance(s, bytes) else str(s) for s in states]
+        texts = [_text(s) for s in states]
         if texts and all("cluster_state:ok" in s for s in texts):
             return
         if time.monotonic() > deadline:
@@ -68,14 +94,25 @@ def _until_ok(nodes: list[ClusterNode], timeout: float = 20.0) -> None:
         time.sleep(0.1)
 
 
+def _until_synced(nodes: list[ClusterNode], replicas: int, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        infos = [node.command("INFO", "replication") for node in nodes]
+        if sum(1 for i in infos if i.get("master_link_status") == "up") == replicas:
+            return
+        if time.monotonic() > deadline:
+            pytest.fail("the Redis Cluster's replicas did not reach their primaries")
+        time.sleep(0.1)
+
+
 @contextmanager
-def redis_cluster(tmp_dir: Path | str, primaries: int = 3) -> Iterator[LocalCluster]:
-    """A Redis Cluster of `primaries` primaries (no replicas) for the block."""
+def redis_cluster(tmp_dir: Path | str, primaries: int = 3, replicas: int = 0) -> Iterator[LocalCluster]:
+    """A Redis Cluster of `primaries` primaries, each with `replicas` replicas, for the block."""
     binary = find_binary("redis-server", "redis-server")
     cli = find_binary("redis-cli", "redis-tools")
     with ExitStack() as stack:
         nodes = []
-        for _ in range(primaries):
+        for _ in range(primaries * (1 + replicas)):
             directory = Path(tempfile.mkdtemp(prefix="redis-cluster-", dir=tmp_dir))
             stack.callback(shutil.rmtree, directory, True)
             node = ClusterNode(binary, directory, free_port(), appendonly=False)
@@ -83,6 +120,8 @@ def redis_cluster(tmp_dir: Path | str, primaries: int = 3) -> Iterator[LocalClus
             node.start()
             stack.callback(node.stop)
             nodes.append(node)
-        _create(cli, nodes)
+        _create(cli, nodes, replicas)
         _until_ok(nodes)
+        if replicas:
+            _until_synced(nodes, primaries * replicas)
         yield LocalCluster(nodes)

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
+import httpx
 import pytest
 from redis.cluster import RedisCluster
 
@@ -17,6 +19,7 @@ from cluster import test_cluster_sessions as sessions
 from cluster import test_cluster_streams as streams
 from cluster import test_cluster_task_session as task_session
 from cluster.inprocess import STORE, cluster
+from cluster.redis_cluster import redis_cluster
 from mcpkit.client import connect_http
 
 pytestmark = pytest.mark.anyio
@@ -79,3 +82,45 @@ async def test_tasks_are_created_updated_and_cancelled_through_any_worker_of_a_r
         finally:
             store.close()
         assert len(records) == 2  # both tasks, in the task store's one slot
+
+
+async def test_a_redis_cluster_failover_keeps_what_wait_replicas_confirmed_and_the_workers_follow_it(
+    tmp_path: Path,
+) -> None:
+    with redis_cluster(tmp_path, replicas=1) as local:
+        backing = (local.nodes[0], local.url)
+        options: dict[str, Any] = {"cluster": True, "wait_replicas": 1, "wait_timeout": 5.0}
+        async with (
+            cluster(tmp_path, backing=backing, **options) as workers,
+            httpx.AsyncClient(timeout=20) as http,
+        ):
+            w0, w1, w2 = workers.urls
+            raw = task_session.RawSession(http)
+            await raw.open(w0)  # its agreement confirmed on a replica before the answer
+            blob = {"name": "blob", "arguments": {"kib": 1}, "task": {"ttl": 60_000}}
+            task_id = (await raw.request(w1, 1, "tools/call", blob))["result"]["task"][
+                "taskId"
+            ]  # and the task
+            local.take_over(local.owner(f"mcp:{{{raw.session_id}}}:s"))
+            with anyio.fail_after(30):  # 503 until the workers' clients learn the new topology
+                while True:
+                    answer = await http.post(w2, json=ADD, headers=raw.headers())
+                    if answer.status_code == 200:
+                        break
+                    await anyio.sleep(0.2)
+            async with streams.get_stream(http, w0, raw.session_id) as standalone:
+                announce = {"name": "announce", "arguments": {"n": 2}}
+                await raw.request(w1, 3, "tools/call", announce)
+                await standalone.until(
+                    lambda ms: len(streams.announced(ms)) == 2
+                )  # wake-ups: the new primary
+            polled = await raw.request(w2, 4, "tasks/get", {"taskId": task_id})
+            assert polled["result"]["status"] == "completed"
+
+
+ADD = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "tools/call",
+    "params": {"name": "add", "arguments": {"a": 1, "b": 2}},
+}
