@@ -44,7 +44,7 @@ class LocalCluster:
         """The node serving `key`'s slot now."""
         client = self.client()
         try:
-            node = client.get_node_from_key(key)
+            node = client.get_node_from_key(key)  # type: ignore[no-untyped-call]
             assert node is not None
             return next(n for n in self.nodes if n.port == node.port)
         finally:
