@@ -27,21 +27,30 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def serving(app: Any, path: str = "/mcp", lifespan: Lifespan = "on") -> AsyncIterator[str]:
-    """`app` on a real server at a free 127.0.0.1 port, on the running event loop; yields the URL of `path`.
+async def serving(
+    app: Any, path: str = "/mcp", lifespan: Lifespan = "on", *, port: int = 0, graceful: bool = False
+) -> AsyncIterator[str]:
+    """`app` on a real server at 127.0.0.1:`port` (a free one unless told), on the running event loop; yields
+    the URL of `path`. The one way tests serve an ASGI app in-process.
 
-    Lifespan "off": the app is never told of startup or shutdown (it hosts its own tasks)."""
+    Lifespan "off": the app is never told of startup or shutdown (it hosts its own tasks). `graceful`: on
+    asyncio, uvicorn runs the lifespan's shutdown at the end (hypercorn, on trio, always does)."""
     on_trio = sniffio.current_async_library() == "trio"
-    async with (_hypercorn if on_trio else _uvicorn)(app, lifespan) as origin:
-        yield origin + path
+    if on_trio:
+        async with _hypercorn(app, lifespan, port) as origin:
+            yield origin + path
+    else:
+        async with _uvicorn(app, lifespan, port, graceful) as origin:
+            yield origin + path
 
 
 @asynccontextmanager
-async def _uvicorn(app: Any, lifespan: Lifespan) -> AsyncIterator[str]:
+async def _uvicorn(app: Any, lifespan: Lifespan, port: int, graceful: bool) -> AsyncIterator[str]:
     # asyncio turns Nagle off (TCP_NODELAY) only on a socket whose proto says TCP; a plain socket()
     # says 0, and every response's last write then waits ~40 ms for the client's delayed ACK.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.bind(("127.0.0.1", 0))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a fixed port a previous test just freed
+    sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
     config = uvicorn.Config(app, lifespan=lifespan, log_level="critical", timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
@@ -54,16 +63,16 @@ async def _uvicorn(app: Any, lifespan: Lifespan) -> AsyncIterator[str]:
             yield f"http://127.0.0.1:{port}"
         finally:
             server.should_exit = True
-            server.force_exit = True
+            server.force_exit = not graceful  # a forced exit skips the lifespan's shutdown
 
 
 @asynccontextmanager
-async def _hypercorn(app: Any, lifespan: Lifespan) -> AsyncIterator[str]:
+async def _hypercorn(app: Any, lifespan: Lifespan, port: int) -> AsyncIterator[str]:
     from hypercorn.config import Config
     from hypercorn.trio import serve
 
     config = Config()
-    config.bind = ["127.0.0.1:0"]
+    config.bind = [f"127.0.0.1:{port}"]
     config.graceful_timeout = 1
     config.loglevel = "CRITICAL"
     stop = anyio.Event()

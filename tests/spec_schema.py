@@ -11,7 +11,7 @@ import jsonschema_rs
 import orjson
 
 from mcpkit.protocol.framing import Oversized
-from mcpkit.runtime.stream import MessageStream, Outgoing, Processed
+from mcpkit.runtime.stream import Deliver, Inbound, MessageStream, Outgoing, WrappedStream
 
 SPEC = Path(__file__).resolve().parents[2] / "shared" / "spec"
 JSON = dict[str, Any]
@@ -101,25 +101,34 @@ def modern_type(message: JSON, methods: dict[Any, str], sent_by_server: bool) ->
     return _MODERN[method][1] if method in _MODERN else "JSONRPCResultResponse"
 
 
-class CheckedStream:
+class CheckedStream(WrappedStream):
     """Wraps one end of a stream: every message that end sends must satisfy the 2026-07-28 schema."""
 
     def __init__(self, inner: MessageStream, version: str = "2026-07-28", *, server: bool = True) -> None:
-        self.inner, self.version, self.server = inner, version, server
+        super().__init__(inner)
+        self.version = version
+        self.server = server
         self.methods: dict[Any, str] = {}
         self.failures: list[str] = []
         self.checked = 0
 
-    async def receive(self) -> bytes | bytearray | JSON | Oversized | Processed:
-        data = await self.inner.receive()
-        if not isinstance(data, Oversized | Processed):
-            try:
-                message = data if isinstance(data, dict) else orjson.loads(data)
-            except orjson.JSONDecodeError:
-                return data
-            if isinstance(message, dict) and "method" in message and "id" in message:
-                self.methods[message["id"]] = message["method"]
-        return data
+    async def deliver_to(self, deliver: Deliver) -> None:
+        async def noted(inbound: Inbound) -> None:
+            self._note(inbound.data)
+            await deliver(inbound)
+
+        await self.inner.deliver_to(noted)
+
+    def _note(self, data: Any) -> None:
+        """Remember the method of each request this end receives, to type the response it sends."""
+        if isinstance(data, Oversized):
+            return
+        try:
+            message = data if isinstance(data, dict) else orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return
+        if isinstance(message, dict) and "method" in message and "id" in message:
+            self.methods[message["id"]] = message["method"]
 
     async def send(self, out: Outgoing) -> None:
         message = orjson.loads(out.data)
@@ -144,6 +153,3 @@ class CheckedStream:
         if result_type is not None and "result" in message:
             found += problems(self.version, result_type, message["result"])
         return found
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()

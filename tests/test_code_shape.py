@@ -19,7 +19,16 @@ def name(path: Path) -> str:
     return path.relative_to(PACKAGE).as_posix()
 
 
+# Modules allowed past their budget, each with why it stays one idea.
+LARGER = {
+    "protocol/connection.py": (350, "one side's state machine: h11's rule 1 keeps every phase change here"),
+    "server/server.py": (410, "next to leave: add_tool's keywords, for a Tool made by from_function"),
+}
+
+
 def budget(path: Path) -> int:
+    if name(path) in LARGER:
+        return LARGER[name(path)][0]
     return 300 if name(path).startswith("protocol/") else 400
 
 

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from cluster import parts
-from mcpkit.cli import parser
+from mcpkit.cli.commands import parser
 from mcpkit.transports.http_server import Operations
 
 ROOT = Path(__file__).resolve().parents[1]

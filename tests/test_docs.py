@@ -36,8 +36,7 @@ import pytest
 import yaml
 
 from docs_blocks import ROOT, Block, all_blocks, blocks, commands, extras, named_files, pages
-from mcpkit.cli import parser
-from mcpkit.cli_serve import split_script_args
+from mcpkit.cli.commands import parser, split_script_args
 
 PAGES = pages()
 ALL = all_blocks()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -20,11 +19,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
-import anyio
 import httpx
 import jwt
 import pytest
-import uvicorn
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
@@ -150,27 +147,6 @@ def mcp_app() -> StreamableHTTPApp:
     return StreamableHTTPApp(tool_server())
 
 
-@asynccontextmanager
-async def serving_on(app: Any, port: int) -> AsyncIterator[None]:
-    """`app` on a real uvicorn at 127.0.0.1:`port` (a port chosen before the app, since the app names it)."""
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    server = uvicorn.Server(
-        uvicorn.Config(app, lifespan="on", log_level="critical", timeout_graceful_shutdown=1)
-    )
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(server.serve, [sock])
-        with anyio.fail_after(5):
-            while not server.started:
-                await anyio.sleep(0.01)
-        try:
-            yield
-        finally:
-            server.should_exit = True
-            server.force_exit = True
-
-
 class Browser:
     """Follows the provider's redirects and fills in its login and consent forms as user `login`."""
 
@@ -217,7 +193,7 @@ async def protected(
         required_scopes=required,
     )
     try:
-        async with serving_on(wrapped, MCP_PORT):
+        async with peers.serving(wrapped, port=MCP_PORT):
             yield RESOURCE
     finally:
         await check.aclose()

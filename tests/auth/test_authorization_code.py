@@ -16,9 +16,9 @@ from auth_server import (
     Browser,
     authorization_server,
     mcp_app,
-    serving_on,
 )
 
+import peers
 from mcpkit.auth import SCOPE_KEY, AccessToken, JWTVerifier, protect
 from mcpkit.client.client import connect_http
 from mcpkit.client.oauth import ClientCredentials, OAuthClient
@@ -56,7 +56,7 @@ async def test_the_authorization_code_flow_at_the_provider_opens_the_protected_s
     # protect() offers DPoP beside Bearer and oidc-provider lists ES256: the client gets a DPoP-bound token
     client_id = ClientCredentials("mcp-app", "mcp-app-secret")
     auth = OAuthClient(RESOURCE, user_agent=browser, client=client_id)
-    async with serving_on(app, MCP_PORT), connect_http(RESOURCE, auth=auth, timeout=20) as client:
+    async with peers.serving(app, port=MCP_PORT), connect_http(RESOURCE, auth=auth, timeout=20) as client:
         result = await client.call_tool("echo", {"text": "as alice"})
     await check.aclose()
     assert result["content"][0]["text"] == "as alice"

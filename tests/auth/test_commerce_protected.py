@@ -14,20 +14,10 @@ from auth_server import MCP_PORT, METADATA, RESOURCE, AuthServer, authorization_
 import peers
 from mcpkit.client.client import connect_http
 from mcpkit.client.oauth import ClientCredentials, OAuthClient
+from messages import HEADERS, INITIALIZE
 
 pytestmark = pytest.mark.anyio
 ROOT = Path(__file__).resolve().parents[2]
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from auth_server import MCP_PORT, MCP_SCOPES, RESOURCE, AuthServer, authorization_server, serving_on
+from auth_server import MCP_PORT, MCP_SCOPES, RESOURCE, AuthServer, authorization_server
 
+import peers
 from mcpkit import Server
 from mcpkit.auth import JWTVerifier, protect
 from mcpkit.client.client import connect_http
@@ -58,7 +59,7 @@ async def whoami_over_http(provider: AuthServer, era: str, scope: str) -> dict[s
     headers = {"authorization": f"Bearer {token}", "x-test-marker": f"sent-{era}"}
     try:
         async with (
-            serving_on(app, MCP_PORT),
+            peers.serving(app, port=MCP_PORT),
             connect_http(RESOURCE, headers=headers, era=era, timeout=10) as client,
         ):
             result = await client.call_tool("whoami", {})

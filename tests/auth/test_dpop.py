@@ -20,9 +20,9 @@ from auth_server import (
     AuthServer,
     authorization_server,
     mcp_app,
-    serving_on,
 )
 
+import peers
 from mcpkit.auth import (
     SCOPE_KEY,
     AccessToken,
@@ -36,20 +36,10 @@ from mcpkit.auth.dpop import DPoPOption
 from mcpkit.client.client import connect_http
 from mcpkit.client.oauth import ClientCredentials, OAuthClient
 from mcpkit.client.oauth.dpop import DPoP, access_token_hash
+from messages import HEADERS, INITIALIZE
 
 pytestmark = pytest.mark.anyio
 
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 ALGS = 'algs="ES256 ES384 PS256 RS256 EdDSA"'
 
 
@@ -74,7 +64,7 @@ async def protected(
         dpop=dpop,
     )
     try:
-        async with serving_on(wrapped, MCP_PORT):
+        async with peers.serving(wrapped, port=MCP_PORT):
             yield RESOURCE
     finally:
         await check.aclose()
@@ -347,7 +337,7 @@ async def test_an_opaque_bound_token_is_checked_through_introspections_cnf(provi
         issuer=provider.issuer,
     )
     app = protect(mcp_app(), verifier=check, resource=RESOURCE, authorization_servers=[provider.issuer])
-    async with serving_on(app, MCP_PORT):
+    async with peers.serving(app, port=MCP_PORT):
         proven = await post(RESOURCE, with_proof(token, key.proof("POST", RESOURCE, token)))
         other_key = await post(RESOURCE, with_proof(token, DPoP().proof("POST", RESOURCE, token)))
         as_bearer = await post(RESOURCE, {"authorization": f"Bearer {token}"})

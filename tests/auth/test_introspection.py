@@ -8,8 +8,9 @@ from typing import Any
 
 import httpx
 import pytest
-from auth_server import MCP_PORT, METADATA, RESOURCE, AuthServer, authorization_server, mcp_app, serving_on
+from auth_server import MCP_PORT, METADATA, RESOURCE, AuthServer, authorization_server, mcp_app
 
+import peers
 from mcpkit.auth import IntrospectionVerifier, InvalidToken, VerifierUnavailable, protect
 
 pytestmark = pytest.mark.anyio
@@ -65,7 +66,7 @@ async def test_an_active_opaque_token_opens_the_protected_server(provider: AuthS
         },
     }
     headers = {"accept": "application/json, text/event-stream"}
-    async with serving_on(app, MCP_PORT), httpx.AsyncClient() as http:
+    async with peers.serving(app, port=MCP_PORT), httpx.AsyncClient() as http:
         refused = await http.post(RESOURCE, json=body, headers={**headers, "authorization": "Bearer nope"})
         answer = await http.post(RESOURCE, json=body, headers={**headers, "authorization": f"Bearer {token}"})
     await check.aclose()

@@ -15,17 +15,13 @@ from auth_server import RESOURCE, AuthServer, authorization_server, protected
 from conftest import requirement
 from mcpkit import Context, Server
 from mcpkit.transports.http_server import StreamableHTTPApp
+from messages import initialize_params
 
 pytestmark = pytest.mark.anyio
 
 V = "2026-07-28"
 META = "io.modelcontextprotocol/"
 BASE = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-INITIALIZE = {
-    "protocolVersion": "2025-11-25",
-    "capabilities": {},
-    "clientInfo": {"name": "t", "version": "1"},
-}
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +67,7 @@ async def test_a_session_answers_only_the_principal_that_opened_it(provider: Aut
     alice = await provider.token(client="mcp-service")
     mallory = await provider.token(client="mcp-other")
     async with protected(provider, StreamableHTTPApp(asking_server())), httpx.AsyncClient() as http:
-        opened = await rpc(http, alice, 1, "initialize", INITIALIZE)
+        opened = await rpc(http, alice, 1, "initialize", initialize_params())
         sid = opened.headers["mcp-session-id"]
         session = {"mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
         note = {"jsonrpc": "2.0", "method": "notifications/initialized"}

@@ -30,20 +30,9 @@ import peers
 from mcpkit.auth import SCOPE_KEY, AccessToken, JWTVerifier
 from mcpkit.client.client import connect_http
 from mcpkit.client.oauth import ClientCredentials, OAuthClient
+from messages import HEADERS, INITIALIZE
 
 pytestmark = pytest.mark.anyio
-
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 
 
 @pytest.fixture(scope="module")

@@ -22,13 +22,13 @@ from auth_server import (
     Browser,
     authorization_server,
     mcp_app,
-    serving_on,
 )
 from mcp import ClientSession, types
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
+import peers
 from mcpkit.auth import SCOPE_KEY, AccessToken, JWTVerifier, protect
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio]
@@ -113,7 +113,7 @@ async def test_the_sdk_oauth_client_gets_a_token_at_the_provider_and_calls_a_pro
         callback_handler=redirects.callback,
     )
     async with (
-        serving_on(app, MCP_PORT),
+        peers.serving(app, port=MCP_PORT),
         httpx2.AsyncClient(auth=auth, timeout=20) as http,
         streamable_http_client(RESOURCE, http_client=http) as streams,
         ClientSession(streams[0], streams[1]) as session,

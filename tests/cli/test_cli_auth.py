@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from mcpkit.cli_oauth import FileTokenStore, oauth_client
+from mcpkit.cli.oauth import FileTokenStore, oauth_client
 from mcpkit.client.oauth import ClientCredentials, OAuthClient
 from mcpkit.client.oauth.store import InMemoryTokenStore
 

@@ -7,8 +7,8 @@ import io
 import orjson
 import pytest
 
-from mcpkit.cli_escape import terminal_json, terminal_line, terminal_text
-from mcpkit.cli_prompts import terminal_elicitation
+from mcpkit.cli.escape import terminal_json, terminal_line, terminal_text
+from mcpkit.cli.prompts import terminal_elicitation
 
 HOSTILE = "\x1b]52;c;cm0=\x07\x1b[31m\x9b1m\x7f\r\x00"
 

@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 import peers
+from messages import HEADERS, INITIALIZE
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
@@ -130,19 +131,6 @@ def http_server(*args: str, log: Path) -> Iterator[str]:
         process.wait(10)
 
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-HEADERS = {"Accept": "application/json, text/event-stream"}
-
-
 def test_a_foreign_host_or_origin_is_refused_naming_the_option_that_allows_it(tmp_path: Path) -> None:
     target = server_file(tmp_path / "s.py", "server = made('server')\n")
     with http_server(target, log=tmp_path / "log") as url:
@@ -220,6 +208,6 @@ def tool_names_at(url: str) -> list[str]:
     ],
 )
 def test_a_target_splits_only_at_a_last_colon_before_a_name(target: str, split: tuple[str, str]) -> None:
-    from mcpkit.cli_serve import split_target
+    from mcpkit.cli.load import split_target
 
     assert split_target(target) == split

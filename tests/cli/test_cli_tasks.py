@@ -14,7 +14,7 @@ import pytest
 
 import peers
 from mcpkit import Server
-from mcpkit.cli_tasks import task_line
+from mcpkit.cli.tasks import task_line
 from mcpkit.client import connect_http
 from mcpkit.protocol.resource_auth import AccessToken
 from mcpkit.transports.http_server import StreamableHTTPApp

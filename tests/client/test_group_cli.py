@@ -102,7 +102,7 @@ def test_without_config_the_client_config_found_is_used_and_named(tmp_path: Path
 
 
 def test_only_words_that_name_no_server_are_taken_for_a_config_command(tmp_path: Path) -> None:
-    from mcpkit.cli_group import wants_group
+    from mcpkit.cli.group import wants_group
 
     script = tmp_path / "srv.py"
     script.write_text("")

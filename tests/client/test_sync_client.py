@@ -3,12 +3,14 @@ from plain code and from inside a running event loop."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import signal
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -109,10 +111,51 @@ def test_ctrl_c_while_waiting_cancels_the_request_and_is_raised(tmp_path: Path) 
         client.ping()  # and the client goes on
 
 
-def test_the_sync_client_wraps_every_public_call_of_the_async_one() -> None:
+def parameters(method: Any) -> list[tuple[str, Any, Any]]:
+    """(name, kind, default) of each parameter but self."""
+    return [
+        (p.name, p.kind, p.default) for p in inspect.signature(method).parameters.values() if p.name != "self"
+    ]
+
+
+def test_every_public_coroutine_method_of_client_has_a_sync_method_with_the_same_parameters() -> None:
+    """So a script moves between them by adding or dropping `await`."""
     from mcpkit.client import Client
 
-    wrapped = {name for name in vars(SyncClient) if not name.startswith("_")}
-    calls = {name for name, value in vars(Client).items() if not name.startswith("_") and callable(value)}
-    left_out = {"call_tool_as_task"}  # a task handle is async; call_tool follows a task to its end
-    assert calls - left_out <= wrapped
+    coroutines = dict(inspect.getmembers(Client, inspect.iscoroutinefunction))
+    public = {name: method for name, method in coroutines.items() if not name.startswith("_")}
+    assert "call_tool" in public  # the check looks at something
+    missing = sorted(name for name in public if not callable(getattr(SyncClient, name, None)))
+    differ = {
+        name: (parameters(method), parameters(getattr(SyncClient, name)))
+        for name, method in public.items()
+        if name not in missing and parameters(method) != parameters(getattr(SyncClient, name))
+    }
+    assert (missing, differ) == ([], {})
+
+
+TASKS = """
+from mcpkit import Server
+
+server = Server("tasks")
+
+@server.tool(task=True)
+def brew(cups: int) -> str:
+    return f"{cups} cups"
+
+server.run()
+"""
+
+
+def test_a_tool_called_as_a_task_is_followed_to_its_result_without_async(tmp_path: Path) -> None:
+    (tmp_path / "tasks.py").write_text(TASKS)
+    with connect_stdio([sys.executable, str(tmp_path / "tasks.py")], env=ENV) as client:
+        handle = client.call_tool_as_task("brew", {"cups": 2})
+        assert handle.handle.task_id is not None  # the server made a task of it
+        seen: list[str] = []
+        assert (
+            handle.result(on_status=lambda task: seen.append(task["status"]))["content"][0]["text"]
+            == "2 cups"
+        )
+        assert handle.status == "completed" and handle.refresh()["status"] == "completed"
+        handle.cancel()  # a finished task: cancelling it is a no-op error the server answers

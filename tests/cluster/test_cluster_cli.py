@@ -13,11 +13,11 @@ from pathlib import Path
 import httpx
 
 from cluster.parts import free_port, redis_server
+from messages import HEADERS
 from peers import server_process
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 VERSION = "2025-11-25"
 
 

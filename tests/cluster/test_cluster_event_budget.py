@@ -14,8 +14,10 @@ import httpx
 import pytest
 
 from cluster.inprocess import cluster
-from cluster.test_cluster_sessions import HEADERS, call, init_body, initialize, with_session
+from cluster.test_cluster_sessions import call, initialize, with_session
 from mcpkit.protocol.sse import SSEDecoder
+from messages import HEADERS, INITIALIZE
+from messages import body as message_body
 
 pytestmark = pytest.mark.anyio
 BUDGET = 1024 * 1024
@@ -73,7 +75,7 @@ async def test_past_the_budget_ended_streams_go_first_and_then_new_requests_get_
                     await anyio.sleep(0.2)
             assert refused.status_code == 503 and refused.headers["retry-after"] == "5"
             assert "event log is full" in refused.json()["error"]["message"]
-            opening = await http.post(urls[0], content=init_body(), headers=HEADERS)
+            opening = await http.post(urls[0], content=message_body(INITIALIZE), headers=HEADERS)
             assert opening.status_code == 503 and "event log is full" in opening.text
             workers.seen.release.set()
         assert response[-1]["id"] == 4 and response[-1]["result"]["content"][0]["text"] == "released"

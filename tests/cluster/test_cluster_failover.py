@@ -18,10 +18,11 @@ import pytest
 
 from cluster.failover import Forwarder, Pair, primary_and_replica
 from cluster.inprocess import Workers, cluster
-from cluster.test_cluster_sessions import HEADERS, VERSION, call, init_body, initialize, resume, with_session
+from cluster.test_cluster_sessions import VERSION, call, initialize, resume, with_session
 from cluster.test_cluster_streams import Reader, announced, get_stream
 from mcpkit import RemoteError
 from mcpkit.client import connect_http
+from messages import HEADERS, INITIALIZE, body
 
 pytestmark = pytest.mark.anyio
 JSON = dict[str, Any]
@@ -79,8 +80,8 @@ async def test_a_resumption_across_a_failover_gets_the_later_events_and_the_resp
             await step.send(None)
             await held.until(lambda ms: any(progress(m) == 2 for m in ms))
         kept, lost = held.got[-2][0], held.got[-1][0]
-        body = call(8, "slow", {"n": 40, "delay": 0.05}, True)
-        async with http.stream("POST", workers.urls[1], content=body, headers=headers) as b:
+        request = call(8, "slow", {"n": 40, "delay": 0.05}, True)
+        async with http.stream("POST", workers.urls[1], content=request, headers=headers) as b:
             begun_after = Reader(b)
             await begun_after.until(lambda ms: any(progress(m) == 1 for m in ms))
         newer = await initialize(http, workers.urls[2])  # only the primary ever had it
@@ -110,8 +111,8 @@ async def test_a_response_a_failover_lost_is_stored_again_and_standalone_ids_nev
         async with get_stream(http, workers.urls[1], session_id) as standalone:
             await http.post(workers.urls[2], content=call(2, "announce", {"n": 2}), headers=headers)
             await standalone.until(lambda ms: len(announced(ms)) == 2)
-            body = call(3, "hold_big", {"size": 10}, True)
-            async with http.stream("POST", workers.urls[0], content=body, headers=headers) as c:
+            request = call(3, "hold_big", {"size": 10}, True)
+            async with http.stream("POST", workers.urls[0], content=request, headers=headers) as c:
                 answered = Reader(c)
                 await answered.until(lambda ms: any(progress(m) == 1 for m in ms))
                 pair.synced()
@@ -142,5 +143,5 @@ async def test_with_wait_replicas_a_session_or_a_task_is_acknowledged_only_once_
             with pytest.raises(RemoteError) as refused:
                 await client.call_tool_as_task("blob", {"kib": 1})
             assert refused.value.code == -32011 and "replica" in str(refused.value)
-        opened = await http.post(workers.urls[0], content=init_body(), headers=HEADERS)
+        opened = await http.post(workers.urls[0], content=body(INITIALIZE), headers=HEADERS)
         assert b'"result"' not in opened.content  # no initialize answered: no session that may vanish

@@ -1,5 +1,6 @@
-"""10,000 sessions opened across three workers and abandoned leave nothing behind: their keys expire in
-Redis, Redis's memory returns to where it was, and no worker keeps anything per session."""
+"""Sessions opened across three workers and abandoned leave nothing behind: their keys expire in Redis,
+Redis's memory returns to where it was, and no worker keeps anything per session (10,000 of them at
+MCPKIT_SCALE=1, tests/scale.py)."""
 
 from __future__ import annotations
 
@@ -13,24 +14,11 @@ import pytest
 import redis
 
 from cluster.inprocess import cluster
+from messages import HEADERS, INITIALIZE, INITIALIZED, VERSION, body
+from scale import scaled
 
-SESSIONS = 10_000
+SESSIONS = scaled(10_000, least=500)
 pytestmark = pytest.mark.anyio
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-VERSION = "2025-11-25"
-INIT = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-).encode()
-INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 
 
 def rss_kib() -> int:
@@ -49,14 +37,14 @@ async def post(http: httpx.AsyncClient, url: str, body: bytes, headers: dict[str
 async def open_sessions(http: httpx.AsyncClient, urls: list[str], count: int) -> None:
     async def worker(start: int) -> None:
         for i in range(start, count, 32):
-            opened = await post(http, urls[i % len(urls)], INIT, HEADERS)
+            opened = await post(http, urls[i % len(urls)], body(INITIALIZE), HEADERS)
             assert opened.status_code == 200
             headers = {
                 **HEADERS,
                 "mcp-session-id": opened.headers["mcp-session-id"],
                 "mcp-protocol-version": VERSION,
             }
-            initialized = await post(http, urls[(i + 1) % len(urls)], INITIALIZED, headers)
+            initialized = await post(http, urls[(i + 1) % len(urls)], body(INITIALIZED), headers)
             assert initialized.status_code in (202, 404)  # 404: idle past the 2 s timeout under load
 
     async with anyio.create_task_group() as tg:
@@ -64,7 +52,8 @@ async def open_sessions(http: httpx.AsyncClient, urls: list[str], count: int) ->
             tg.start_soon(worker, start)
 
 
-async def test_ten_thousand_abandoned_sessions_leave_redis_and_the_workers_as_they_were(
+@pytest.mark.scale
+async def test_abandoned_sessions_by_the_thousand_leave_redis_and_the_workers_as_they_were(
     tmp_path: Path,
 ) -> None:
     async with cluster(tmp_path, idle_timeout=2.0, max_sessions=20_000) as workers:
@@ -99,11 +88,11 @@ async def test_ten_thousand_abandoned_sessions_leave_redis_and_the_workers_as_th
         )
         assert expired >= SESSIONS  # every session's record was in Redis, and expired
         assert after_keys <= base_keys + 5
-        assert after_memory < base_memory + 512 * 1024  # what 10,000 sessions used is given back
+        assert after_memory < base_memory + 512 * 1024  # what the sessions used is given back
         assert sum(len(s.peers) for s in workers.servers) == 0  # no worker holds a session
-        assert (
-            after_rss - base_rss < 64 * 1024
-        )  # KiB: nothing kept per session (~14 KiB each would be 140 MiB)
+        # KiB: nothing kept per session (~14 KiB each would be 140 MiB of 10,000); below full scale the
+        # allocator's noise floor (16 MiB) hides a leak that small
+        assert after_rss - base_rss < max(16 * 1024, 64 * 1024 * SESSIONS // 10_000)
 
 
 def call(rid: int, name: str, arguments: dict[str, object]) -> bytes:
@@ -112,10 +101,10 @@ def call(rid: int, name: str, arguments: dict[str, object]) -> bytes:
 
 
 async def opened_session(http: httpx.AsyncClient, url: str) -> dict[str, str]:
-    opened = await post(http, url, INIT, HEADERS)
+    opened = await post(http, url, body(INITIALIZE), HEADERS)
     assert opened.status_code == 200
     headers = {**HEADERS, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": VERSION}
-    assert (await post(http, url, INITIALIZED, headers)).status_code == 202
+    assert (await post(http, url, body(INITIALIZED), headers)).status_code == 202
     return headers
 
 

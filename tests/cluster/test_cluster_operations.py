@@ -22,12 +22,10 @@ import httpx
 import pytest
 
 from cluster.parts import free_port, redis_server
+from messages import HEADERS, INITIALIZE, VERSION, body
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-VERSION = "2025-11-25"
-INIT = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
 
 
 def rpc(rid: int, method: str, params: Mapping[str, object]) -> bytes:
@@ -81,7 +79,7 @@ def drain_scenario(tmp_path: Path, *extra: str) -> None:
     with serve(tmp_path, "--drain-timeout", "120", *extra) as (process, base, log):
         url = base + "/mcp"
         with httpx.Client(timeout=120) as client:
-            reply = client.post(url, content=rpc(1, "initialize", INIT), headers=HEADERS)
+            reply = client.post(url, content=body(INITIALIZE), headers=HEADERS)
             session = {
                 **HEADERS,
                 "mcp-session-id": reply.headers["mcp-session-id"],
@@ -173,7 +171,7 @@ def test_an_unreachable_redis_exits_at_start_in_one_line(tmp_path: Path) -> None
 def test_serve_metrics_flag_serves_prometheus_text_and_is_off_by_default(tmp_path: Path) -> None:
     (tmp_path / "release").touch()
     with serve(tmp_path, "--metrics") as (_, base, _log), httpx.Client(timeout=60) as client:
-        reply = client.post(base + "/mcp", content=rpc(1, "initialize", INIT), headers=HEADERS)
+        reply = client.post(base + "/mcp", content=body(INITIALIZE), headers=HEADERS)
         session = {
             **HEADERS,
             "mcp-session-id": reply.headers["mcp-session-id"],
@@ -207,9 +205,7 @@ def test_behind_a_proxy_the_public_host_and_trusted_forwarded_host_are_answered(
     with serve(tmp_path, *public) as (_, base, _log), httpx.Client(timeout=60) as client:
 
         def status(**headers: str) -> int:
-            reply = client.post(
-                base + "/mcp", content=rpc(1, "initialize", INIT), headers={**HEADERS, **headers}
-            )
+            reply = client.post(base + "/mcp", content=body(INITIALIZE), headers={**HEADERS, **headers})
             return reply.status_code
 
         assert status(host="mcp.example.com") == 200
@@ -217,10 +213,7 @@ def test_behind_a_proxy_the_public_host_and_trusted_forwarded_host_are_answered(
         assert status(host="internal.lan:8080") == 421
     with serve(tmp_path, "--public-url", "https://mcp.example.com/mcp") as (_, base, _log):
         forwarded = {**HEADERS, "host": "internal.lan", "x-forwarded-host": "mcp.example.com"}
-        assert (
-            httpx.post(base + "/mcp", content=rpc(1, "initialize", INIT), headers=forwarded).status_code
-            == 421
-        )
+        assert httpx.post(base + "/mcp", content=body(INITIALIZE), headers=forwarded).status_code == 421
 
 
 def test_log_format_json_writes_one_object_per_line_with_the_requests_fields(tmp_path: Path) -> None:
@@ -228,7 +221,7 @@ def test_log_format_json_writes_one_object_per_line_with_the_requests_fields(tmp
     trace = "0af7651916cd43dd8448eb211c80319c"
     with serve(tmp_path, "--log-format", "json", "--log-level", "info") as (process, base, log):
         with httpx.Client(timeout=60) as client:
-            reply = client.post(base + "/mcp", content=rpc(1, "initialize", INIT), headers=HEADERS)
+            reply = client.post(base + "/mcp", content=body(INITIALIZE), headers=HEADERS)
             sid = reply.headers["mcp-session-id"]
             session = {**HEADERS, "mcp-session-id": sid, "mcp-protocol-version": VERSION}
             meta = {"traceparent": f"00-{trace}-b7ad6b7169203331-01"}
@@ -278,16 +271,14 @@ def test_the_deploy_haproxy_config_takes_a_draining_worker_out_of_rotation(tmp_p
 
         def initialized() -> int | None:
             try:
-                return httpx.post(
-                    url, content=rpc(1, "initialize", INIT), headers=HEADERS, timeout=30
-                ).status_code
+                return httpx.post(url, content=body(INITIALIZE), headers=HEADERS, timeout=30).status_code
             except httpx.HTTPError:
                 return None
 
         until("haproxy serves both workers", lambda: all(initialized() == 200 for _ in range(4)))
         (tmp_path / "release").unlink(missing_ok=True)
         with httpx.Client(timeout=120) as client:
-            reply = client.post(url, content=rpc(1, "initialize", INIT), headers=HEADERS)
+            reply = client.post(url, content=body(INITIALIZE), headers=HEADERS)
             session = {
                 **HEADERS,
                 "mcp-session-id": reply.headers["mcp-session-id"],

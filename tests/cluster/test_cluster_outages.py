@@ -19,8 +19,9 @@ import httpx
 import pytest
 
 from cluster.inprocess import cluster
-from cluster.raw_http import HEADERS, open_session
+from cluster.raw_http import open_session
 from mcpkit.protocol.sse import SSEDecoder
+from messages import HEADERS
 
 pytestmark = pytest.mark.anyio
 VERSION = "2025-11-25"

@@ -21,11 +21,11 @@ from mcp.client.streamable_http import streamable_http_client
 from cluster.parts import Cluster, RedisProcess, cluster, redis_server
 from mcpkit.client import connect_http
 from mcpkit.protocol.sse import SSEDecoder
+from messages import HEADERS
 
 pytestmark = pytest.mark.anyio
 warnings.filterwarnings("ignore", category=UserWarning)
 VERSION = "2025-11-25"
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
 @contextmanager

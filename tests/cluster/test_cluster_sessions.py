@@ -23,6 +23,7 @@ from mcpkit.client import connect_http
 from mcpkit.protocol.resource_auth import AccessToken
 from mcpkit.protocol.sse import SSEDecoder
 from mcpkit.transports.http_server.asgi import AUTH_SCOPE_KEY
+from messages import HEADERS, INITIALIZE, body
 
 pytestmark = pytest.mark.anyio
 VERSION = "2025-11-25"
@@ -187,7 +188,7 @@ async def test_max_sessions_counts_the_sessions_of_every_worker(tmp_path: Path) 
     async with cluster(tmp_path, max_sessions=2) as workers, httpx.AsyncClient() as http:
         await initialize(http, workers.urls[0])
         await initialize(http, workers.urls[1])
-        refused = await http.post(workers.urls[2], content=init_body(), headers=HEADERS)
+        refused = await http.post(workers.urls[2], content=body(INITIALIZE), headers=HEADERS)
         assert refused.status_code == 503 and "retry-after" in refused.headers
 
 
@@ -235,7 +236,7 @@ async def test_redis_failing_mid_stream_ends_the_connection_and_the_resumption_g
 async def test_a_session_is_bound_to_its_principal_on_every_worker(tmp_path: Path) -> None:
     async with cluster(tmp_path, wrap=subject_header) as workers, httpx.AsyncClient() as http:
         alice = {**HEADERS, "x-test-subject": "alice"}
-        opened = await http.post(workers.urls[0], content=init_body(), headers=alice)
+        opened = await http.post(workers.urls[0], content=body(INITIALIZE), headers=alice)
         session = {**with_session(opened.headers["mcp-session-id"]), "x-test-subject": "alice"}
         for url in workers.urls:
             mine = await http.post(url, content=call(2, "principal", {}), headers=session)
@@ -289,18 +290,9 @@ async def test_a_listen_stream_on_one_worker_hears_changes_published_on_the_othe
 
 # ---- raw HTTP helpers ------------------------------------------------------------------------
 
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-
 
 def with_session(session_id: str) -> dict[str, str]:
     return {**HEADERS, "mcp-session-id": session_id, "mcp-protocol-version": VERSION}
-
-
-def init_body() -> bytes:
-    params = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    return httpx.Request(
-        "POST", "http://x", json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
-    ).content
 
 
 def call(rid: int, name: str, arguments: dict[str, Any], progress: bool = False) -> bytes:
@@ -313,7 +305,7 @@ def call(rid: int, name: str, arguments: dict[str, Any], progress: bool = False)
 
 
 async def initialize(http: httpx.AsyncClient, url: str) -> str:
-    response = await http.post(url, content=init_body(), headers=HEADERS)
+    response = await http.post(url, content=body(INITIALIZE), headers=HEADERS)
     assert response.status_code == 200, response.text
     session_id = response.headers["mcp-session-id"]
     note = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'

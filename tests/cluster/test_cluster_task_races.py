@@ -1,4 +1,4 @@
-"""Task state changes in Redis are atomic (a compare-and-set on the record, server/task_store.py): two
+"""Task state changes in Redis are atomic (a compare-and-set on the record, server/tasks/store.py): two
 workers given the same tasks/update resume the task once, and a cancel racing the task's completion
 either wins and stays, or loses and says so. Against a real redis-server; the workers run in this
 process (cluster/inprocess.py) so a test sees what their tools did."""
@@ -19,7 +19,7 @@ from cluster.parts import redis_server
 from mcpkit.cluster import task_scripts
 from mcpkit.cluster.task_store import RedisTaskStore
 from mcpkit.protocol.tasks import Status
-from mcpkit.server.task_store import TaskRecord
+from mcpkit.server.tasks.store import TaskRecord
 
 pytestmark = pytest.mark.anyio
 V = "2026-07-28"

@@ -16,11 +16,11 @@ import pytest
 
 from cluster.inprocess import cluster
 from mcpkit.protocol.sse import SSEDecoder
+from messages import HEADERS
 
 pytestmark = pytest.mark.anyio
 VERSION = "2025-11-25"
 RELATED = "io.modelcontextprotocol/related-task"
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 JSON = dict[str, Any]
 
 

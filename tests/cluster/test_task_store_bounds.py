@@ -20,7 +20,7 @@ from cluster.inprocess import cluster
 from cluster.parts import redis_server
 from mcpkit.cluster.task_store import RedisTaskStore
 from mcpkit.protocol.tasks import Status
-from mcpkit.server.task_store import InMemoryTaskStore, TaskRecord
+from mcpkit.server.tasks.store import InMemoryTaskStore, TaskRecord
 
 pytestmark = pytest.mark.anyio
 KIB = 1024

@@ -20,7 +20,7 @@ import pytest
 from mcpkit import MCPError
 from mcpkit.client.client import connect_http
 from mcpkit.transports.http_client import HTTPClientStream
-from mcpkit.transports.legacy_sse_client import open_legacy_sse_stream
+from mcpkit.transports.http_client.legacy_sse import open_legacy_sse_stream
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio]
 ROOT = Path(__file__).resolve().parents[2]

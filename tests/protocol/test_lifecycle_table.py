@@ -16,7 +16,6 @@ from conftest import requirement
 from mcpkit.protocol import events as ev
 from mcpkit.protocol.capabilities import METHODS, Role
 from mcpkit.protocol.connection import Connection
-from mcpkit.protocol.core_methods import CORE_REQUESTS
 from mcpkit.protocol.errors import (
     INVALID_PARAMS,
     RESOURCE_NOT_FOUND,
@@ -81,7 +80,7 @@ def test_the_peer_is_at_fault_exactly_for_the_moves_its_messages_make() -> None:
 @requirement("lifecycle-no-requests-before-init")
 def test_every_request_the_lifecycle_lets_in_before_initialization_is_answered_by_the_core() -> None:
     early = {m for m, r in METHODS.items() if r.before_ready and r.handshake and not r.notification}
-    assert early == set(CORE_REQUESTS) - {"logging/setLevel"}
+    assert early == set(Connection.CORE_REQUESTS) - {"logging/setLevel"}
 
 
 def server(versions: tuple[str, ...] = SUPPORTED_VERSIONS) -> Connection:

@@ -15,6 +15,7 @@ from mcpkit.runtime.flag import Flag
 from mcpkit.runtime.mailbox import Mailbox
 from mcpkit.testing import connect
 from mcpkit.transports.http_server import StreamableHTTPApp
+from messages import HEADERS
 
 pytestmark = pytest.mark.anyio
 
@@ -22,9 +23,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-
-
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
 def shop() -> Server:

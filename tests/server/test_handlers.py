@@ -1,4 +1,5 @@
-"""The request handlers run on a Registry, Peers and a fake session: no Server, no stream, no Connection."""
+"""The request handlers run on Services (a Registry, Peers, a TaskEngine, a sealer) and a fake session: no
+Server, no stream, no Connection."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from mcpkit.server.registry import Registry
 from mcpkit.server.request_state import StateSealer
 from mcpkit.server.resources import resource_from
 from mcpkit.server.round_trip import CannotAsk, InputRequired, RoundTrip
+from mcpkit.server.services import Services
+from mcpkit.server.tasks.engine import TaskEngine
 from mcpkit.server.tools import Tool
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
@@ -61,6 +64,10 @@ def context(registry: Registry, session: FakeSession, version: str = HANDSHAKE, 
     return Context(registry, as_session(session), 1, agreed, asker)
 
 
+def services(registry: Registry, peers: Peers | None = None) -> Services:
+    return Services(registry, peers or Peers(), TaskEngine(), StateSealer(b"k" * 32))
+
+
 async def greet(ctx: Context) -> str:
     answer = await ctx.elicit("Name?", {"type": "object", "properties": {"name": {"type": "string"}}})
     return f"hello {(answer.content or {}).get('name')}"
@@ -69,7 +76,7 @@ async def greet(ctx: Context) -> str:
 async def test_tools_call_runs_on_a_registry_and_asks_through_the_session_it_is_given() -> None:
     registry, session = Registry(), FakeSession()
     registry.add_tool(Tool.from_function(greet, context_type=Context))
-    result = await HANDLERS["tools/call"](registry, Peers(), context(registry, session), {"name": "greet"})
+    result = await HANDLERS["tools/call"](services(registry), context(registry, session), {"name": "greet"})
     assert result["content"] == [{"type": "text", "text": "hello Ada"}]
     assert [method for method, _ in session.asked] == ["elicitation/create"]
 
@@ -80,7 +87,7 @@ async def test_the_same_tool_served_stateless_asks_by_input_required_and_never_t
     ctx = context(registry, session, STATELESS, params={"name": "greet"})
     assert isinstance(ctx.asker, RoundTrip)
     with pytest.raises(InputRequired) as need:
-        await HANDLERS["tools/call"](registry, Peers(), ctx, {"name": "greet"})
+        await HANDLERS["tools/call"](services(registry), ctx, {"name": "greet"})
     assert list(need.value.requests) == ["elicitation-1"]
     assert session.asked == []
 
@@ -101,10 +108,12 @@ async def test_resources_subscribe_records_the_uri_on_peers_for_that_session_onl
     registry, peers, one, two = Registry(), Peers(), FakeSession(), FakeSession()
     registry.add_resource(resource_from("test://a", None, "a", Context, allow_traversal=False))
     with peers.connected(as_session(one)), peers.connected(as_session(two)):
-        await HANDLERS["resources/subscribe"](registry, peers, context(registry, one), {"uri": "test://a"})
+        await HANDLERS["resources/subscribe"](
+            services(registry, peers), context(registry, one), {"uri": "test://a"}
+        )
         with pytest.raises(MCPError) as unknown:
             await HANDLERS["resources/subscribe"](
-                registry, peers, context(registry, one), {"uri": "test://b"}
+                services(registry, peers), context(registry, one), {"uri": "test://b"}
             )
         await peers.resource_updated("test://a")
         assert peers.subscriptions(as_session(one)) == {"test://a"}
@@ -128,8 +137,8 @@ async def test_a_list_is_answered_from_the_registry_and_cached_per_version_and_p
     registry, session = Registry(page_size=1), FakeSession()
     for name in ("a", "b"):
         registry.add_tool(Tool.from_function(lambda: "ok", context_type=Context, name=name))
-    first = await HANDLERS["tools/list"](registry, Peers(), context(registry, session), {})
-    again = await HANDLERS["tools/list"](registry, Peers(), context(registry, session), {})
+    first = await HANDLERS["tools/list"](services(registry), context(registry, session), {})
+    again = await HANDLERS["tools/list"](services(registry), context(registry, session), {})
     assert first is again and "nextCursor" in first and registry.cached_pages == 1
 
 

@@ -3,7 +3,6 @@ first session), shared by every session, left after the last; `ctx.lifespan` is 
 
 from __future__ import annotations
 
-import socket
 from collections.abc import AsyncIterator, MutableMapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -11,12 +10,12 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-import uvicorn
 
 import peers
 from mcpkit import Context, Server
 from mcpkit.testing import connect
 from mcpkit.transports.http_server import StreamableHTTPApp
+from messages import HEADERS, INITIALIZE
 
 pytestmark = pytest.mark.anyio
 
@@ -61,51 +60,16 @@ async def test_a_session_enters_the_lifespan_and_handlers_reach_its_value() -> N
     assert (pool.opened, pool.closed) == (1, 1)
 
 
+@pytest.mark.both_loops
 async def test_the_http_app_opens_it_at_startup_and_closes_it_at_shutdown() -> None:
     pool = Pool()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.bind(("127.0.0.1", 0))
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-    server = uvicorn.Server(
-        uvicorn.Config(StreamableHTTPApp(build(pool)), lifespan="on", log_level="critical")
-    )
-    async with anyio.create_task_group() as tg:  # a graceful shutdown, which runs the lifespan's end
-        tg.start_soon(server.serve, [sock])
-        with anyio.fail_after(5):
-            while not server.started:
-                await anyio.sleep(0.01)
-        assert (pool.opened, pool.closed) == (1, 0)  # before any request
-        for _ in range(2):  # two sessions
-            async with httpx.AsyncClient() as http:
-                assert (await http.post(url, json=INITIALIZE, headers=HEADERS)).status_code == 200
-        assert (pool.opened, pool.closed) == (1, 0)
-        server.should_exit = True
-    assert (pool.opened, pool.closed) == (1, 1)
-
-
-@pytest.mark.parametrize("anyio_backend", ["trio"])
-async def test_on_trio_the_http_app_opens_it_at_startup_and_closes_it_at_shutdown() -> None:
-    pool = Pool()
-    async with peers.serving(StreamableHTTPApp(build(pool))) as url:  # hypercorn: a graceful shutdown
+    async with peers.serving(StreamableHTTPApp(build(pool)), graceful=True) as url:  # runs the lifespan's end
         assert (pool.opened, pool.closed) == (1, 0)  # before any request
         for _ in range(2):  # two sessions
             async with httpx.AsyncClient() as http:
                 assert (await http.post(url, json=INITIALIZE, headers=HEADERS)).status_code == 200
         assert (pool.opened, pool.closed) == (1, 0)
     assert (pool.opened, pool.closed) == (1, 1)
-
-
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 
 
 @pytest.mark.both_loops

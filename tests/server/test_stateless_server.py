@@ -325,7 +325,7 @@ async def test_listen_acknowledges_first_then_delivers_only_what_was_asked_tagge
         await raw.send({"method": "notifications/cancelled", "params": {"requestId": 77}})
         reply = await raw.call("tools/list")
         assert raw.notes == [] and reply["result"]["resultType"] == "complete"
-    assert server.listeners == set()
+    assert server.peers.listeners == set()
 
 
 async def test_the_same_elicit_tool_works_in_the_handshake_era_too() -> None:

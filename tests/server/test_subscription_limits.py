@@ -13,7 +13,7 @@ pytestmark = pytest.mark.anyio
 
 
 def notes_server(**limits: int | None) -> Server:
-    server = Server("notes", peers=Peers(**limits))  # type: ignore[arg-type]
+    server = Server("notes", peers=Peers(**limits))
 
     @server.resource("notes://{name}")
     def note(name: str) -> str:

@@ -6,10 +6,11 @@ import json
 from typing import Any
 
 import pytest
-from test_http_server import HEADERS, hosted, make_server, open_session
+from test_http_server import hosted, make_server, open_session
 from test_http_stateless import meta
 
 from mcpkit.transports.http_server import StreamableHTTPApp
+from messages import HEADERS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 

@@ -14,7 +14,7 @@ from test_http_client import Exchange, FakeServer, serving
 
 from mcpkit import MCPError
 from mcpkit.client.client import connect_http
-from mcpkit.transports.legacy_sse_client import (
+from mcpkit.transports.http_client.legacy_sse import (
     LegacyEndpointError,
     open_legacy_sse_stream,
     same_origin_endpoint,

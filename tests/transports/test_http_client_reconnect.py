@@ -17,7 +17,7 @@ from test_http_client import Exchange, FakeServer, serving
 
 from mcpkit import MCPError
 from mcpkit.client.client import connect_http
-from mcpkit.transports.http_backoff import Backoff
+from mcpkit.transports.http_client.backoff import Backoff
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 

@@ -1,9 +1,9 @@
-"""A POSTed request reaches its handler without a turn of the loop for the session's reader: while the
-reader waits with nothing to read, the POST's task feeds the message to the session itself
-(`runtime.stream.Fed`), and on Python 3.12+ the handler's first step runs at once (eager start), so a
-handler that never suspends has answered before the POST's task waits at all. Order still holds: what
-needs the reader is queued for it, before anything sent later. A response already sent when the POST
-starts waiting is written without a disconnect watcher."""
+"""A POSTed request reaches its handler in the POST's own task: the session's one inbound entry
+(`Session.deliver`, which `SessionStream.push` calls) starts it at once, with no reader to wake, and on
+Python 3.12+ the handler's first step runs at once too (eager start), so a handler that never suspends has
+answered before the POST's task waits at all. Order holds: what a POST hands over is acted on before the
+push returns. A POST that comes before the Session runs waits for it. A response already sent when the
+POST starts waiting is written without a disconnect watcher."""
 
 from __future__ import annotations
 
@@ -62,11 +62,7 @@ async def _serving(recorder: Recorder) -> tuple[SessionStream, asyncio.Task[None
     await stream.push(_message(id=0, method="initialize", params=hello))
     assert b'"result"' in (await asyncio.wait_for(answer.get(), 5)).data
     await stream.push(_message(method="notifications/initialized"))
-    for _ in range(100):
-        if stream.parked:
-            return stream, task
-        await asyncio.sleep(0)
-    raise AssertionError("the session's reader never waited")
+    return stream, task
 
 
 async def _stop(stream: SessionStream, task: asyncio.Task[None]) -> None:
@@ -76,10 +72,10 @@ async def _stop(stream: SessionStream, task: asyncio.Task[None]) -> None:
 
 @pytest.fixture
 def anyio_backend() -> str:
-    return "asyncio"  # eager start and the fed path are asyncio's; trio goes through the reader
+    return "asyncio"  # eager start and handlers as bare tasks are asyncio's
 
 
-async def test_a_request_pushed_while_the_reader_waits_starts_without_the_readers_turn() -> None:
+async def test_a_pushed_request_starts_in_the_posts_task_without_a_turn_of_the_loop() -> None:
     recorder = Recorder()
     stream, task = await _serving(recorder)
     warm = {"name": "probe", "arguments": {"tag": "warm"}}  # the first call's one-off setup may suspend
@@ -90,19 +86,17 @@ async def test_a_request_pushed_while_the_reader_waits_starts_without_the_reader
     await stream.push(_message(id=2, method="tools/call", params=call))
     if not EAGER:
         assert recorder.ran == ["warm"]  # a task now, run on the loop's next turn
-        await asyncio.sleep(0)  # one turn: through the reader it would only be starting now
+        await asyncio.sleep(0)  # one turn: through a reader task it would only be starting now
     assert recorder.ran == ["warm", "second"]
-    assert stream.parked  # the reader never woke
     await _stop(stream, task)
 
 
-async def test_what_needs_the_reader_is_queued_before_what_follows_it() -> None:
+async def test_what_one_post_hands_over_is_acted_on_before_what_a_later_post_does() -> None:
     recorder = Recorder()
     stream, task = await _serving(recorder)
     await stream.push(_message(method="notifications/roots/list_changed"))
-    assert not stream.parked or recorder.ran == []  # a notification is left to the reader, queued
     call = {"name": "probe", "arguments": {"tag": "after"}}
-    await stream.push(_message(id=2, method="tools/call", params=call))  # behind it in the inbox
+    await stream.push(_message(id=2, method="tools/call", params=call))
     for _ in range(20):
         if len(recorder.ran) == 2:
             break
@@ -111,7 +105,7 @@ async def test_what_needs_the_reader_is_queued_before_what_follows_it() -> None:
     await _stop(stream, task)
 
 
-async def test_a_pushed_request_on_an_ended_session_is_refused_not_fed() -> None:
+async def test_a_pushed_request_on_an_ended_session_is_refused_not_started() -> None:
     recorder = Recorder()
     stream, task = await _serving(recorder)
     await _stop(stream, task)
@@ -119,6 +113,23 @@ async def test_a_pushed_request_on_an_ended_session_is_refused_not_fed() -> None
         await stream.push(_message(id=3, method="tools/call", params={"name": "probe"}))
     assert refused.value.status == 404
     assert recorder.ran == []
+
+
+async def test_a_post_before_the_session_runs_waits_for_it_and_is_then_served() -> None:
+    recorder = Recorder()
+    stream = SessionStream("s0")
+    route = stream.open_route(0, stored=False, prime_retry_ms=None)
+    answer = route.attach()
+    hello = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": CLIENT}
+    early = asyncio.get_running_loop().create_task(
+        stream.push(_message(id=0, method="initialize", params=hello))
+    )
+    await asyncio.sleep(0.01)
+    assert not early.done()  # nothing runs the session yet: the POST waits
+    task = asyncio.get_running_loop().create_task(recorder.server.serve(stream))
+    await asyncio.wait_for(early, 5)
+    assert b'"result"' in (await asyncio.wait_for(answer.get(), 5)).data
+    await _stop(stream, task)
 
 
 class Capture:

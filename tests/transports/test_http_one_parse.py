@@ -18,11 +18,11 @@ import peers
 from mcpkit import Server
 from mcpkit.client.client import connect_http
 from mcpkit.transports.http_server import StreamableHTTPApp
+from messages import HEADERS
 
 pytestmark = pytest.mark.anyio
 
 ROOT = Path(__file__).resolve().parents[2]
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
 class Parses:

@@ -22,10 +22,10 @@ from mcpkit.testing import connect
 from mcpkit.transports.http_server import Operations, StreamableHTTPApp
 from mcpkit.transports.http_server.forwarded import TrustedProxies
 from mcpkit.transports.http_server.probes import Probes
+from messages import HEADERS
 
 pytestmark = pytest.mark.anyio
 
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 VERSION = "2025-11-25"
 
 

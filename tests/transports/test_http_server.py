@@ -17,11 +17,9 @@ from in_process import ORIGIN, in_process
 from mcpkit import Context, Server
 from mcpkit.protocol.sse import SSEDecoder
 from mcpkit.transports.http_server import StreamableHTTPApp
+from messages import HEADERS, VERSION, initialize_params
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
-
-HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-VERSION = "2025-11-25"
 
 
 def make_server() -> Server:
@@ -65,12 +63,7 @@ def events(body: bytes) -> list[dict[str, Any]]:
 
 
 def init_body(capabilities: dict[str, Any] | None = None, version: str = VERSION) -> bytes:
-    params = {
-        "protocolVersion": version,
-        "capabilities": capabilities or {},
-        "clientInfo": {"name": "t", "version": "1"},
-    }
-    return rpc(0, "initialize", params)
+    return rpc(0, "initialize", initialize_params(version, capabilities))
 
 
 async def open_session(

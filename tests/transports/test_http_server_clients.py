@@ -5,11 +5,12 @@ from __future__ import annotations
 import anyio
 import httpx
 import pytest
-from test_http_server import HEADERS, init_body, make_server, running
+from test_http_server import init_body, make_server, running
 from test_http_stateless import request
 
-from mcpkit.transports.http_asgi import Scope
 from mcpkit.transports.http_server import StreamableHTTPApp, client_address
+from mcpkit.transports.http_server.asgi import Scope
+from messages import HEADERS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 

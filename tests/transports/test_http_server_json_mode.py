@@ -8,12 +8,13 @@ import json
 import anyio
 import httpx
 import pytest
-from test_http_server import HEADERS, call, events, make_server, open_session, rpc, running, serving
+from test_http_server import call, events, make_server, open_session, rpc, running, serving
 from test_http_stateless import make_server as make_stateless_server
 from test_http_stateless import meta, request
 
 from mcpkit.protocol.sse import SSEDecoder
 from mcpkit.transports.http_server import StreamableHTTPApp
+from messages import HEADERS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 

@@ -13,8 +13,8 @@ from test_http_server import call, hosted, open_session, rpc
 from conftest import requirement
 from mcpkit import Context, Server
 from mcpkit.protocol.sse import SSEDecoder, SSEEvent
-from mcpkit.transports.event_store import EventsExpired, InMemoryEventStore
 from mcpkit.transports.http_server import StreamableHTTPApp
+from mcpkit.transports.http_server.event_store import EventsExpired, InMemoryEventStore
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 

@@ -7,14 +7,14 @@ import json
 import warnings
 from typing import Any
 
-import anyio
 import httpx
 import pytest
-from test_http_server import HEADERS, events, hosted, init_body, rpc
+from test_http_server import events, hosted, init_body, rpc
 
 from mcpkit import Context, Server
-from mcpkit.runtime.stream import Outgoing
+from mcpkit.runtime.stream import Inbound, MessageStream, Outgoing, StreamAttribute
 from mcpkit.transports.http_server import MirrorsHeaders, StreamableHTTPApp
+from messages import HEADERS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
@@ -38,18 +38,18 @@ class Recorder:
     def __init__(self) -> None:
         self.seen: list[Any] = []
 
-    async def serve(self, stream: Any) -> None:
-        self.seen.append(("pre_agreed", getattr(stream, "pre_agreed", None)))
-        while True:
-            try:
-                received = await stream.receive()
-                message = received if isinstance(received, dict) else json.loads(received)
-            except anyio.EndOfStream:
-                return
+    async def serve(self, stream: MessageStream) -> None:
+        self.seen.append(("pre_agreed", stream.extra(StreamAttribute.pre_agreed, None)))
+
+        async def answer(inbound: Inbound) -> None:
+            received = inbound.data
+            message = received if isinstance(received, dict) else json.loads(bytes(received))  # type: ignore[arg-type]
             self.seen.append(message.get("method"))
             if "id" in message and "method" in message:
                 reply = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
                 await stream.send(Outgoing(json.dumps(reply).encode(), message["id"]))
+
+        await stream.deliver_to(answer)
 
 
 async def test_serve_sees_only_the_posted_message_with_its_version_pre_agreed(hosting: str) -> None:

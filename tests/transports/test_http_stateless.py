@@ -188,7 +188,7 @@ async def test_a_listen_stream_acknowledges_delivers_and_ends_when_closed(hostin
                 if len(frames) == 2:
                     break
         with anyio.fail_after(5):
-            while server.listeners:  # closing the stream cancelled the subscription
+            while server.peers.listeners:  # closing the stream cancelled the subscription
                 await anyio.sleep(0.02)
     assert frames[0]["method"] == "notifications/subscriptions/acknowledged"
     assert frames[1]["method"] == "notifications/tools/list_changed"

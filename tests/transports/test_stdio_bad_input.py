@@ -13,18 +13,10 @@ from typing import Any
 import orjson
 import pytest
 
+import messages
+
 ROOT = Path(__file__).resolve().parents[2]
 NOISY = str(ROOT / "tests" / "transports" / "noisy_server.py")
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 
 
 class Peer:
@@ -42,7 +34,7 @@ class Peer:
             env=env,
         )
         if initialize:
-            assert self.ask(INIT)["result"]["protocolVersion"] == "2025-11-25"
+            assert self.ask(messages.initialize(rid=0))["result"]["protocolVersion"] == "2025-11-25"
             self.write_json({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def write(self, raw: bytes) -> None:
@@ -221,7 +213,7 @@ def test_requests_read_before_eof_on_stdin_are_still_answered() -> None:
 
 def test_a_request_to_the_client_after_eof_fails_at_once_instead_of_waiting() -> None:
     peer = Peer(initialize=False)
-    init = {**INIT, "params": {**INIT["params"], "capabilities": {"roots": {}}}}  # type: ignore[dict-item]
+    init = messages.initialize(rid=0, capabilities={"roots": {}})
     assert peer.ask(init)["result"]["protocolVersion"] == "2025-11-25"
     peer.write_json({"jsonrpc": "2.0", "method": "notifications/initialized"})
     peer.write_json(_call(5, "count_roots"))

@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpkit.runtime.stream import Outgoing
-from mcpkit.transports.stdio import spawn
+from mcpkit.runtime.stream import Inbound, Outgoing
+from mcpkit.transports.stdio import LineStream, spawn
 
 pytestmark = [pytest.mark.anyio, pytest.mark.both_loops]
 
@@ -35,6 +35,21 @@ async def test_a_write_cancelled_on_a_full_pipe_still_goes_out_whole_and_the_nex
         go.touch()
         with anyio.fail_after(10):
             await stream.send(Outgoing(b"{next}", None, None))
-            first, second = await stream.receive(), await stream.receive()
+            first, second = await first_messages(stream, 2)
     assert gave_up.cancelled_caught  # the child was not reading: the write was cut short
     assert (first, second) == (b"%d { }" % (len(big) + 1), b"7 { }")
+
+
+async def first_messages(stream: LineStream, count: int) -> list[bytes | bytearray]:
+    """The first `count` messages the stream delivers (it is read no further)."""
+    got: list[bytes | bytearray] = []
+    with anyio.CancelScope() as scope:
+
+        async def keep(inbound: Inbound) -> None:
+            assert isinstance(inbound.data, bytes | bytearray)
+            got.append(inbound.data)
+            if len(got) == count:
+                scope.cancel()
+
+        await stream.deliver_to(keep)
+    return got

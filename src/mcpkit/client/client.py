@@ -15,6 +15,7 @@ from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
 from ..protocol.errors import INVALID_PARAMS, LocalError, RemoteError
 from ..protocol.jsonrpc import RequestId
+from ..protocol.methods import CACHEABLE
 from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..runtime.groups import single_error
@@ -26,7 +27,7 @@ from .handlers import Handler, Roots, answer_server, capabilities_for, maybe_awa
 from .hosted_tasks import TaskHost
 from .listening import Listening
 from .options import ClientOptions, HTTPOptions, StdioOptions
-from .result_cache import CACHEABLE, ResultCache, cache_key
+from .result_cache import ResultCache, cache_key
 from .round_trips import drive_round_trips
 from .subscription import Subscription
 from .tasks import DECLARE_TASKS, TaskHandle, TaskWatch
@@ -373,7 +374,7 @@ async def connect_http(
 
     Transport options (see `open_http_stream`): auth (an httpx.Auth such as
     mcpkit.client.oauth.OAuthClient), max_message, reconnect_attempts, reconnect_on_404, retry_ms,
-    legacy_fallback, backoff (mcpkit.transports.http_backoff.Backoff); the rest go to `Client`.
+    legacy_fallback, backoff (mcpkit.transports.http_client.backoff.Backoff); the rest go to `Client`.
     """
     require("httpx", "http", "connect_http")
     from ..transports.http_client import open_http_stream

@@ -36,6 +36,7 @@ from ..protocol.modern import SERVER_INFO
 from ..protocol.versions import is_modern
 from ..runtime.groups import single_error
 from ..runtime.session import Session
+from ..runtime.stream import StreamAttribute
 
 __all__ = ["Era", "discover", "forget", "remember", "remembered", "settle"]
 
@@ -155,7 +156,7 @@ async def discover(
 
 
 async def _answer(session: Session, rid: Any, message: JSON, timeout: float | None) -> JSON:
-    authorizing: Callable[[], bool] | None = getattr(session.stream, "authorizing", None)
+    authorizing = session.stream.extra(StreamAttribute.authorizing, None)
     if timeout is None or authorizing is None:
         return await session.send_built(rid, message, timeout=timeout)
     with single_error():  # the probe's own failure, not a group of one, is what the caller reads

@@ -14,20 +14,10 @@ from typing import Any
 
 import orjson
 
-__all__ = ["CACHEABLE", "ResultCache", "cache_key"]
+__all__ = ["ResultCache", "cache_key"]
 
 JSON = dict[str, Any]
 
-CACHEABLE = frozenset(
-    {
-        "tools/list",
-        "prompts/list",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-        "server/discover",
-    }
-)
 _STALE_AFTER = {
     "notifications/tools/list_changed": ("tools/list",),
     "notifications/prompts/list_changed": ("prompts/list",),

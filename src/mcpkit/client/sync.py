@@ -17,16 +17,18 @@ import queue
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
-from typing import Any, TypeVar, Unpack
+from typing import Any, Protocol, TypeVar, Unpack
 
 import anyio
 from anyio.from_thread import BlockingPortal
 
+from ..protocol.jsonrpc import RequestId
 from ..runtime.session import ProgressCallback
 from .client import Client
 from .options import HTTPOptions, StdioOptions
+from .tasks import TaskHandle
 
-__all__ = ["SyncClient", "connect_http", "connect_stdio"]
+__all__ = ["SyncClient", "SyncTaskHandle", "connect_http", "connect_stdio"]
 
 JSON = dict[str, Any]
 T = TypeVar("T")
@@ -125,8 +127,18 @@ class SyncClient:
 
     # ---- the Client's calls, blocking ----------------------------------------------------------
 
-    def request(self, method: str, params: JSON | None = None, *, timeout: float | None = None) -> JSON:
-        return self._run(self.client.request, method, params, timeout=timeout)
+    def request(
+        self,
+        method: str,
+        params: JSON | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+        timeout: float | None = None,
+        on_id: Callable[[RequestId], None] | None = None,
+    ) -> JSON:
+        return self._run(
+            self.client.request, method, params, on_progress=on_progress, timeout=timeout, on_id=on_id
+        )
 
     def ping(self) -> None:
         self._run(self.client.ping)
@@ -146,6 +158,9 @@ class SyncClient:
         timeout: float | None = None,
     ) -> JSON:
         return self._run(self.client.call_tool, name, arguments, on_progress=on_progress, timeout=timeout)
+
+    def call_tool_as_task(self, name: str, arguments: JSON | None = None) -> SyncTaskHandle:
+        return SyncTaskHandle(self._run(self.client.call_tool_as_task, name, arguments), self._run)
 
     def list_resources(self, cursor: str | None = None) -> JSON:
         return self._run(self.client.list_resources, cursor)
@@ -185,6 +200,32 @@ class SyncClient:
 
     def roots_changed(self) -> None:
         self._run(self.client.roots_changed)
+
+
+class _Runs(Protocol):
+    def __call__(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T: ...
+
+
+class SyncTaskHandle:
+    """SyncClient.call_tool_as_task's task: `status`, `refresh()`, `result()` and `cancel()` as on the async
+    TaskHandle (`handle`, underneath), each blocking."""
+
+    def __init__(self, handle: TaskHandle, run: _Runs) -> None:
+        self.handle = handle
+        self._run = run
+
+    @property
+    def status(self) -> str:
+        return self.handle.status
+
+    def refresh(self) -> JSON:
+        return self._run(self.handle.refresh)
+
+    def cancel(self) -> None:
+        self._run(self.handle.cancel)
+
+    def result(self, on_status: Callable[[JSON], None] | None = None) -> JSON:
+        return self._run(self.handle.result, on_status)
 
 
 def connect_stdio(command: Sequence[str], **options: Unpack[StdioOptions]) -> SyncClient:

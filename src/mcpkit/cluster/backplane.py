@@ -17,15 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..server.peers import Peers
 from ..server.server import Server
-from ..server.tasks import TaskEngine
+from ..server.tasks.engine import TaskEngine
 from ..transports.http_server.delivery import Answering
 from ..transports.http_server.sessions import SessionStream
 from .durability import Durability
 from .fanout import Fanout
-from .http import ClusterSessions
+from .peers import SharedPeers
 from .pool import WaitingPool
 from .relay import ClusterRelay
 from .replay_store import RedisReplayStore
+from .sessions import ClusterSessions
 from .state import SharedState
 from .task_store import RedisTaskStore
 from .tasks import ClusterTasks
@@ -180,7 +181,7 @@ class RedisBackplane:
         fanout = self._handed()
         if fanout.peers is None:
             limits = {"max_subscriptions": max_subscriptions, "max_uri_length": max_uri_length}
-            fanout.peers = Peers(relay=fanout.relay, **limits)
+            fanout.peers = SharedPeers(fanout.relay, **limits)
         return fanout.peers
 
     def tasks(self, **options: Any) -> TaskEngine:
@@ -202,7 +203,6 @@ class RedisBackplane:
         server.peers = self.peers(
             max_subscriptions=old_peers.max_subscriptions, max_uri_length=old_peers.max_uri_length
         )
-        server.registry.on_change = server.peers.changed
         server.tasks = self.tasks(
             ttl_ms=old_tasks.ttl_ms,
             anonymous_ttl_ms=old_tasks.anonymous_ttl_ms,

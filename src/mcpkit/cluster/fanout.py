@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..server.peers import Peers
-from ..server.tasks import TaskEngine
+from ..server.tasks.engine import TaskEngine
 from .relay import ClusterRelay
 
 __all__ = ["Fanout"]

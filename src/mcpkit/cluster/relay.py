@@ -1,4 +1,4 @@
-"""The Server's peers across a cluster (`Peers(relay=...)`, from `RedisBackplane.peers()`): resource
+"""What the cluster's peers (`SharedPeers`, from `RedisBackplane.peers()`) hand over: resource
 subscriptions live in Redis, resources/updated is stored on each subscribed session's standalone
 stream; list_changed is counted in Redis (every session hears it on its GET stream, now or on its next
 one), and it and logs go over the bus to every worker, which hands them to the streams it holds."""

@@ -4,17 +4,16 @@ answers back here. A replica lives while its request does, and no longer."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import anyio
 from redis.exceptions import RedisError
 
 from ..protocol.jsonrpc import RequestId
-from ..runtime.stream import Outgoing, Restored
+from ..runtime.stream import Outgoing, Restored, StreamAttribute
 from ..transports.http_server.sessions import STANDALONE, Route, SessionStream
-
-if TYPE_CHECKING:
-    from .http import ClusterSessions
+from .this_worker import ThisWorker
 
 __all__ = ["Replica"]
 
@@ -25,8 +24,8 @@ class Replica(SessionStream):
     __slots__ = (
         "answered",
         "closed_routes",
-        "cluster",
         "declared",
+        "here",
         "planned",
         "primed",
         "request_ids",
@@ -36,12 +35,12 @@ class Replica(SessionStream):
     )
 
     def __init__(
-        self, session_id: str, cluster: ClusterSessions, restored: Restored | None, planned: str
+        self, session_id: str, here: ThisWorker[Replica], restored: Restored | None, planned: str
     ) -> None:
         super().__init__(session_id)
-        self.cluster = cluster
+        self.here = here
         self.restored = restored
-        self.request_ids = cluster.request_ids
+        self.request_ids = here.request_ids
         self.planned = planned  # the stream id its request's route gets, known to the cluster before
         self.sets_level: tuple[RequestId, str] | None = None  # a logging/setLevel, shared once it succeeds
         self.declared: tuple[JSON, JSON] = ({}, {})  # an initialize's client capabilities and info
@@ -49,6 +48,13 @@ class Replica(SessionStream):
         self.answered = False  # its request's stream has its last event in the log
         self.store_failed = False  # Redis failed it: its response is gone with the connection it ended
         self.primed = False  # an event of its request's stream is stored: the client may resume it
+
+    @property
+    def extra_attributes(self) -> Mapping[Any, Callable[[], Any]]:
+        facts = {**super().extra_attributes, StreamAttribute.request_ids: lambda: self.request_ids}
+        if self.restored is not None:
+            facts[StreamAttribute.restored] = lambda: self.restored
+        return facts
 
     def new_stream_id(self) -> str:
         return self.planned  # a replica serves one request, whose stream the cluster named already
@@ -62,7 +68,7 @@ class Replica(SessionStream):
         if stream_id is None or self.closed or self.session_id is None:
             return None
         try:
-            seq, event_id = await self.cluster.state.record(self.session_id, stream_id, data, final=final)
+            seq, event_id = await self.here.state.record(self.session_id, stream_id, data, final=final)
         except RedisError as exc:
             # not stored, so not sent: the connection ends, and the client's resumption finds the rest
             self._lost(exc)
@@ -80,7 +86,7 @@ class Replica(SessionStream):
     def _lost(self, exc: RedisError) -> None:
         self.store_failed = True
         self.close()
-        self.cluster.health.lost(exc)
+        self.here.health.lost(exc)
 
     async def send(self, out: Outgoing) -> None:
         """What a handler sends; with Redis lost, dropped as on a closed stream (the request is settled
@@ -96,19 +102,19 @@ class Replica(SessionStream):
         if "method" in decoded and "id" in decoded:  # our request: its answer may land on any worker
             assert self.session_id is not None
             rid = decoded["id"]
-            self.cluster.awaiting[(self.session_id, rid)] = self
-            await self.cluster.state.ask(self.session_id, rid, self.cluster.worker)
+            self.here.awaiting[(self.session_id, rid)] = self
+            await self.here.state.ask(self.session_id, rid, self.here.name)
         elif self.sets_level is not None and out.answers == self.sets_level[0] and "error" not in decoded:
             assert self.session_id is not None
-            await self.cluster.state.set_level(self.session_id, self.sets_level[1])
+            await self.here.state.set_level(self.session_id, self.sets_level[1])
         await super().send(out)
 
     async def agreed(self, out: Outgoing) -> None:
         if self.session_id is not None and self.version is not None:
             caps, info = self.declared
-            await self.cluster.state.agreed(self.session_id, Restored(self.version, caps, info))
+            await self.here.state.agreed(self.session_id, Restored(self.version, caps, info))
 
     async def send_standalone(self, data: bytes) -> None:
         """Stored for the session's GET stream, wherever it is open (or the next one)."""
         if self.session_id is not None and not self.closed:
-            await self.cluster.state.store(self.session_id, STANDALONE, data)
+            await self.here.state.store(self.session_id, STANDALONE, data)

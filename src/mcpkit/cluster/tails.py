@@ -30,7 +30,7 @@ from .signals import Wake
 from .state import TakenOver
 
 if TYPE_CHECKING:
-    from .http import ClusterSessions
+    from .this_worker import ThisWorker
 
 __all__ = ["Tails"]
 
@@ -53,11 +53,11 @@ class Held:
 
 
 class Tails:
-    def __init__(self, cluster: ClusterSessions, poll: float = 1.0) -> None:
-        self.cluster = cluster
+    def __init__(self, here: ThisWorker[Any], poll: float = 1.0) -> None:
+        self.here = here
         self.poll = poll  # how often a tail reads while its wake-ups cannot reach it
         # an open standalone GET keeps its session alive, as in one process
-        self.keep = max(0.01, cluster.state.idle_ms / 4000)
+        self.keep = max(0.01, here.state.idle_ms / 4000)
         self.held: dict[str, Held] = {}
 
     async def serve(self, session_id: str, exchange: Exchange) -> None:
@@ -68,7 +68,7 @@ class Tails:
         parsed = parse_id(last)
         if parsed is None:
             raise HTTPRefusal(400, f"Bad Request: malformed Last-Event-ID {last!r}")
-        state = self.cluster.state
+        state = self.here.state
         # asked before the replay is read: a stream finished now has its final event in that replay
         open_ = parsed[0] == STANDALONE or await state.stream_request(session_id, parsed[0]) is not None
         try:
@@ -87,13 +87,13 @@ class Tails:
         await self._tail(session_id, stream_id, after, exchange, first, held)
 
     async def _standalone(self, session_id: str, exchange: Exchange) -> None:
-        state = self.cluster.state
+        state = self.here.state
         held = await self._claim(session_id)
         found = await state.read(session_id, held.after, held.token) if held.after is not None else None
         events = [e for e in found[1] if e.stream_id == STANDALONE and e.data] if found else []
         first = b"".join(encode_event(e.data, event_id=e.event_id) for e in events[-_BACKLOG:])
         after = found[1][-1].seq if found and found[1] else held.after or 0
-        retry = self.cluster.answering.retry_for(exchange.version)
+        retry = self.here.answering.retry_for(exchange.version)
         if retry is not None:
             _, primed = await state.record(session_id, STANDALONE, b"")
             if primed is not None:
@@ -108,7 +108,7 @@ class Tails:
         if lost.stream_id == STANDALONE:
             await self._standalone(session_id, exchange)
             return
-        state = self.cluster.state
+        state = self.here.state
         found = await state.read(session_id, 0)
         events = found[1] if found is not None else []
         ours = [e for e in events if e.stream_id == lost.stream_id]
@@ -124,9 +124,9 @@ class Tails:
         if previous is not None:
             previous.end()
         held = self.held[session_id] = Held(secrets.token_hex(8))
-        held.after = await self.cluster.state.claim(session_id, held.token)
-        await self.cluster.state.catch_up(session_id)
-        await self.cluster.signals.send(self.cluster.signals.bus, _takeover(session_id, held))
+        held.after = await self.here.state.claim(session_id, held.token)
+        await self.here.state.catch_up(session_id)
+        await self.here.signals.send(self.here.signals.bus, _takeover(session_id, held))
         return held
 
     async def _tail(
@@ -134,7 +134,7 @@ class Tails:
     ) -> None:
         """Write `first`, then each event of `stream_id` stored after `after`, until its stream's final
         event, the session's end, a takeover or the client's disconnect."""
-        signals, channel = self.cluster.signals, self.cluster.state.channel(session_id)
+        signals, channel = self.here.signals, self.here.state.channel(session_id)
         wake = held.wake if held is not None else Wake()
         token = held.token if held is not None else ""
         await signals.watch(channel, wake)
@@ -148,7 +148,7 @@ class Tails:
                 while not ended and not (held is not None and held.over):
                     if stale:
                         try:
-                            found = await self.cluster.state.read(session_id, cursor, token)
+                            found = await self.here.state.read(session_id, cursor, token)
                         except (RedisError, TakenOver):
                             break  # Redis away: the client resumes from what it has, once Redis is back
                         if found is None:
@@ -158,7 +158,7 @@ class Tails:
                         break
                     stale = await wake.wait(self._patience(channel, held))
                     stale = stale or not signals.confirmed(channel)
-                    if monotonic() - checked > (self.keep if held else self.cluster.dead_after):
+                    if monotonic() - checked > (self.keep if held else self.here.dead_after):
                         checked = monotonic()
                         if not await self._check(session_id, stream_id, held):
                             break
@@ -184,15 +184,15 @@ class Tails:
     def _patience(self, channel: str, held: Held | None) -> float | None:
         """How long a tail waits for a wake-up: for ever while they reach it (a resumption checks on its
         request's worker, a standalone GET keeps its session), else it polls."""
-        if not self.cluster.signals.confirmed(channel):
+        if not self.here.signals.confirmed(channel):
             return self.poll
-        return self.keep if held is not None else self.cluster.dead_after
+        return self.keep if held is not None else self.here.dead_after
 
     async def _check(self, session_id: str, stream_id: str, held: Held | None) -> bool:
         """False when the session is gone."""
         try:
             if held is not None:
-                return await self.cluster.state.touch(session_id)
+                return await self.here.state.touch(session_id)
             await self._finish_if_lost(session_id, stream_id)
         except RedisError:
             pass  # the next read ends the tail if Redis is still away
@@ -202,11 +202,11 @@ class Tails:
         """A stream whose request's worker died gets an error response, stored once, by whichever worker
         a client resumes it on."""
         owner = stream_id.rsplit("_", 1)[-1]
-        if await self.cluster.alive(owner):
+        if await self.here.alive(owner):
             return
-        rid = await self.cluster.state.stream_request(session_id, stream_id)
+        rid = await self.here.state.stream_request(session_id, stream_id)
         if rid is not None:
-            await self.cluster.state.store(session_id, stream_id, lost_answer(rid), final=True)
+            await self.here.state.store(session_id, stream_id, lost_answer(rid), final=True)
 
     def taken_over(self, session_id: str, token: str) -> None:
         held = self.held.get(session_id)
@@ -225,7 +225,7 @@ class Tails:
     async def on_change(self, message: JSON) -> None:
         """A change published on the bus: stored for the standalone streams held here (a list_changed
         for the others waits in Redis for their next GET)."""
-        state, kind = self.cluster.state, message.get("k")
+        state, kind = self.here.state, message.get("k")
         for session_id in list(self.held):
             if kind == "changed":
                 await state.catch_up(session_id)
@@ -235,7 +235,7 @@ class Tails:
                 await state.store(session_id, STANDALONE, orjson.dumps(note))
 
     async def _note(self, session_id: str, message: JSON) -> JSON | None:
-        threshold = await self.cluster.state.level(session_id)
+        threshold = await self.here.state.level(session_id)
         level, data, logger = str(message.get("level")), message.get("data"), message.get("logger")
         params = log_params(level, data, logger if isinstance(logger, str) else None, threshold)
         return {"jsonrpc": "2.0", "method": "notifications/message", "params": params} if params else None

@@ -1,7 +1,7 @@
 """Tasks in Redis: every worker of a cluster answers for every task, and a task outlives the worker that
 ran it. Each change is a compare-and-set on the record's revision (task_scripts.py), so of two workers
 acting on the same state only one succeeds; the other reads the task again and sees what changed.
-The bounds are those of server/task_store.py, across the cluster."""
+The bounds are those of server/tasks/store.py, across the cluster."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from redis.exceptions import RedisError
 
 from ..protocol.errors import STORE_UNAVAILABLE, MCPError
 from ..protocol.tasks import Status
-from ..server.task_store import MIB, Change, TaskRecord, too_large
+from ..server.tasks.store import MIB, Change, TaskRecord, too_large
 from . import task_scripts
 from .durability import Durability
 

@@ -1,6 +1,6 @@
-"""The workers of a cluster as a TaskEngine needs them (server/tasks.TaskCluster): who this worker is,
-whether another one is alive, how to reach the one running a leg, and a session for a 2025-11-25 leg
-that outlives the request which created its task.
+"""The workers of a cluster as a TaskEngine needs them (`TaskCluster`, server/tasks/workers.py): who this
+worker is, whether another one is alive, how to reach the one running a leg, and a session for a
+2025-11-25 leg that outlives the request which created its task.
 
 That request's replica ends once CreateTaskResult is stored; the leg goes on talking to the client
 through a replica of its own, related to no request, whose messages go to the session's standalone
@@ -62,13 +62,18 @@ class ClusterTasks:
             return
         log_level = session.connection.log_level
         restored = Restored(agreed.version, agreed.client_capabilities, agreed.client_info, log_level)
-        own = Replica(replica.session_id, replica.cluster, restored, "")
-        connection = Connection(Role.SERVER, info=agreed.server_info, capabilities=agreed.server_capabilities)
+        own = Replica(replica.session_id, replica.here, restored, "")
+        connection = Connection(
+            Role.SERVER,
+            info=agreed.server_info,
+            capabilities=agreed.server_capabilities,
+            request_ids=own.request_ids,
+        )
         outliving = Session(connection, own, _no_requests)
         # among the replicas this worker serves, so it is closed with them when the session ends
         # (DELETE, on any worker) or the worker stops: a leg's pending ask then fails at once
         key = (replica.session_id, f"leg:{id(own)}")  # never a request id as JSON
-        replica.cluster.serving[key] = own
+        replica.here.serving[key] = own
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(outliving.run)
@@ -77,8 +82,8 @@ class ClusterTasks:
                 finally:
                     own.close()
         finally:
-            replica.cluster.serving.pop(key, None)
-            awaiting = replica.cluster.awaiting
+            replica.here.serving.pop(key, None)
+            awaiting = replica.here.awaiting
             for rid in [rid for rid, held in awaiting.items() if held is own]:  # asked, never answered
                 del awaiting[rid]
 

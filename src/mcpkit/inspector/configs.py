@@ -8,7 +8,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..cli_install import CLIENTS, default_path
+from ..cli.install import CLIENTS, default_path
 
 __all__ = ["ConfigEntry", "from_client_configs"]
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import anyio
 
-from ..cli_connect import parse_headers, server_target
-from ..cli_errors import UsageError
+from ..cli.connect import parse_headers, server_target
+from ..cli.errors import UsageError
 from ..client.client import Client
 from .configs import from_client_configs
 from .hub import Hub
@@ -113,7 +113,7 @@ def _auth(target: Target, url: str, hub: Hub) -> Any:
     is also shown in the page, so a login works where the inspector cannot open a browser itself."""
     if target.auth != "oauth":
         return None
-    from ..cli_oauth import loopback_login, oauth_client
+    from ..cli.oauth import loopback_login, oauth_client
 
     async def login(authorize_url: str) -> str:
         hub.publish("oauth", url=authorize_url)

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from ..protocol.framing import Oversized
-from ..runtime.stream import MessageStream, Outgoing, Processed
+from ..runtime.stream import Deliver, Inbound, MessageStream, Outgoing, WrappedStream
 
 __all__ = ["TappedStream"]
 
@@ -26,24 +26,24 @@ def _decoded(item: Any) -> Any:
     return None
 
 
-class TappedStream:
+class TappedStream(WrappedStream):
     """Wraps a client's stream: `seen("in" | "out", message)` for each message, before it goes on."""
 
     def __init__(self, inner: MessageStream, seen: Callable[[str, Any], None]) -> None:
-        self.inner, self.seen = inner, seen
+        super().__init__(inner)
+        self.seen = seen
 
-    async def receive(self) -> bytes | bytearray | JSON | Oversized | Processed:
-        item = await self.inner.receive()
-        message = _decoded(item)
-        if message is not None:
-            self.seen("in", message)
-        elif isinstance(item, Oversized):
-            self.seen("in", {"oversized": True})
-        return item
+    async def deliver_to(self, deliver: Deliver) -> None:
+        async def tapped(inbound: Inbound) -> None:
+            message = _decoded(inbound.data)
+            if message is not None:
+                self.seen("in", message)
+            elif isinstance(inbound.data, Oversized):
+                self.seen("in", {"oversized": True})
+            await deliver(inbound)
+
+        await self.inner.deliver_to(tapped)
 
     async def send(self, out: Outgoing) -> None:
         self.seen("out", out.decoded)
         await self.inner.send(out)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()

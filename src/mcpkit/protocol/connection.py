@@ -1,29 +1,30 @@
 """The sans-I/O MCP connection: messages in, events out; calls in, messages out. No I/O, no clock.
 
 A façade over tables: the lifecycle (`lifecycle.TRANSITIONS`), who may send what (`capabilities.METHODS`),
-what the core answers itself (`core_methods`) and the ids in flight in each direction (`Correlation`).
+what the core answers itself (its `_CORE_*` tables) and the ids in flight in each direction (`Correlation`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar
 
 from . import capabilities as caps
 from . import events as ev
 from . import jsonrpc as rpc
 from . import lifecycle, modern
 from .capabilities import Owner, Role
-from .core_methods import CORE_NOTIFICATIONS, CORE_REQUESTS, CORE_RESULTS
 from .correlation import Correlation
 from .errors import LocalError, RemoteError, to_wire_error
 from .jsonrpc import ErrorResponse, InvalidMessage, Notification, Request, RequestId
 from .lifecycle import ON_RECEIVE, ON_SEND_NOTIFICATION, ON_SEND_REQUEST, Negotiated, Phase, Trigger, advance
-from .utilities import cancel_params, log_params
+from .utilities import cancel_params, log_params, read_level
 from .versions import LATEST, SUPPORTED_VERSIONS, negotiate
 
 __all__ = ["Connection"]
 
 JSON = dict[str, Any]
+Outcome = JSON | RemoteError  # what came back for one of our requests
 
 
 class Connection:
@@ -38,6 +39,7 @@ class Connection:
         instructions: str | None = None,
         versions: tuple[str, ...] = SUPPORTED_VERSIONS,
         max_depth: int = rpc.DEFAULT_MAX_DEPTH,
+        request_ids: Iterator[RequestId] | None = None,
     ) -> None:
         self.role, self.info, self.capabilities, self.instructions = role, info, capabilities, instructions
         self.versions, self.max_depth = versions, max_depth
@@ -45,11 +47,11 @@ class Connection:
         self.negotiated: Negotiated | None = None  # the handshake's agreement, or the one a client adopted
         self.log_level: str | None = None  # server: set by logging/setLevel; client: sent in `_meta`
         self.server_info_in_results = True  # 2026-07-28 basic "_meta": SHOULD, unless configured not to
-        self.calls = Correlation()
+        self.calls = Correlation(request_ids)  # ids: a sequence a transport shares across connections
         # Methods a READY connection has let in, each READY -> READY: derived from the tables on
         # first use, so the next such request skips the lookups (nothing here changes while READY).
         self._ready_methods: set[str] = set()
-        self.extension_rules: dict[str, caps.Rule] = {}  # the extension methods known (extensions.py)
+        self.extension_rules: dict[str, caps.MethodSpec] = {}  # the extension methods known (extensions.py)
 
     def _advance(self, trigger: Trigger, subject: str) -> None:
         self.phase = advance(self.role, self.phase, trigger, subject)
@@ -114,7 +116,7 @@ class Connection:
         mine, rules = self.capabilities, self.extension_rules
         rule = caps.inbound_rule(method, self.role, False, mine, self._stateless, rules)
         before, self.phase = self.phase, advance(self.role, self.phase, ON_RECEIVE[rule.before_ready], method)
-        core = CORE_REQUESTS.get(method)
+        core = self.CORE_REQUESTS.get(method)
         if core is not None:
             self.calls.expect_new(rid)
             return core(self, rid, params)
@@ -132,7 +134,7 @@ class Connection:
             return []  # a notification cannot be answered; an unknown one is ignored
         if rule.capability and rule.owner is Owner.SENDER and not self._peer_declares(rule.capability):
             return []  # the peer did not declare it may send this
-        core = CORE_NOTIFICATIONS.get(method)
+        core = self.CORE_NOTIFICATIONS.get(method)
         return core(self, params) if core is not None else [ev.NotificationReceived(method, params)]
 
     def _settle(self, rid: RequestId | None, outcome: JSON | RemoteError | InvalidMessage) -> list[ev.Event]:
@@ -143,12 +145,68 @@ class Connection:
         if isinstance(outcome, InvalidMessage):
             peer, why = self.role.peer.value, outcome.message
             outcome = RemoteError(outcome.code, f"The {peer} sent a malformed response to {method!r}: {why}")
-        core = CORE_RESULTS.get(method)
+        core = self.CORE_RESULTS.get(method)
         if core is not None:
             return core(self, rid, outcome)
         if isinstance(outcome, RemoteError):
             return [ev.ErrorReceived(rid, outcome)]
         return [ev.ResponseReceived(rid, outcome)]
+
+    # ---- what the core answers or consumes itself (lifecycle "Initialization", utilities "Ping",
+    # server utilities "Logging", utilities "Cancellation" and "Progress"); the rest is an event ----
+
+    def _accept_initialize(self, rid: RequestId, params: JSON) -> list[ev.Event]:
+        self._advance(Trigger.RECEIVE_INITIALIZE, "initialize")
+        own = self.versions, self.info, self.capabilities, self.instructions
+        self.negotiated, result = lifecycle.accept_initialize(params, *own)
+        return [ev.SendMessage(rpc.result_message(rid, result)), ev.Ready(self.negotiated)]
+
+    def _pong(self, rid: RequestId, params: JSON) -> list[ev.Event]:
+        return [ev.SendMessage(rpc.result_message(rid, {}))]
+
+    def _set_level(self, rid: RequestId, params: JSON) -> list[ev.Event]:
+        self.log_level = read_level(params)
+        return [ev.SendMessage(rpc.result_message(rid, {}))]
+
+    def _initialized(self, rid: RequestId, outcome: JSON | RemoteError) -> list[ev.Event]:
+        """The client's side: the initialize result (or error) ends the handshake either way."""
+        try:
+            if isinstance(outcome, RemoteError):
+                raise outcome
+            negotiated = lifecycle.check_initialize_result(
+                outcome, self.info, self.capabilities, self.versions
+            )
+        except RemoteError as exc:
+            self._advance(Trigger.INITIALIZE_FAILED, "initialize")
+            return [ev.ErrorReceived(rid, exc)]
+        self._advance(Trigger.INITIALIZE_RESULT, "initialize")
+        self.negotiated = negotiated
+        done = ev.SendMessage(rpc.notification_message("notifications/initialized", None))
+        return [ev.ResponseReceived(rid, outcome), done, ev.Ready(negotiated)]
+
+    def _progressed(self, params: JSON) -> list[ev.Event]:
+        return list(self.calls.progressed(params))
+
+    def _cancelled(self, params: JSON) -> list[ev.Event]:
+        return list(self.calls.peer_cancelled(params))
+
+    # Requests the core answers: method -> handler(connection, id, params).
+    CORE_REQUESTS: ClassVar[dict[str, Callable[[Connection, RequestId, JSON], list[ev.Event]]]] = {
+        "initialize": _accept_initialize,
+        "ping": _pong,
+        "logging/setLevel": _set_level,
+    }
+    # Notifications the core consumes: method -> handler(connection, params).
+    CORE_NOTIFICATIONS: ClassVar[dict[str, Callable[[Connection, JSON], list[ev.Event]]]] = {
+        "notifications/progress": _progressed,
+        "notifications/cancelled": _cancelled,
+    }
+    # Answers to our own requests that the core consumes: method -> handler(connection, id, outcome).
+    CORE_RESULTS: ClassVar[
+        dict[str, Callable[[Connection, RequestId, JSON | RemoteError], list[ev.Event]]]
+    ] = {
+        "initialize": _initialized,
+    }
 
     # ---- outbound --------------------------------------------------------------------------
 
@@ -160,16 +218,22 @@ class Connection:
         return rid, rpc.request_message(rid, "initialize", params)
 
     def assume(
-        self, version: str, client_capabilities: JSON | None = None, client_info: JSON | None = None
+        self,
+        version: str,
+        client_capabilities: JSON | None = None,
+        client_info: JSON | None = None,
+        *,
+        log_level: str | None = None,
     ) -> None:
         """The server's side, when its transport serves a handshake-era message without a handshake on
         this connection: a server keeping no HTTP sessions (the client declared nothing), or one
-        restoring a session another process initialized (what that client declared). `version` is
-        negotiated as initialize would be."""
+        restoring a session another process initialized (what that client declared, and the log level
+        it set). `version` is negotiated as initialize would be."""
         self._advance(Trigger.ASSUME_VERSION, "a pre-agreed version")
         agreed = negotiate(version, self.versions)
         caps, info = client_capabilities or {}, client_info or {}
         self.negotiated = Negotiated(agreed, info, caps, self.info, self.capabilities, self.instructions)
+        self.log_level = log_level
 
     def adopt_modern(self, negotiated: Negotiated) -> list[ev.Event]:
         """The client's side: speak the stateless era from now on (after server/discover, or pinned)."""
@@ -211,7 +275,7 @@ class Connection:
         """A notification on the subscriptions/listen stream `subscription_id` (tagged with it)."""
         return modern.subscription_notification(method, params, subscription_id, self.capabilities)
 
-    def _outbound_rule(self, method: str, notification: bool, params: JSON | None = None) -> caps.Rule:
+    def _outbound_rule(self, method: str, notification: bool, params: JSON | None = None) -> caps.MethodSpec:
         own, peer = self.capabilities, self._peer_capabilities()
         modern, rules = self._stateless, self.extension_rules
         return caps.outbound_rule(method, self.role, notification, own, peer, modern, params, rules)

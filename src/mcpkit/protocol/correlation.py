@@ -40,9 +40,9 @@ class Inbound:
 class Correlation:
     """Our requests awaiting a response, and the peer's requests awaiting ours."""
 
-    def __init__(self) -> None:
+    def __init__(self, ids: Iterator[RequestId] | None = None) -> None:
         # our request ids; a transport may number them from a sequence shared by several connections
-        self.ids: Iterator[RequestId] = itertools.count(1)
+        self.ids: Iterator[RequestId] = ids if ids is not None else itertools.count(1)
         self._tokens = itertools.count(1)
         self._outbound: dict[RequestId, str] = {}  # id -> method
         self._token_of: dict[RequestId, Token] = {}

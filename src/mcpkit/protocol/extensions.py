@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from .capabilities import Role, Rule
 from .errors import MCPError
+from .methods import MethodSpec, Role
 from .modern import CLIENT_CAPABILITIES, missing_capability
 
 __all__ = [
@@ -56,10 +56,10 @@ def missing_extension(identifier: str) -> MCPError:
     return missing_capability(("extensions", identifier))
 
 
-def extension_rule(identifier: str) -> Rule:
+def extension_rule(identifier: str) -> MethodSpec:
     """The rule for a request method an extension adds: sent by the client, to a server that
     declared the extension (a server that did not answers -32601; a client does not send it)."""
-    return Rule(Role.CLIENT, ("extensions", identifier))
+    return MethodSpec(sender=Role.CLIENT, capability=("extensions", identifier))
 
 
 def with_extensions(capabilities: JSON, extensions: dict[str, JSON]) -> JSON:

@@ -2,7 +2,7 @@
 
 A value goes as is when it is plain printable ASCII, else as the Base64 sentinel `=?base64?...?=` of
 its UTF-8 (and so does a plain value that looks like the sentinel). Arguments are mirrored by the
-"Type conversion" rules. Mcp-Name mirrors params.name or params.uri ("Standard Request Headers").
+"Type conversion" rules. Mcp-Name mirrors the item a request names (methods.HEADER_ITEMS).
 """
 
 from __future__ import annotations
@@ -14,17 +14,8 @@ from typing import Final
 
 from .errors import HEADER_MISMATCH, MCPError
 
-__all__ = ["NAMED_METHODS", "decode_value", "encode_value", "mirror_value", "value_at"]
+__all__ = ["decode_value", "encode_value", "mirror_value", "value_at"]
 
-# tasks extension "Streamable HTTP: Routing Headers": tasks/get, update and cancel name their task
-NAMED_METHODS: Final = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-    "tasks/get": "taskId",
-    "tasks/update": "taskId",
-    "tasks/cancel": "taskId",
-}
 _PREFIX, _SUFFIX = "=?base64?", "?="
 # Sent plain: printable ASCII and inner spaces. Tabs and other control characters, non-ASCII and edge
 # spaces go as Base64. Accepted plain: the same plus inner tabs, which RFC 9110 allows in a field value.

@@ -22,7 +22,8 @@ from .errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     MCPError,
 )
-from .http_header_values import NAMED_METHODS, decode_value, mirror_value, value_at
+from .http_header_values import decode_value, mirror_value, value_at
+from .methods import HEADER_ITEMS
 from .modern import PROTOCOL_VERSION
 
 __all__ = ["check_request_headers", "repeated_fields", "status_for_error"]
@@ -86,7 +87,7 @@ def check_request_headers(
         raise _mismatch(
             f"Mcp-Method header {headers.get('mcp-method')!r} does not match body method {method!r}"
         )
-    field = NAMED_METHODS.get(method)
+    field = HEADER_ITEMS.get(method)
     if field is not None:
         raw = headers.get("mcp-name")
         if raw is None:

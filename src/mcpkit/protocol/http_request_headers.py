@@ -13,7 +13,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from .http_header_values import NAMED_METHODS, encode_value, mirror_value, value_at
+from .http_header_values import encode_value, mirror_value, value_at
+from .methods import HEADER_ITEMS
 from .modern import PROTOCOL_VERSION
 
 __all__ = ["ToolHeaders", "encode_value", "mirror_value", "request_headers", "screen_tools", "tool_headers"]
@@ -103,7 +104,7 @@ def request_headers(message: JSON, mirrored: Mapping[str, ToolHeaders]) -> dict[
         return {}
     assert isinstance(params, dict)
     headers = {"MCP-Protocol-Version": version, "Mcp-Method": method}
-    field = NAMED_METHODS.get(method)
+    field = HEADER_ITEMS.get(method)
     name = params.get(field) if field is not None else None
     if isinstance(name, str):
         headers["Mcp-Name"] = encode_value(name)

@@ -91,7 +91,7 @@ TRANSITIONS: Final[dict[tuple[Role, Phase, Trigger], Phase]] = {
 }
 
 # The move a message makes, indexed by whether its method may come before initialization
-# (capabilities.Rule.before_ready).
+# (methods.MethodSpec.before_ready).
 ON_RECEIVE: Final = (T.RECEIVE_REQUEST, T.RECEIVE_EARLY)
 ON_SEND_REQUEST: Final = (T.SEND_REQUEST, T.SEND_EARLY)
 ON_SEND_NOTIFICATION: Final = (T.SEND_NOTIFICATION, T.SEND_EARLY)

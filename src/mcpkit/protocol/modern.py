@@ -23,12 +23,12 @@ from .errors import (
 )
 from .levels import LEVELS
 from .lifecycle import Negotiated, declared_at
+from .methods import ASKS_CLIENT
 from .versions import STATELESS_VERSIONS, is_modern
 
 __all__ = [
     "CLIENT_CAPABILITIES",
     "CLIENT_INFO",
-    "INPUT_REQUIRED_METHODS",
     "LOG_LEVEL",
     "PROTOCOL_VERSION",
     "SERVER_INFO",
@@ -56,8 +56,6 @@ LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
 
-# patterns "Multi Round-Trip Requests", "Supported Requests": no other request may answer input_required.
-INPUT_REQUIRED_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 _RESULT_TYPES: Final = frozenset({"complete", "input_required", "task"})  # task: the tasks extension
 
 
@@ -130,7 +128,7 @@ def accept_stateless(
     info: JSON,
     capabilities: JSON,
     instructions: str | None,
-    extension_rules: Mapping[str, caps.Rule] = caps.NO_RULES,
+    extension_rules: Mapping[str, caps.MethodSpec] = caps.NO_RULES,
 ) -> tuple[Negotiated, str | None]:
     """The server's side of a stateless request: the agreement it is served under and its own log
     level. RemoteError: -32602 or -32022 for its `_meta`, -32601 for a method this server lacks."""
@@ -186,7 +184,7 @@ def finish_result(method: str, result: JSON, server_info: JSON | None) -> JSON:
     LocalError (-32603) when `method` may not answer input_required.
     """
     kind = result.get("resultType", "complete")
-    if kind == "input_required" and method not in INPUT_REQUIRED_METHODS:
+    if kind == "input_required" and method not in ASKS_CLIENT:
         why = f"{method} may not answer input_required (patterns: Multi Round-Trip Requests)"
         raise LocalError(why, INTERNAL_ERROR)
     out = dict(result)

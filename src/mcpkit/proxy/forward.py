@@ -27,7 +27,7 @@ import anyio.abc
 
 from ..client.client import Client
 from ..protocol.errors import INVALID_REQUEST, MCPError
-from ..protocol.modern import INPUT_REQUIRED_METHODS
+from ..protocol.methods import ASKS_CLIENT, CACHEABLE
 from ..protocol.versions import is_modern
 from ..server.context import Context
 from ..server.registry import LIST_CHANGED
@@ -58,9 +58,7 @@ FORWARDED: Final = frozenset(
         "tasks/update",
     }
 )
-_CACHEABLE: Final = frozenset(
-    {"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
-)
+_CACHEABLE: Final = FORWARDED & CACHEABLE  # server/discover is the proxy's own, never forwarded
 _OFFERED: Final = ("tools", "resources", "prompts", "completions", "tasks")
 _CHANGES: Final = frozenset(LIST_CHANGED.values())
 # Params of a front request that belong to its hop, not to the remote: the stateless era's round trip.
@@ -150,7 +148,7 @@ class Proxy:
         if method not in FORWARDED:
             return await call_next(params)  # server/discover, answered with the declared capabilities
         assert self.client is not None and self.front is not None
-        if ctx.stateless and method in INPUT_REQUIRED_METHODS and self._tg is not None:
+        if ctx.stateless and method in ASKS_CLIENT and self._tg is not None:
             return self._for_front(ctx, method, await self._round(ctx, method, params))
         wants_progress = isinstance(params.get("_meta"), dict) and "progressToken" in params["_meta"]
         with self.flights.flying(method, ctx) as flight:
@@ -176,7 +174,7 @@ class Proxy:
         """One round of a stateless client's request whose remote call may ask it (parked.py)."""
         assert self.client is not None and self._tg is not None
         sent = outgoing(params)
-        ident = parked_id(getattr(ctx.asker, "answers", {}))
+        ident = parked_id(ctx.asker.answers)
         parked = self._parked.get(ident) if ident is not None else None
         if ident is not None and parked is None:
             raise MCPError(INVALID_REQUEST, "the proxied call these answers are for has ended")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 import anyio
@@ -33,7 +33,7 @@ KEY_PREFIX: Final = "proxy-"
 _ASKS_BUFFERED: Final = 16
 
 
-def parked_id(answers: dict[str, JSON]) -> str | None:
+def parked_id(answers: Mapping[str, JSON]) -> str | None:
     """The parked call a retry's answers are for, from their keys."""
     for key in answers:
         if key.startswith(KEY_PREFIX):
@@ -102,7 +102,7 @@ class Parked:
         """One attempt of the client's request: hand over its answers, then the result or the next ask."""
         if params != self.params:
             raise MCPError(INVALID_PARAMS, "Invalid params: a retry must repeat the request it answers")
-        answers: dict[str, JSON] = getattr(ctx.asker, "answers", {})
+        answers = ctx.asker.answers
         for key in [k for k in self._waiting if k in answers]:
             self._waiting.pop(key).give(answers[key])
         self.ctx = ctx

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ..protocol.methods import METHODS
+
 __all__ = ["DURATION", "Metrics", "OpenTelemetryMetrics", "PrometheusMetrics"]
 
 DURATION = "mcp.server.operation.duration"
@@ -96,11 +98,7 @@ class OpenTelemetryMetrics:
         return None
 
 
-_OTEL_NAME = {
-    "tools/call": "gen_ai.tool.name",
-    "prompts/get": "gen_ai.prompt.name",
-    "resources/read": "mcp.resource.uri",
-}
+_OTEL_NAME = {method: spec.span_target for method, spec in METHODS.items() if spec.span_target is not None}
 
 
 def _prometheus(name: str) -> str:

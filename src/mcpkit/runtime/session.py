@@ -32,10 +32,10 @@ from ..protocol.jsonrpc import RequestId, error_response
 from ..protocol.lifecycle import Negotiated
 from ._native import Loop, Task, current_task, in_async_context, running_loop, start_task, wait_tasks
 from .flag import Flag
-from .origin import RECEIVED_FROM, Origin
+from .origin import RECEIVED_FROM
 from .requesting import Pending, ProgressCallback, Requesting
-from .stream import Fed, MessageStream, Processed, Restored, encoded
-from .workers import SESSION_WORKERS, WorkerShare
+from .stream import Inbound, MessageStream, StreamAttribute, encoded
+from .thread_share import SESSION_THREADS, ThreadShare
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -92,22 +92,18 @@ class Session(Requesting):
         self._input_ended = False  # the peer sends nothing more; what it sent may still be answered
         self._idle: anyio.Event | None = None  # set when the last handler ends, once waited on
         self._running = False
-        self._context = copy_context()  # the reader's, once it runs: what handlers started by `feed` get
+        self._context = copy_context()  # Session.run's, once it runs: what every handler starts from
         self._adopt(stream)
 
     def _adopt(self, stream: MessageStream) -> None:
-        """What the transport agreed for this connection without a handshake on it (see MessageStream)."""
-        connection = self.connection
-        ids = getattr(stream, "request_ids", None)
-        if ids is not None:
-            connection.calls.ids = ids
-        restored: Restored | None = getattr(stream, "restored", None)
-        agreed: str | None = getattr(stream, "pre_agreed", None)
+        """What the transport agreed for this connection without a handshake on it (`StreamAttribute`)."""
+        restored = stream.extra(StreamAttribute.restored, None)
+        agreed = stream.extra(StreamAttribute.pre_agreed, None)
         if restored is not None:
-            connection.assume(restored.version, restored.client_capabilities, restored.client_info)
-            connection.log_level = restored.log_level
+            caps, info = restored.client_capabilities, restored.client_info
+            self.connection.assume(restored.version, caps, info, log_level=restored.log_level)
         elif agreed is not None:
-            connection.assume(agreed)
+            self.connection.assume(agreed)
         if restored is not None or agreed is not None:
             self.ready.set()
 
@@ -119,24 +115,22 @@ class Session(Requesting):
         return n
 
     async def run(self) -> None:
-        """Read until the peer goes away; then cancel in-flight handlers and fail pending requests.
+        """Take the stream's messages until the peer goes away; then cancel in-flight handlers and fail
+        pending requests.
 
         A stream with an `eof_grace` (stdio, whose EOF closes only the peer's input) first lets the
         requests already read finish, for up to that many seconds, so their responses are not lost.
         """
         self._loop = running_loop()
         self._running = True
-        # handler tasks inherit the context, and with it this session's share of worker threads
+        # handler tasks start in a copy of this context, and with it this session's share of worker threads
         workers = self.max_worker_threads
-        token = SESSION_WORKERS.set(WorkerShare(workers))
+        token = SESSION_THREADS.set(ThreadShare(workers))
         self._context = copy_context()
-        fed = self.stream if self._loop is not None and isinstance(self.stream, Fed) else None
-        if fed is not None:
-            fed.feed = self.feed
         try:
             if self._loop is not None:
                 try:
-                    await self._read_loop()
+                    await self._take_all()
                     await self._drain()
                 finally:
                     await self._stop_tasks()
@@ -144,21 +138,19 @@ class Session(Requesting):
                 async with anyio.create_task_group() as tg:
                     self._tg = tg
                     try:
-                        await self._read_loop()
+                        await self._take_all()
                         await self._drain()
                     finally:
                         tg.cancel_scope.cancel()
         finally:
-            if fed is not None:
-                fed.feed = None
-            SESSION_WORKERS.reset(token)
+            SESSION_THREADS.reset(token)
             self._running = False
             self._tg = None
             self._fail_pending()
             self.closed.set()
 
     async def _drain(self) -> None:
-        grace: float = getattr(self.stream, "eof_grace", 0.0)
+        grace = self.stream.extra(StreamAttribute.eof_grace, 0.0)
         if grace <= 0:
             return
         self._input_ended = True
@@ -172,15 +164,19 @@ class Session(Requesting):
             with anyio.move_on_after(grace):
                 await self._idle.wait()
 
-    def _spawn(self, fn: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
-        """Run `fn(*args)` beside the reader: a native task on asyncio, else in the task group."""
+    def _spawn(
+        self, fn: Callable[..., Coroutine[Any, Any, None]], *args: Any, context: Context | None = None
+    ) -> None:
+        """Run `fn(*args)` in its own task, in a copy of `context` (default: the session's): a native
+        task on asyncio, else in the session's task group."""
+        context = (context or self._context).copy()
         if self._loop is not None:  # started as requests are, so handlers start in the order sent
-            task = start_task(self._loop, self._logged(fn, *args))
+            task = start_task(self._loop, self._logged(fn, *args), context)
             if not task.done():
                 self._tasks.add(task)
         else:
             assert self._tg is not None
-            self._tg.start_soon(fn, *args)
+            context.run(self._tg.start_soon, fn, *args)  # trio's task copies the context it starts in
 
     async def _logged(self, fn: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
         try:
@@ -190,49 +186,44 @@ class Session(Requesting):
         finally:
             self._tasks.discard(current_task())
 
-    async def _read_loop(self) -> None:
-        receive, connection = self.stream.receive, self.connection
-        process, process_decoded = connection.receive_data, connection.receive
-        native, request = self._loop is not None, ev.RequestReceived
-        event: ev.Event | None = None
-        stream, knows_origin, origin = self.stream, hasattr(self.stream, "received_from"), None
-        while True:
-            try:
-                data = await receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return
-            if knows_origin and stream.received_from is not origin:  # type: ignore[attr-defined]
-                origin = stream.received_from  # type: ignore[attr-defined]
-                RECEIVED_FROM.set(origin)  # the handlers started from here on inherit it
-            if isinstance(data, Processed):
-                events = data.events
-            elif isinstance(data, Oversized):
-                too_big = f"Invalid Request: message exceeds {data.limit} bytes"
-                await self._write(error_response(None, INVALID_REQUEST, too_big))
-                continue
-            else:
-                events = process_decoded(data) if isinstance(data, dict) else process(data)
-            for event in events:
-                # the hot path, without a coroutine call
-                if native and type(event) is request and len(self._handlers) < self.max_in_flight:
-                    self._start(event)
-                else:
-                    await self._dispatch(event)
-            del data, events
-            event = None  # an idle session's reader keeps no message alive while it waits
-            if origin is not None:  # nor the headers of the request that carried it
-                origin = None
-                RECEIVED_FROM.set(None)
+    async def _take_all(self) -> None:
+        try:
+            await self.stream.deliver_to(self.deliver)
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return
 
-    async def _dispatch(self, event: ev.Event) -> None:
+    async def deliver(self, inbound: Inbound) -> None:
+        """Take one inbound message (the one entry for them, `MessageStream.deliver_to`'s callback): its
+        requests start at once, in the caller's turn of the loop; the rest is acted on before this
+        returns, so a caller delivering in order is served in order."""
+        data, origin = inbound
+        if type(data) is Oversized:
+            too_big = f"Invalid Request: message exceeds {data.limit} bytes"
+            await self._write(error_response(None, INVALID_REQUEST, too_big))
+            return
+        connection = self.connection
+        events = connection.receive(data) if type(data) is dict else connection.receive_data(data)  # type: ignore[arg-type]
+        context = self._context
+        if origin is not None:  # what the handlers it starts read as RECEIVED_FROM
+            context = context.copy()
+            context.run(RECEIVED_FROM.set, origin)
+        native = self._loop is not None
+        for event in events:
+            # the hot path, without a coroutine call
+            if native and type(event) is ev.RequestReceived and len(self._handlers) < self.max_in_flight:
+                self._start(event, context)
+            else:
+                await self._dispatch(event, context)
+
+    async def _dispatch(self, event: ev.Event, context: Context | None = None) -> None:
         if isinstance(event, ev.RequestReceived):
             if len(self._handlers) >= self.max_in_flight:
                 await self._refuse_busy(event.id)
             elif self._loop is not None:
-                self._start(event)
+                self._start(event, context)
             else:
                 self._handlers[event.id] = anyio.CancelScope()  # counted in flight from now on
-                self._spawn(self._handle, event)
+                self._spawn(self._handle, event, context=context)
         elif isinstance(event, ev.ResponseReceived | ev.ErrorReceived):
             pending = self._pending.get(event.id)
             if pending is not None:
@@ -246,7 +237,7 @@ class Session(Requesting):
             await self._write(message, None if "method" in message else message.get("id"))
         elif isinstance(event, ev.NotificationReceived):
             if self._on_notification is not None:
-                self._spawn(self._on_notification, self, event)
+                self._spawn(self._on_notification, self, event, context=context)
         elif isinstance(event, ev.CancelledByPeer):
             self._cancel_handler(event.id)
         elif isinstance(event, ev.ProgressReceived):
@@ -262,28 +253,12 @@ class Session(Requesting):
         if message is not None:
             await self._write(message, rid)
 
-    def _start(self, event: ev.RequestReceived, context: Context | None = None) -> None:
+    def _start(self, event: ev.RequestReceived, context: Context | None) -> None:
         assert self._loop is not None
-        task = start_task(self._loop, self._handle_native(event), context)
+        task = start_task(self._loop, self._handle_native(event), (context or self._context).copy())
         if not task.done():  # a handler started eagerly may have answered already
             self._handlers[event.id] = task
             self._tasks.add(task)
-
-    def feed(self, data: bytes | JSON, origin: Origin | None) -> list[ev.Event]:
-        """Take a message in the sender's task while the reader waits with nothing to read (a stream's
-        `feed`): its request starts at once, a turn of the loop sooner than through the reader. Returns
-        the events that need the reader (from the first such one on, so order holds), for the stream to
-        queue for it as `Processed`."""
-        events = (
-            self.connection.receive(data) if isinstance(data, dict) else self.connection.receive_data(data)
-        )
-        for i, event in enumerate(events):
-            if type(event) is not ev.RequestReceived or len(self._handlers) >= self.max_in_flight:
-                return events[i:]
-            context = self._context.copy()  # what the reader's handlers inherit, and this request's origin
-            context.run(RECEIVED_FROM.set, origin)
-            self._start(event, context)
-        return []
 
     async def _handle_native(self, event: ev.RequestReceived) -> None:
         rid = event.id

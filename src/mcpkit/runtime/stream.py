@@ -4,37 +4,43 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar, overload
 
 import anyio
 import orjson
+from anyio import TypedAttributeLookupError, TypedAttributeSet, typed_attribute
 
 if TYPE_CHECKING:  # anyio's memory streams cost ~8 ms to import; a stdio server never needs them
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..protocol.errors import INTERNAL_ERROR, LocalError
-from ..protocol.events import Event
 from ..protocol.framing import Oversized
 from ..protocol.jsonrpc import RequestId, answered_id, encode, error_response
 from .origin import Origin
 
 __all__ = [
-    "Fed",
+    "Attributes",
+    "Deliver",
+    "Inbound",
     "Inbox",
     "MemoryStream",
     "MessageStream",
     "Outgoing",
     "Oversized",
-    "Processed",
     "Restored",
+    "StreamAttribute",
+    "WrappedStream",
+    "deliver_each",
     "encoded",
     "memory_pair",
 ]
 
 JSON = dict[str, Any]
 T = TypeVar("T")
+D = TypeVar("D")
+_MISSING: Any = object()
 
 
 class Outgoing(NamedTuple):
@@ -87,47 +93,102 @@ class Restored:
     log_level: str | None = None
 
 
-class Processed(NamedTuple):
-    """What a stream's `feed` left for the reader: events of a message already taken in (see `Fed`)."""
+class Inbound(NamedTuple):
+    """One inbound message and what its transport knew of it (None: only its bytes, as over stdio).
 
-    events: list[Event]
+    `data` is bytes, or a bytearray (stdio hands over the buffer a long line was gathered in rather
+    than copy it; it is only ever parsed, never kept or hashed), or the decoded JSON object when the
+    transport had to decode it already to route it (Streamable HTTP), or `Oversized` for a message the
+    transport refused to hold whole."""
+
+    data: bytes | bytearray | JSON | Oversized
+    origin: Origin | None = None
 
 
-@runtime_checkable
-class Fed(Protocol):
-    """A stream whose sender may hand a message to the Session directly while its reader waits with
-    nothing to read: the Session sets `feed` while it runs (asyncio only). `feed(message, origin)`
-    starts the message's request and returns the events left for the reader, which the stream then
-    queues as `Processed`, before anything sent after it."""
+Deliver = Callable[[Inbound], Awaitable[None]]
 
-    feed: Callable[[bytes | JSON, Origin | None], list[Event]] | None
+
+class StreamAttribute(TypedAttributeSet):
+    """What a transport agreed for a whole connection: `stream.extra(StreamAttribute.x, default)`."""
+
+    eof_grace: float = typed_attribute()
+    """Seconds the requests already read may still be answered once input ends (stdio)."""
+    pre_agreed: str = typed_attribute()
+    """A protocol version the server side proceeds with without an initialize (a transport serving
+    handshake-era messages with no session)."""
+    restored: Restored = typed_attribute()
+    """An agreement another process made with the client: served as if this connection had been
+    initialized."""
+    request_ids: Iterator[RequestId] = typed_attribute()
+    """Where our request ids are taken from, unique beyond this connection."""
+    session_id: str = typed_attribute()
+    """The transport's session (Streamable HTTP's Mcp-Session-Id): for state kept beyond this process."""
+    authorizing: Callable[[], bool] = typed_attribute()
+    """Whether the transport waits on the user at a login now: time that is not the peer's."""
+
+
+class Attributes:
+    """anyio's typed-attribute provider, for classes with `__slots__` (anyio's own base has none)."""
+
+    __slots__ = ()
+
+    @property
+    def extra_attributes(self) -> Mapping[Any, Callable[[], Any]]:
+        return {}
+
+    @overload
+    def extra(self, attribute: T) -> T: ...
+    @overload
+    def extra(self, attribute: T, default: D) -> T | D: ...
+    def extra(self, attribute: Any, default: Any = _MISSING) -> Any:
+        getter = self.extra_attributes.get(attribute)
+        if getter is not None:
+            return getter()
+        if default is _MISSING:
+            raise TypedAttributeLookupError("Attribute not found")
+        return default
 
 
 class MessageStream(Protocol):
-    """A duplex stream of framed messages: one JSON-RPC message per item.
+    """A duplex stream of framed messages, one JSON-RPC message per item, pushed in one direction:
+    `deliver_to(deliver)` hands every inbound message to `deliver`, in order, until the peer is gone
+    (then it returns); a transport whose messages arrive in other tasks (Streamable HTTP's POSTs) calls
+    `deliver` from those tasks. `extra` reads the connection's `StreamAttribute`s."""
 
-    A received message is bytes, or a bytearray (stdio hands over the buffer a long line was
-    gathered in rather than copy it; it is only ever parsed, never kept or hashed), or the decoded
-    JSON object when the transport had to decode it already to route it (Streamable HTTP).
-
-    `receive` raises `anyio.EndOfStream` when the peer is gone, and returns `Oversized` for a
-    message the transport refused to hold whole.
-
-    Optional attributes a stream may have: `received_from` (the `Origin` of the message `receive`
-    returned last, for a transport that knows more than its bytes), `eof_grace` (seconds the requests
-    already read may still be answered once input ends) and `pre_agreed` (a protocol version the
-    server side proceeds with without an initialize, for a transport that serves handshake-era
-    messages with no session), `restored` (a `Restored` agreement another process made with the
-    client: the session is served as if this connection had been initialized), `request_ids` (an
-    iterator our request ids are taken from, unique beyond this connection) and `authorizing` (a
-    callable: whether the transport is waiting on the user at a login, time that is not the peer's).
-    """
-
-    async def receive(self) -> bytes | bytearray | JSON | Oversized | Processed: ...
+    async def deliver_to(self, deliver: Deliver) -> None: ...
 
     async def send(self, out: Outgoing) -> None: ...
 
     async def aclose(self) -> None: ...
+
+    @property
+    def extra_attributes(self) -> Mapping[Any, Callable[[], Any]]: ...
+
+    @overload
+    def extra(self, attribute: T) -> T: ...
+    @overload
+    def extra(self, attribute: T, default: D) -> T | D: ...
+
+
+class WrappedStream(Attributes):
+    """A MessageStream that passes everything to `inner`: a base for one that watches or changes what
+    crosses it (override `send`, or `deliver_to` with a `deliver` of its own)."""
+
+    def __init__(self, inner: MessageStream) -> None:
+        self.inner = inner
+
+    @property
+    def extra_attributes(self) -> Mapping[Any, Callable[[], Any]]:
+        return self.inner.extra_attributes
+
+    async def deliver_to(self, deliver: Deliver) -> None:
+        await self.inner.deliver_to(deliver)
+
+    async def send(self, out: Outgoing) -> None:
+        await self.inner.send(out)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 class Inbox(Generic[T]):
@@ -165,14 +226,20 @@ class Inbox(Generic[T]):
         self._receive.close()
 
 
-class MemoryStream:
+class MemoryStream(Attributes):
     """One end of an in-memory pair; bytes still cross it, so tests never skip serialization."""
+
+    __slots__ = ("_inbox", "_outbox")
 
     def __init__(self, inbox: Inbox[bytes], outbox: Inbox[bytes]) -> None:
         self._inbox = inbox
         self._outbox = outbox  # the other end's inbox
 
-    async def receive(self) -> bytes | Oversized:
+    async def deliver_to(self, deliver: Deliver) -> None:
+        await deliver_each(self._inbox, deliver)
+
+    async def receive(self) -> bytes:
+        """The next message, for a test that plays the raw peer on this end (no Session reads it)."""
         return await self._inbox.get()
 
     async def send(self, out: Outgoing | bytes) -> None:
@@ -183,6 +250,18 @@ class MemoryStream:
     async def aclose(self) -> None:
         self._outbox.end()
         self._inbox.close()
+
+
+async def deliver_each(inbox: Inbox[Any], deliver: Deliver) -> None:
+    """Hand each item of `inbox` to `deliver`, in order, until the inbox ends: an `Inbound` as it is,
+    anything else as the data of one (for a transport whose own tasks put what arrives in an inbox)."""
+    get = inbox.get
+    while True:
+        try:
+            item = await get()
+        except anyio.EndOfStream:
+            return
+        await deliver(item if type(item) is Inbound else Inbound(item))
 
 
 def memory_pair() -> tuple[MemoryStream, MemoryStream]:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..protocol.errors import MCPError
+from ..protocol.methods import METHODS
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer, TracerProvider
@@ -27,9 +28,6 @@ JSON = dict[str, Any]
 # `tracing=` on a Server or Client: False (none), True (the global TracerProvider's tracer) or a provider
 TracingOption: TypeAlias = "bool | TracerProvider"
 INSTRUMENTATION = "mcpkit"
-# semconv MCP: the target in a span's name is the tool or prompt; resource URIs stay out (cardinality)
-_TARGETS = {"tools/call": "gen_ai.tool.name", "prompts/get": "gen_ai.prompt.name"}
-_URI_METHODS = frozenset({"resources/read", "resources/subscribe", "resources/unsubscribe"})
 
 
 def load() -> None:
@@ -53,17 +51,15 @@ def span_of(method: str, params: Mapping[str, Any] | None) -> tuple[str, JSON]:
     """The span name (`{mcp.method.name} {target}`) and the attributes a request's method and params give."""
     attributes: JSON = {"mcp.method.name": method}
     name = method
-    target_key = _TARGETS.get(method)
-    if params:
-        target = params.get("name") if target_key is not None else None
+    spec = METHODS.get(method)
+    if params and spec is not None and spec.item is not None and spec.span_target is not None:
+        target = params.get(spec.item)
         if isinstance(target, str):
-            attributes[target_key] = target  # type: ignore[index]
-            name = f"{method} {target}"
-        if method == "tools/call":
-            attributes["gen_ai.operation.name"] = "execute_tool"
-        uri = params.get("uri") if method in _URI_METHODS else None
-        if isinstance(uri, str):
-            attributes["mcp.resource.uri"] = uri
+            attributes[spec.span_target] = target
+            # semconv MCP: a tool or prompt names the span; a resource URI stays out (cardinality)
+            name = f"{method} {target}" if spec.item == "name" else name
+    if params and method == "tools/call":
+        attributes["gen_ai.operation.name"] = "execute_tool"
     return name, attributes
 
 

@@ -7,13 +7,15 @@ input_required (round_trip.py); a request that may not answer input_required can
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from ..protocol.jsonrpc import RequestId
 from ..protocol.lifecycle import Negotiated
-from ..protocol.modern import INPUT_REQUIRED_METHODS
+from ..protocol.methods import ASKS_CLIENT
 from .round_trip import CannotAsk, RoundTrip
 
 if TYPE_CHECKING:
@@ -23,10 +25,15 @@ if TYPE_CHECKING:
 __all__ = ["Asker", "SessionAsker", "asker_for"]
 
 JSON = dict[str, Any]
+_NONE: Mapping[str, JSON] = MappingProxyType({})
 
 
 class Asker(Protocol):
-    """What a Context asks the client through."""
+    """What a Context asks the client through. `answers`: what the client already answered for this
+    attempt of the request (a 2026-07-28 retry's input responses, by key; empty over a session)."""
+
+    @property
+    def answers(self) -> Mapping[str, JSON]: ...
 
     async def ask(self, method: str, params: JSON, key: str | None = None) -> JSON:
         """The client's result for one request; `key` names it in a stateless round trip."""
@@ -44,6 +51,10 @@ class SessionAsker:
 
     def __init__(self, session: Session, request_id: RequestId, timeout: float | None) -> None:
         self.session, self.request_id, self.timeout = session, request_id, timeout
+
+    @property
+    def answers(self) -> Mapping[str, JSON]:
+        return _NONE  # a session's client answers each request as it is asked
 
     async def ask(self, method: str, params: JSON, key: str | None = None) -> JSON:
         return await self.session.request(method, params, timeout=self.timeout, related=self.request_id)
@@ -75,6 +86,6 @@ def asker_for(
     if not agreement.stateless:
         return SessionAsker(session, request_id, timeout)
     client = agreement.client_capabilities
-    if method in INPUT_REQUIRED_METHODS:
+    if method in ASKS_CLIENT:
         return RoundTrip.from_params(params, sealer, method, client, principal)
     return CannotAsk(client)

@@ -16,7 +16,7 @@ from ..protocol.lifecycle import Negotiated
 from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import Feature, has, is_modern
 from .asking import Asker
-from .client_tasks import ask_as_task
+from .tasks.hosted_by_client import ask_as_task
 
 if TYPE_CHECKING:
     from ..protocol.resource_auth import AccessToken
@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     from ..runtime.session import Session
     from .lifespan import Lifespan
     from .registry import Registry
-    from .request_state import StateSealer
-    from .subscriptions import Listener
 
 __all__ = ["Context", "Elicited", "ServerHandle"]
 
@@ -34,7 +32,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class ServerHandle(Protocol):
-    """What `ctx.server` offers a handler (the Server serving the request has all of it)."""
+    """What `ctx.server` offers a user's handler: the Server serving the request, as far as a handler
+    needs it (it has more)."""
 
     async def notify_resource_updated(self, uri: str) -> None: ...
 
@@ -53,38 +52,7 @@ class ServerHandle(Protocol):
     def remove_prompt(self, name: str) -> None: ...
 
     @property
-    def state_sealer(self) -> StateSealer: ...
-
-    @property
-    def tasks(self) -> TaskCalls: ...
-
-    @property
     def lifespan(self) -> Lifespan: ...
-
-    @property
-    def listeners(self) -> set[Listener]: ...
-
-
-class TaskCalls(Protocol):
-    """What the handlers ask of the Server's tasks (server/tasks.TaskEngine)."""
-
-    async def call(self, tool: Any, arguments: JSON | None, ctx: Context, mask_errors: bool) -> JSON: ...
-
-    async def get(self, ctx: Context, params: JSON) -> JSON: ...
-
-    async def update(self, ctx: Context, params: JSON) -> JSON: ...
-
-    async def cancel(self, ctx: Context, params: JSON) -> JSON: ...
-
-    async def augmented(
-        self, tool: Any, arguments: JSON | None, ctx: Context, task: Any, mask_errors: bool
-    ) -> JSON: ...
-
-    async def result(self, ctx: Context, params: JSON) -> JSON: ...
-
-    async def listing(self, ctx: Context, params: JSON) -> JSON: ...
-
-    async def followed(self, ctx: Context, task_ids: Any) -> list[JSON]: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,8 @@ from contextlib import (
 )
 from typing import Annotated, Any, get_args, get_origin
 
+from .request import RequestContext
+
 __all__ = ["CONTEXT", "Dependencies", "Dependency", "Depends", "injected", "resolve"]
 
 _EMPTY: Any = inspect.Parameter.empty
@@ -69,7 +71,7 @@ class Dependency:
     def __repr__(self) -> str:
         return f"Dependency({getattr(self.factory, '__qualname__', self.factory)!r})"
 
-    async def value(self, ctx: Any, stack: AsyncExitStack, made: dict[Any, Any]) -> Any:
+    async def value(self, ctx: RequestContext, stack: AsyncExitStack, made: dict[Any, Any]) -> Any:
         if self.cache and self.factory in made:
             return made[self.factory]
         kwargs = await resolve(self.inputs or (), ctx, stack, made)
@@ -86,16 +88,15 @@ class Dependency:
 
 
 class _FromContext:
-    async def value(self, ctx: Any, stack: AsyncExitStack, made: dict[Any, Any]) -> Any:
+    async def value(self, ctx: RequestContext, stack: AsyncExitStack, made: dict[Any, Any]) -> Any:
         return ctx
 
 
 class _FromLifespan:
-    async def value(self, ctx: Any, stack: AsyncExitStack, made: dict[Any, Any]) -> Any:
+    async def value(self, ctx: RequestContext, stack: AsyncExitStack, made: dict[Any, Any]) -> Any:
         return ctx.lifespan
 
 
-# `ctx` above: the request's Context (typed Any: context.py imports the handlers that import this)
 CONTEXT, LIFESPAN = _FromContext(), _FromLifespan()
 Source = Dependency | _FromContext | _FromLifespan
 Dependencies = tuple[tuple[str, Source], ...]
@@ -146,7 +147,7 @@ def _plan(marker: Dependency, lifespan_type: type | None, is_context: Callable[[
 
 
 async def resolve(
-    dependencies: Dependencies, ctx: Any, stack: AsyncExitStack, made: dict[Any, Any] | None = None
+    dependencies: Dependencies, ctx: RequestContext, stack: AsyncExitStack, made: dict[Any, Any] | None = None
 ) -> dict[str, Any]:
     """The values of one call's injected parameters; what they open is closed by `stack`."""
     made = {} if made is None else made

@@ -17,9 +17,10 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from ..protocol.capabilities import Rule
 from ..protocol.errors import INVALID_PARAMS, MCPError
 from ..protocol.extensions import declared, extension_rule, missing_extension, valid_identifier
+from ..protocol.methods import MethodSpec
+from .request import RequestContext
 
 __all__ = ["Extension", "ExtensionHandler", "string_param"]
 
@@ -53,12 +54,12 @@ class Extension:
         self.handlers[name] = fn
 
     @property
-    def rules(self) -> dict[str, Rule]:
+    def rules(self) -> dict[str, MethodSpec]:
         """The core's rule for each method: sent by the client to a server declaring the extension."""
         rule = extension_rule(self.identifier)
         return dict.fromkeys(self.handlers, rule)
 
-    async def handle(self, method: str, ctx: Any, params: JSON) -> JSON:
+    async def handle(self, method: str, ctx: RequestContext, params: JSON) -> JSON:
         """Answer `method`: -32021 when the extension requires the client to declare it and this
         request's client capabilities do not."""
         if self.require_client and not declared(ctx.client_capabilities, self.identifier):

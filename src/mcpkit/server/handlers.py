@@ -1,7 +1,8 @@
 """The server's answer to each request method: one function per method, looked up in HANDLERS.
 
-Each takes what is offered (the Registry), who is connected (Peers), the request's Context and its
-params, and nothing else: a handler can be tested with a Registry and a fake session.
+Each takes the Server's parts (Services: what is offered, who is connected, the tasks, the sealer), the
+request's Context and its params, and nothing else: a handler can be tested with a Registry and a fake
+session. The tasks/* methods are the tasks package's (tasks/handlers.py).
 """
 
 from __future__ import annotations
@@ -13,23 +14,31 @@ from typing import Any
 from ..protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
 from ..protocol.modern import SUBSCRIPTION_ID
 from ..protocol.tasks import TASK_NOTE, TASKS_EXTENSION
-from ..protocol.versions import Feature, has, is_modern
+from ..protocol.versions import is_modern
 from .context import Context
-from .peers import Peers
-from .registry import Registry
 from .resources import not_found
+from .services import Services
 from .subscriptions import Listener, agreed_filter
+from .tasks.handlers import (
+    call_tool_task,
+    cancel_task,
+    followed_tasks,
+    get_task,
+    list_tasks,
+    task_result,
+    update_task,
+)
 
 __all__ = ["HANDLERS", "Handler", "handler_for"]
 
 JSON = dict[str, Any]
-Handler = Callable[[Registry, Peers, Context, JSON], Awaitable[JSON]]
+Handler = Callable[[Services, Context, JSON], Awaitable[JSON]]
 
 
-async def list_items(kind: str, registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
+async def list_items(kind: str, services: Services, ctx: Context, params: JSON) -> JSON:
     token = ctx.auth
     granted = token.scopes if token is not None else None
-    return registry.listing(kind, ctx.negotiated.version, params.get("cursor"), granted)
+    return services.registry.listing(kind, ctx.negotiated.version, params.get("cursor"), granted)
 
 
 def named(items: dict[str, Any], params: JSON, kind: str) -> tuple[Any, JSON | None]:
@@ -51,40 +60,18 @@ def uri_of(params: JSON, method: str) -> str:
     return uri
 
 
-async def call_tool(registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
+async def call_tool(services: Services, ctx: Context, params: JSON) -> JSON:
+    registry = services.registry
     tool, arguments = named(registry.tools, params, "tool")
-    if tool.task != "forbidden" and ctx.stateless:
-        return await ctx.server.tasks.call(tool, arguments, ctx, registry.mask_errors)
-    # the common call (no `task`, a tool that does not require one) pays two lookups, not a version check
-    if ("task" in params or tool.task == "required") and has(ctx.negotiated.version, Feature.TASKS):
-        return await ctx.server.tasks.augmented(
-            tool, arguments, ctx, params.get("task"), registry.mask_errors
-        )
+    # the common call (no `task`, a tool that does not take one) pays two lookups, not a version check
+    if tool.task != "forbidden" or "task" in params:
+        return await call_tool_task(services, ctx, tool, arguments, params)
     result: JSON = await tool.call(arguments, ctx, ctx.negotiated.version, mask_errors=registry.mask_errors)
     return result
 
 
-async def get_task(_registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
-    return await ctx.server.tasks.get(ctx, params)
-
-
-async def task_result(_registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
-    return await ctx.server.tasks.result(ctx, params)
-
-
-async def list_tasks(_registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
-    return await ctx.server.tasks.listing(ctx, params)
-
-
-async def update_task(_registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
-    return await ctx.server.tasks.update(ctx, params)
-
-
-async def cancel_task(_registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
-    return await ctx.server.tasks.cancel(ctx, params)
-
-
-async def read(registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
+async def read(services: Services, ctx: Context, params: JSON) -> JSON:
+    registry = services.registry
     uri = uri_of(params, "resources/read")
     result: JSON = {"contents": await registry.read_resource(uri, ctx)}
     if is_modern(ctx.negotiated.version):
@@ -92,9 +79,10 @@ async def read(registry: Registry, _peers: Peers, ctx: Context, params: JSON) ->
     return result
 
 
-async def discover(registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
+async def discover(services: Services, ctx: Context, params: JSON) -> JSON:
     """server/discover (2026-07-28): the versions, capabilities and identity; serverInfo is added
     to `_meta` by the core like on every stateless result."""
+    registry = services.registry
     capabilities = registry.capabilities()
     if capabilities.pop("tasks", None) is not None:  # the 2025-11-25 slot; here, the extension
         capabilities["extensions"] = {TASKS_EXTENSION: {}, **capabilities.get("extensions", {})}
@@ -108,7 +96,8 @@ async def discover(registry: Registry, _peers: Peers, ctx: Context, params: JSON
     return result
 
 
-async def subscribe(registry: Registry, peers: Peers, ctx: Context, params: JSON) -> JSON:
+async def subscribe(services: Services, ctx: Context, params: JSON) -> JSON:
+    registry, peers = services.registry, services.peers
     uri = uri_of(params, "resources/subscribe")
     peers.check_uri(uri)
     if not registry.knows(uri):
@@ -117,42 +106,42 @@ async def subscribe(registry: Registry, peers: Peers, ctx: Context, params: JSON
     return {}
 
 
-async def unsubscribe(_registry: Registry, peers: Peers, ctx: Context, params: JSON) -> JSON:
-    await peers.unsubscribe(ctx.session, uri_of(params, "resources/unsubscribe"))
+async def unsubscribe(services: Services, ctx: Context, params: JSON) -> JSON:
+    await services.peers.unsubscribe(ctx.session, uri_of(params, "resources/unsubscribe"))
     return {}
 
 
-async def get_prompt(registry: Registry, _peers: Peers, ctx: Context, params: JSON) -> JSON:
+async def get_prompt(services: Services, ctx: Context, params: JSON) -> JSON:
+    registry = services.registry
     prompt, arguments = named(registry.prompts, params, "prompt")
     result: JSON = await prompt.get(arguments, ctx)
     return result
 
 
-async def complete(registry: Registry, _peers: Peers, _ctx: Context, params: JSON) -> JSON:
+async def complete(services: Services, _ctx: Context, params: JSON) -> JSON:
+    registry = services.registry
     return await registry.completions.complete(params, registry.prompts, registry.templates)
 
 
-async def listen(registry: Registry, peers: Peers, ctx: Context, params: JSON) -> JSON:
+async def listen(services: Services, ctx: Context, params: JSON) -> JSON:
     """subscriptions/listen (2026-07-28): change notifications until the client cancels."""
     requested = params.get("notifications")
-    agreed = agreed_filter(requested, registry.capabilities())
+    agreed = agreed_filter(requested, services.registry.capabilities())
     tasks: list[JSON] = []
     if isinstance(requested, dict) and "taskIds" in requested:  # the tasks extension
-        tasks = await ctx.server.tasks.followed(ctx, requested["taskIds"])
+        tasks = await followed_tasks(services, ctx, requested["taskIds"])
         agreed["taskIds"] = [task["taskId"] for task in tasks]
     listener = Listener.open(ctx.request_id, agreed)
     for task in tasks:  # each one's state now, first: a change before the listener opened is not lost
         listener.offer(TASK_NOTE, task)
-    with peers.listening(listener):
+    with services.peers.listening(listener):
         await listener.relay(ctx.session, agreed)
     return {"_meta": {SUBSCRIPTION_ID: ctx.request_id}}  # graceful closure: the server ended it
 
 
-async def extension_method(
-    method: str, registry: Registry, _peers: Peers, ctx: Context, params: JSON
-) -> JSON:
+async def extension_method(method: str, services: Services, ctx: Context, params: JSON) -> JSON:
     """A method an extension adds (server/extensions.py); -32601 when no extension serves it."""
-    extension = registry.extension_for(method)
+    extension = services.registry.extension_for(method)
     if extension is None:
         raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method!r}")
     return await extension.handle(method, ctx, params)

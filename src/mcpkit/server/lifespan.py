@@ -46,7 +46,7 @@ def yielded_type(factory: LifespanFactory | None) -> type | None:
 
 
 class Lifespan:
-    def __init__(self, factory: LifespanFactory | None, server: Any) -> None:
+    def __init__(self, factory: LifespanFactory | None, server: object) -> None:
         self._factory, self._server = factory, server
         self.value_type = yielded_type(factory)  # what handlers may take by type
         self._users = 0

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import SERVER_BUSY, MCPError
+from ..protocol.methods import ITEM_FIELDS, METHODS
 
 if TYPE_CHECKING:
     from .context import Context
@@ -32,9 +33,12 @@ def client_key(ctx: Context) -> str:
     return f"client:{ctx.client_info.get('name', '?')}"
 
 
-def _subject(params: JSON) -> str | None:
-    """The item a request names (a tool, a prompt, a resource), for the log."""
-    for field in ("name", "uri", "taskId"):
+def _subject(method: str, params: JSON) -> str | None:
+    """The item a request names (a tool, a prompt, a resource, a task), for the log. The table does
+    not know an extension's methods: for those, the first parameter that names an item anywhere."""
+    spec = METHODS.get(method)
+    fields = ITEM_FIELDS if spec is None else () if spec.item is None else (spec.item,)
+    for field in fields:
         value = params.get(field)
         if isinstance(value, str):
             return value
@@ -77,7 +81,7 @@ class RequestLog:
             raise
         finally:
             ms = round((time.perf_counter() - start) * 1000, 3)
-            name, client = _subject(params), client_key(ctx)
+            name, client = _subject(method, params), client_key(ctx)
             fields = {"mcp_method": method, "mcp_name": name, "mcp_outcome": outcome, "mcp_ms": ms}
             line = f"{method}{f' {name}' if name else ''} -> {outcome} in {ms} ms ({client})"
             where = {"mcp_session": ctx.session_id, "trace_id": _trace_id(ctx.meta)}

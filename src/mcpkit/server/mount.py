@@ -46,17 +46,14 @@ def prefixed_uri(uri: str, prefix: str) -> str:
 
 
 class Mount:
-    """The child registry's items copied into the parent's under `prefix`, renewed on each change.
-
-    Installed as the child's Peers relay, so whatever the child broadcasts goes to the parent's peers.
-    """
+    """The child registry's items copied into the parent's under `prefix`, renewed on each change; what
+    the child broadcasts (through its `MountedPeers`) goes to the parent's peers."""
 
     def __init__(
         self,
         parent: Registry,
         parent_peers: Peers,
         child: Registry,
-        child_peers: Peers,
         prefix: str,
         separator: str = "_",
     ) -> None:
@@ -74,7 +71,6 @@ class Mount:
         for kind in _KINDS:
             self._sync(kind)
         parent.completions.include(child.completions, self._child_target)
-        child_peers.share(self)
 
     def name(self, name: str) -> str:
         """The parent's name for the child's tool or prompt `name`."""
@@ -120,7 +116,7 @@ class Mount:
         """The child's prompt name or template URI behind the parent's, if this mount offers it."""
         return self._origin["prompts" if kind == "ref/prompt" else "resourceTemplates"].get(target)
 
-    # ---- the Relay the child's Peers hand their broadcasts to -----------------------------------
+    # ---- what the child's MountedPeers hand over -----------------------------------------------
 
     def changed(self, method: str) -> None:
         for kind in _KINDS:
@@ -133,8 +129,22 @@ class Mount:
     async def log(self, level: str, data: Any, logger: str | None) -> None:
         await self.peers.log(level, data, logger)
 
-    async def subscribe(self, session_id: str, uri: str, limit: int | None) -> bool:
-        return True  # the child's clients are the parent's: they subscribe there
 
-    async def unsubscribe(self, session_id: str, uri: str) -> None:
-        return None
+class MountedPeers(Peers):
+    """A mounted server's peers: its clients are the parent's, so what it broadcasts goes through the
+    mount (renamed into the parent's items) to the parent's peers."""
+
+    def __init__(
+        self, mount: Mount, *, max_subscriptions: int | None = 100, max_uri_length: int | None = 2048
+    ) -> None:
+        super().__init__(max_subscriptions=max_subscriptions, max_uri_length=max_uri_length)
+        self.mount = mount
+
+    def changed(self, method: str) -> None:
+        self.mount.changed(method)
+
+    async def resource_updated(self, uri: str) -> None:
+        await self.mount.resource_updated(uri)
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        await self.mount.log(level, data, logger)

@@ -1,18 +1,22 @@
-"""OnRegistry: a Server attribute kept on its Registry, where the handlers read it."""
+"""Server attributes kept where the handlers read them: `OnRegistry` on its Registry, `OnServices` in
+its Services."""
 
 from __future__ import annotations
 
-from typing import Generic, Protocol, TypeVar, cast, overload
+from dataclasses import replace
+from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
 from .registry import Registry
+from .services import Services
 
-__all__ = ["OnRegistry"]
+__all__ = ["OnRegistry", "OnServices"]
 
 T = TypeVar("T")
 
 
-class HasRegistry(Protocol):
+class Assembled(Protocol):
     registry: Registry
+    services: Services
 
 
 class OnRegistry(Generic[T]):
@@ -24,9 +28,31 @@ class OnRegistry(Generic[T]):
     @overload
     def __get__(self, server: None, owner: type) -> OnRegistry[T]: ...
     @overload
-    def __get__(self, server: HasRegistry, owner: type) -> T: ...
-    def __get__(self, server: HasRegistry | None, owner: type) -> T | OnRegistry[T]:
+    def __get__(self, server: Assembled, owner: type) -> T: ...
+    def __get__(self, server: Assembled | None, owner: type) -> T | OnRegistry[T]:
         return self if server is None else cast(T, getattr(server.registry, self.name))
 
-    def __set__(self, server: HasRegistry, value: T) -> None:
+    def __set__(self, server: Assembled, value: T) -> None:
         setattr(server.registry, self.name, value)
+
+
+class OnServices(Generic[T]):
+    """`server.x` reads `server.services.<field>`; setting it gives the server new Services with that
+    part replaced (a program assembling a server, before it serves: Services stay frozen)."""
+
+    def __init__(self, field: str | None = None) -> None:
+        self.field = field
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.field = self.field or name
+
+    @overload
+    def __get__(self, server: None, owner: type) -> OnServices[T]: ...
+    @overload
+    def __get__(self, server: Assembled, owner: type) -> T: ...
+    def __get__(self, server: Assembled | None, owner: type) -> T | OnServices[T]:
+        return self if server is None else cast(T, getattr(server.services, str(self.field)))
+
+    def __set__(self, server: Assembled, value: T) -> None:
+        part: dict[str, Any] = {str(self.field): value}
+        server.services = replace(server.services, **part)

@@ -14,6 +14,7 @@ from ..content import text
 from ..protocol.errors import INVALID_PARAMS, MCPError
 from .common_fields import add_common_fields
 from .invoke import invoke
+from .request import RequestContext
 from .signature import ArgumentError, Signature, describe, inspect_function
 
 __all__ = ["Prompt"]
@@ -63,7 +64,7 @@ class Prompt:
             out["description"] = self.description
         return add_common_fields(out, version, title=self.title, icons=self.icons, meta=self.meta)
 
-    async def get(self, arguments: JSON | None, context: Any) -> JSON:
+    async def get(self, arguments: JSON | None, context: RequestContext) -> JSON:
         args = arguments or {}
         missing = [a["name"] for a in self.arguments if a["required"] and a["name"] not in args]
         if missing:

@@ -10,14 +10,15 @@ from typing import Any, Final
 
 import orjson
 
-from ..protocol.capabilities import Rule
 from ..protocol.http_request_headers import tool_headers
+from ..protocol.methods import METHODS, MethodSpec
 from ..protocol.pagination import canonical, page
 from ..protocol.versions import is_modern
 from .caching import CacheHint
 from .completion import Completions
 from .extensions import Extension
 from .prompts import Prompt
+from .request import RequestContext
 from .resources import Resource, ResourceTemplate, not_found
 from .scopes import visible
 from .tools import Tool
@@ -119,7 +120,7 @@ class Registry:
         """The extension whose method `method` is, if any."""
         return next((e for e in self.extensions.values() if method in e.handlers), None)
 
-    def extension_rules(self) -> dict[str, Rule]:
+    def extension_rules(self) -> dict[str, MethodSpec]:
         """The core's rules for the extension methods this server serves."""
         return {name: rule for e in self.extensions.values() for name, rule in e.rules.items()}
 
@@ -217,7 +218,7 @@ class Registry:
         """The first template that serves `uri` (its values fit the reader), if any."""
         return next((t for t in self.templates.values() if t.arguments(uri) is not None), None)
 
-    async def read_resource(self, uri: str, ctx: Any) -> list[JSON]:
+    async def read_resource(self, uri: str, ctx: RequestContext) -> list[JSON]:
         """The contents of `uri`; -32002 (resource not found) when nothing serves it."""
         resource = self.resources.get(uri)
         if resource is not None:
@@ -239,12 +240,11 @@ class Registry:
     def scopes_for(self, method: str, params: JSON) -> frozenset[str]:
         """The scopes a request needs: those of the tool, prompt, resource or template it names (of
         every resource a subscriptions/listen names)."""
-        if method == "tools/call" or method == "prompts/get":
-            named = (self.tools if method == "tools/call" else self.prompts).get(params.get("name"))  # type: ignore[arg-type]
-            return named.scopes if named is not None else frozenset()
-        if method in ("resources/read", "resources/subscribe"):
-            uri = params.get("uri")
-            return self.resource_scopes(uri) if isinstance(uri, str) else frozenset()
+        spec = METHODS.get(method)
+        # unsubscribing gives nothing back, so no scope guards it
+        if spec is not None and spec.item is not None and method != "resources/unsubscribe":
+            named = params.get(spec.item)
+            return self._item_scopes(spec.capability[:1], named) if isinstance(named, str) else frozenset()
         if method == "completion/complete":
             return self._completion_scopes(params.get("ref"))
         if method == "subscriptions/listen":  # its acknowledgement names the URIs, its updates follow them
@@ -261,6 +261,16 @@ class Registry:
             return resource.scopes
         template = self._serving_template(uri)
         return template.scopes if template is not None else frozenset()
+
+    def _item_scopes(self, feature: tuple[str, ...], named: str) -> frozenset[str]:
+        """The scopes of the tool, prompt or resource `named`, by the capability its method needs."""
+        if not feature:  # a task names no scoped item
+            return frozenset()
+        if feature == ("resources",):  # a URI may be served by a template
+            return self.resource_scopes(named)
+        item = self.of(feature[0]).get(named)
+        scopes: frozenset[str] = item.scopes if item is not None else frozenset()
+        return scopes
 
     def _completion_scopes(self, ref: Any) -> frozenset[str]:
         if not isinstance(ref, dict):

@@ -18,6 +18,7 @@ from ..protocol.errors import RESOURCE_NOT_FOUND, MCPError
 from .caching import CacheHint
 from .common_fields import add_common_fields
 from .invoke import invoke
+from .request import RequestContext
 from .signature import ArgumentError, Signature, inspect_function
 
 if TYPE_CHECKING:  # imported when the first template is compiled: its regexes cost ~5 ms at start
@@ -69,7 +70,7 @@ class Resource(_Described):
     def definition(self, version: str) -> JSON:
         return self._describe({"uri": self.uri, "name": self.name}, version)
 
-    async def read(self, context: Any) -> list[JSON]:
+    async def read(self, context: RequestContext) -> list[JSON]:
         if self.read_fn is None:
             return to_contents(self.uri, self.content, self.mime_type)
         assert self.signature is not None
@@ -131,7 +132,7 @@ class ResourceTemplate(_Described):
         except ArgumentError:
             return None  # `notes://abc` is no note of `notes://{id}` with an int id
 
-    async def read(self, uri: str, context: Any) -> list[JSON] | None:
+    async def read(self, uri: str, context: RequestContext) -> list[JSON] | None:
         """The contents for `uri`, or None if the template does not serve it."""
         kwargs = self.arguments(uri)
         if kwargs is None:

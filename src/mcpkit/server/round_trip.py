@@ -50,6 +50,7 @@ class CannotAsk:
 
     def __init__(self, client: JSON) -> None:
         self.client = client
+        self.answers: dict[str, JSON] = {}  # nothing can have been asked
 
     async def ask(self, method: str, params: JSON, key: str | None = None) -> JSON:
         raise self._refusal()

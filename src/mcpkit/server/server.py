@@ -5,18 +5,19 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
+from ..protocol.jsonrpc import RequestId
 from ..protocol.versions import SUPPORTED_VERSIONS
 from ..runtime.origin import RECEIVED_FROM
 from ..runtime.session import Session
-from ..runtime.stream import MessageStream
+from ..runtime.stream import MessageStream, StreamAttribute
+from ..runtime.thread_share import leave_if_threads_linger
 from ..runtime.tracing import TracingOption
-from ..runtime.workers import leave_if_workers_linger
 from .asking import asker_for
 from .caching import CacheHint
 from .completion import Completions
@@ -25,8 +26,8 @@ from .extensions import Extension
 from .handlers import handler_for
 from .lifespan import Lifespan, LifespanFactory
 from .middleware import Chain
-from .mount import Mount
-from .on_registry import OnRegistry
+from .mount import Mount, MountedPeers
+from .on_registry import OnRegistry, OnServices
 from .peers import Peers
 from .prompts import Prompt
 from .registry import Registry
@@ -34,9 +35,10 @@ from .request_state import StateSealer
 from .resources import Resource, ResourceTemplate, resource_from
 from .round_trip import InputRequired, RoundTrip
 from .scopes import require
+from .services import Services
 from .skills import Skill, add_skill
-from .subscriptions import Listener
-from .tasks import TaskEngine, task_support
+from .tasks.engine import TaskEngine
+from .tasks.legs import task_support
 from .tools import Tool, tool_annotations
 from .tracing import ServerTracing
 
@@ -91,22 +93,22 @@ class Server:
         self.max_in_flight, self.max_worker_threads = max_in_flight, max_worker_threads
         self.versions, self.identify, self.client_request_timeout = versions, identify, client_request_timeout
         self.info: JSON = {"name": name, "version": version} | ({"title": title} if title else {})
-        self.state_sealer = StateSealer(state_key, ttl=state_ttl)
-        self.peers = peers if peers is not None else Peers()
-        self.tasks = tasks if tasks is not None else TaskEngine()
         self.lifespan = Lifespan(lifespan, self)
         self.middleware = Chain()  # around requests: server/middleware.py
         self.tracing = ServerTracing(tracing) if tracing else None
         if self.tracing is not None:  # the first middleware, so the outermost
             self.middleware.add(self.tracing)
+        peers = peers if peers is not None else Peers()
         self.registry = Registry(
             instructions=instructions,
             page_size=page_size,
             logging=logging,
             cache=cache,
             mask_errors=mask_errors,
-            on_change=self.peers.changed,
+            on_change=self._changed,
         )
+        tasks = tasks if tasks is not None else TaskEngine()
+        self.services = Services(self.registry, peers, tasks, StateSealer(state_key, ttl=state_ttl))
         self._roots_changed: list[Callable[[Session], Any]] = []
 
     instructions: OnRegistry[str | None] = OnRegistry()
@@ -119,11 +121,9 @@ class Server:
     templates: OnRegistry[dict[str, ResourceTemplate]] = OnRegistry()
     prompts: OnRegistry[dict[str, Prompt]] = OnRegistry()
     completions: OnRegistry[Completions] = OnRegistry()
-
-    @property
-    def listeners(self) -> set[Listener]:
-        """The subscriptions/listen streams open now."""
-        return self.peers.listeners
+    peers: OnServices[Peers] = OnServices()
+    tasks: OnServices[TaskEngine] = OnServices()
+    state_sealer: OnServices[StateSealer] = OnServices("sealer")
 
     # ---- registration ------------------------------------------------------------------------
 
@@ -159,7 +159,7 @@ class Server:
         """Register `fn` as a tool. `scopes`: what a caller's access token must grant (on a server
         behind mcpkit.auth.protect); a caller without them neither sees nor may call it. `task`:
         True (or "optional") or "required": a call by a client with the tasks extension becomes a
-        task (server/tasks.py); `ask_first`: it asks inside the request until `ctx.as_task()`."""
+        task (server/tasks/); `ask_first`: it asks inside the request until `ctx.as_task()`."""
         hints = tool_annotations(
             read_only=read_only, destructive=destructive, idempotent=idempotent, open_world=open_world
         )
@@ -262,7 +262,14 @@ class Server:
     def mount(self, child: Server, prefix: str, *, separator: str = "_") -> Mount:
         """Offer `child`'s tools, prompts, resources and completions here under `prefix`: its items
         are kept in step with it, its broadcasts reach this server's clients (server/mount.py)."""
-        return Mount(self.registry, self.peers, child.registry, child.peers, prefix, separator)
+        mount = Mount(self.registry, self.peers, child.registry, prefix, separator)
+        limits = child.peers.max_subscriptions, child.peers.max_uri_length
+        child.peers = MountedPeers(mount, max_subscriptions=limits[0], max_uri_length=limits[1])
+        return mount
+
+    def _changed(self, method: str) -> None:
+        """What the Registry calls on each change: the peers the Server has now hear it."""
+        self.peers.changed(method)
 
     def extension(self, identifier: str, settings: JSON | None = None, **options: Any) -> Extension:
         """Declare extension `identifier` (once) and serve its methods (server/extensions.py)."""
@@ -297,13 +304,14 @@ class Server:
 
     # ---- serving -----------------------------------------------------------------------------
 
-    def connection(self) -> Connection:
+    def connection(self, request_ids: Iterator[RequestId] | None = None) -> Connection:
         connection = Connection(
             Role.SERVER,
             info=self.info,
             capabilities=self.capabilities(),
             instructions=self.instructions,
             versions=self.versions,
+            request_ids=request_ids,
         )
         connection.server_info_in_results = self.identify
         connection.extension_rules = self.registry.extension_rules()
@@ -312,7 +320,7 @@ class Server:
     async def serve(self, stream: MessageStream) -> None:
         """Serve one peer over `stream` until it closes."""
         session = Session(
-            self.connection(),
+            self.connection(stream.extra(StreamAttribute.request_ids, None)),
             stream,
             self._on_request,
             self._on_notification,
@@ -355,7 +363,7 @@ class Server:
             request.method,
             params,
             agreement,
-            sealer=self.state_sealer,
+            sealer=self.services.sealer,
             timeout=self.client_request_timeout,
             principal=origin.principal if origin is not None else None,
         )
@@ -371,9 +379,9 @@ class Server:
         )
         try:
             if self.middleware.entries:  # a list's truth, no call: free when unused
-                call = functools.partial(handler, self.registry, self.peers, ctx)
+                call = functools.partial(handler, self.services, ctx)
                 return await self.middleware.run(ctx, request.method, params, call)
-            return await handler(self.registry, self.peers, ctx, params)
+            return await handler(self.services, ctx, params)
         except InputRequired as need:
             assert isinstance(asker, RoundTrip)  # only a round trip raises it
             return asker.result(need)
@@ -387,9 +395,6 @@ class Server:
         """The `x-mcp-header` parameters of `tool` (Streamable HTTP checks them against the body)."""
         return self.registry.mirrored_headers(tool)
 
-    async def read_resource(self, uri: str, ctx: Context) -> list[JSON]:
-        return await self.registry.read_resource(uri, ctx)
-
     def run(self, *, max_line: int | None = None, eof_grace: float | None = None) -> None:
         """Serve over stdio until stdin closes or SIGTERM (what `python server.py` should call); after
         stdin closes, requests already read get `eof_grace` seconds (default 5) to be answered."""
@@ -397,4 +402,4 @@ class Server:
 
         named = (("max_line", max_line), ("eof_grace", eof_grace))
         run_stdio(self.serve, **{k: v for k, v in named if v is not None})
-        leave_if_workers_linger()
+        leave_if_threads_linger()

@@ -26,6 +26,7 @@ from ..protocol.skills import (
 from ..protocol.versions import is_modern
 from .extensions import Extension, string_param
 from .registry import Registry
+from .request import RequestContext
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -99,41 +100,41 @@ def _mime(name: str) -> str:
 class SkillCatalog(Extension):
     """The skills extension of one server: the skills it serves and the extension's three methods."""
 
-    def __init__(self) -> None:
+    def __init__(self, registry: Registry) -> None:
         super().__init__(SKILLS_EXTENSION, {"directoryRead": True})
+        self.registry = registry  # the one serving the skills: its page size and cache hint
         self.skills: dict[str, Skill] = {}
         self.add_method("skills/list", self.list_skills)
         self.add_method("skills/get", self.get_skill)
         self.add_method("resources/directory/read", self.read_directory)
 
-    def list_skills(self, params: JSON, ctx: Any) -> JSON:
+    def list_skills(self, params: JSON, ctx: RequestContext) -> JSON:
         skills = list(self.skills.values())
-        start, stop, next_cursor = page(len(skills), params.get("cursor"), ctx.registry.page_size)
+        start, stop, next_cursor = page(len(skills), params.get("cursor"), self.registry.page_size)
         result: JSON = {"skills": [s.entry() for s in skills[start:stop]]}
-        return _finish(result, next_cursor, ctx)
+        return self._finish(result, next_cursor, ctx)
 
-    def get_skill(self, params: JSON, ctx: Any) -> JSON:
+    def get_skill(self, params: JSON, ctx: RequestContext) -> JSON:
         uri = string_param(params, "uri", "skills/get")
         skill = self.skills.get(uri)
         if skill is None:
             raise MCPError(INVALID_PARAMS, f"No skill is served at {uri}")
-        return _finish({"skill": skill.entry()}, None, ctx)
+        return self._finish({"skill": skill.entry()}, None, ctx)
 
-    def read_directory(self, params: JSON, ctx: Any) -> JSON:
+    def read_directory(self, params: JSON, ctx: RequestContext) -> JSON:
         uri = string_param(params, "uri", "resources/directory/read")
         children = next((c for s in self.skills.values() if (c := s.children(uri)) is not None), None)
         if children is None:
             raise MCPError(INVALID_PARAMS, f"{uri} is not a directory resource")
-        start, stop, next_cursor = page(len(children), params.get("cursor"), ctx.registry.page_size)
-        return _finish({"resources": children[start:stop]}, next_cursor, ctx)
+        start, stop, next_cursor = page(len(children), params.get("cursor"), self.registry.page_size)
+        return self._finish({"resources": children[start:stop]}, next_cursor, ctx)
 
-
-def _finish(result: JSON, next_cursor: str | None, ctx: Any) -> JSON:
-    if next_cursor is not None:
-        result["nextCursor"] = next_cursor
-    if is_modern(ctx.negotiated.version):
-        result.update(ctx.registry.cache.fields())
-    return result
+    def _finish(self, result: JSON, next_cursor: str | None, ctx: RequestContext) -> JSON:
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        if is_modern(ctx.negotiated.version):
+            result.update(self.registry.cache.fields())
+        return result
 
 
 def add_skill(
@@ -146,7 +147,7 @@ def add_skill(
     skill = Skill(Path(root), prefix)
     catalog = registry.extensions.get(SKILLS_EXTENSION)
     if not isinstance(catalog, SkillCatalog):
-        catalog = SkillCatalog()
+        catalog = SkillCatalog(registry)
         registry.add_extension(catalog)
     for path, data in skill.files.items():
         leaf = PurePosixPath(path).name

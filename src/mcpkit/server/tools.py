@@ -23,6 +23,7 @@ from ..protocol.versions import Feature, has
 from .common_fields import add_common_fields
 from .depends import Dependencies
 from .invoke import invoke
+from .request import RequestContext
 from .round_trip import InputRequired
 from .signature import ArgumentError, Signature, describe, inspect_function
 
@@ -72,7 +73,7 @@ class Tool:
     icons: list[JSON] | None = None
     meta: JSON | None = None
     scopes: frozenset[str] = frozenset()  # what a caller's access token must grant (scopes.py)
-    task: str = "forbidden"  # "optional" / "required": may / must run as a task (tasks.py)
+    task: str = "forbidden"  # "optional" / "required": may / must run as a task (server/tasks/)
     task_ask_first: bool = False  # asks inside the request until ctx.as_task()
     _validator: Any = None
     _output_validator: Any = None
@@ -128,7 +129,7 @@ class Tool:
         return add_common_fields(out, version, title=self.title, icons=self.icons, meta=self.meta)
 
     async def call(
-        self, arguments: JSON | None, context: Any, version: str, *, mask_errors: bool = False
+        self, arguments: JSON | None, context: RequestContext, version: str, *, mask_errors: bool = False
     ) -> JSON:
         """The CallToolResult; a failure is `isError: true` with its text, which `mask_errors`
         replaces with a generic one unless the author raised ToolError or MCPError on purpose."""

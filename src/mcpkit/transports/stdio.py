@@ -23,7 +23,7 @@ import anyio
 from ..protocol.framing import DEFAULT_MAX_LINE, LineReader, Oversized
 from ..runtime._native import running_loop
 from ..runtime.groups import single_error
-from ..runtime.stream import Outgoing
+from ..runtime.stream import Attributes, Deliver, Inbound, Outgoing, StreamAttribute
 from .pipes import CHUNK, HIGH_WATER, Outbox, ThreadWriter, gated, loop_reader, loop_writer, thread_read
 
 if TYPE_CHECKING:  # anyio.abc loads much of anyio: only for annotations here
@@ -34,7 +34,7 @@ __all__ = ["LineStream", "run_stdio", "serve_stdio", "spawn"]
 DEFAULT_EOF_GRACE = 5.0
 
 
-class LineStream:
+class LineStream(Attributes):
     """A MessageStream of newline-delimited messages over any pair of read/write callables.
 
     `write_line`, when given, writes a message and its newline itself (sparing a copy of the message);
@@ -58,18 +58,20 @@ class LineStream:
         self._close = close
         self._reader = LineReader(max_line)
         self._lines: deque[bytes | bytearray | Oversized] = deque()
-        self._eof = False
 
-    async def receive(self) -> bytes | bytearray | Oversized:
-        while not self._lines:
-            if self._eof:
-                raise anyio.EndOfStream
-            chunk = await self._read_chunk()
+    @property
+    def extra_attributes(self) -> Mapping[Any, Callable[[], Any]]:
+        return {StreamAttribute.eof_grace: lambda: self.eof_grace}
+
+    async def deliver_to(self, deliver: Deliver) -> None:
+        lines, read_chunk, reader = self._lines, self._read_chunk, self._reader
+        while True:
+            while lines:
+                await deliver(Inbound(lines.popleft()))
+            chunk = await read_chunk()
             if not chunk:
-                self._eof = True
-                continue
-            self._lines.extend(self._reader.feed(chunk))
-        return self._lines.popleft()
+                return
+            lines.extend(reader.feed(chunk))
 
     async def send(self, out: Outgoing) -> None:
         if self._write_line is not None:

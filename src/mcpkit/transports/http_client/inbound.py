@@ -3,32 +3,27 @@ and the failures that end a request's reading early."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from ...protocol.errors import MCPError
 from ...protocol.framing import Oversized
 from ...protocol.jsonrpc import answered_id, decode
 from ...protocol.sse import SSEDecoder
 from ...runtime.origin import Origin
+from ...runtime.stream import Inbound
 
-__all__ = ["Inbound", "NotAnAnswer", "Related", "TooLarge", "answers", "decoded", "progressed", "related"]
+__all__ = ["NotAnAnswer", "Payload", "TooLarge", "answers", "decoded", "progressed", "related"]
 
 JSON = dict[str, Any]
-Inbound = bytes | JSON | Oversized  # what the session is handed: undecodable bytes stay bytes
+Payload = bytes | JSON | Oversized  # what the session is handed: undecodable bytes stay bytes
 
 
-class Related(NamedTuple):
-    """A server's request that came on the response stream of one of ours (`origin.answering`)."""
-
-    message: JSON
-    origin: Origin
-
-
-def related(message: bytes | JSON, rid: Any) -> bytes | JSON | Related:
-    """`message` marked as related to our request `rid` when it is a request of the server's: so the
-    client's handler can tell which of its calls the server asks in (a proxy routes by it)."""
+def related(message: bytes | JSON, rid: Any) -> bytes | JSON | Inbound:
+    """`message` marked as related to our request `rid` (`Origin.answering`) when it is a request of
+    the server's that came on that request's response stream: so the client's handler can tell which
+    of its calls the server asks in (a proxy routes by it)."""
     if rid is not None and isinstance(message, dict) and "method" in message and "id" in message:
-        return Related(message, Origin(answering=rid))
+        return Inbound(message, Origin(answering=rid))
     return message
 
 

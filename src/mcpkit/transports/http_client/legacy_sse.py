@@ -20,7 +20,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from ...protocol.framing import Oversized
 from ...protocol.sse import SSEDecoder
 from ...runtime.groups import CallerCancellation, single_error
-from ...runtime.stream import Inbox, Outgoing
+from ...runtime.stream import Attributes, Deliver, Inbox, Outgoing, deliver_each
 from .failures import describe_error, describe_status, describe_unexpected, error_reply, read_head
 
 __all__ = [
@@ -39,7 +39,7 @@ class LegacyEndpointError(Exception):
     """The URL offered no HTTP+SSE stream, or the stream sent no `endpoint` event first."""
 
 
-class LegacySSEStream:
+class LegacySSEStream(Attributes):
     """A MessageStream over HTTP+SSE. `connect()` opens the stream; `open_legacy_sse_stream` does both.
 
     `inbox` lets another transport (Streamable HTTP falling back) keep its own receive side.
@@ -101,9 +101,8 @@ class LegacySSEStream:
                 elif event.event == "message":
                     await self._deliver(event.data.encode())
 
-    async def receive(self) -> bytes | Oversized:
-        item: bytes | Oversized = await self._inbox.get()
-        return item
+    async def deliver_to(self, deliver: Deliver) -> None:
+        await deliver_each(self._inbox, deliver)
 
     async def send(self, out: Outgoing) -> None:
         self._tg.start_soon(self._post, out)

@@ -13,7 +13,7 @@ resumption; its refusal's JSON-RPC error is its answer (`modern_traffic`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager, suppress
 from typing import Any
 
@@ -24,12 +24,11 @@ from anyio.abc import TaskGroup
 from ...protocol.framing import Oversized
 from ...protocol.http_rules import agreed_version
 from ...protocol.sse import SSEDecoder
-from ...runtime.origin import Origin
-from ...runtime.stream import Inbox, Outgoing
+from ...runtime.stream import Attributes, Deliver, Inbound, Inbox, Outgoing, StreamAttribute, deliver_each
 from .backoff import Backoff
 from .failures import describe_error, describe_status, describe_unexpected, error_reply, read_head, too_large
 from .handshake import new_session, renew_hint
-from .inbound import Inbound, NotAnAnswer, Related, TooLarge, answers, decoded, progressed, related
+from .inbound import NotAnAnswer, Payload, TooLarge, answers, decoded, progressed, related
 from .legacy_sse import LegacyEndpointError, LegacySSEStream, connect_legacy, long_lived
 from .modern_traffic import ModernTraffic, error_answer
 
@@ -42,7 +41,7 @@ _MODERN_ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type
 JSON = dict[str, Any]
 
 
-class HTTPClientStream:
+class HTTPClientStream(Attributes):
     """A MessageStream over Streamable HTTP. Create it with `open_http_stream`."""
 
     def __init__(
@@ -70,8 +69,7 @@ class HTTPClientStream:
         self.backoff = backoff or Backoff()
         self.legacy: LegacySSEStream | None = None
         self._tg = tg
-        self._inbox = Inbox[Inbound | Related]()
-        self.received_from: Origin | None = None  # of the message `receive` returned last
+        self._inbox = Inbox[Payload | Inbound]()
         self.authorizing: Callable[[], bool] | None = None  # whether the user is at a login now
         self._listening = False
         self._handshake: list[bytes] = []  # initialize, notifications/initialized: replayed after a 404
@@ -79,10 +77,13 @@ class HTTPClientStream:
         self._abandoned: set[Any] = set()  # cancelled requests, whose streams are not resumed
         self.modern = ModernTraffic()
 
-    async def receive(self) -> Inbound:
-        item = await self._inbox.get()
-        self.received_from = item.origin if isinstance(item, Related) else None
-        return item.message if isinstance(item, Related) else item
+    async def deliver_to(self, deliver: Deliver) -> None:
+        await deliver_each(self._inbox, deliver)
+
+    @property
+    def extra_attributes(self) -> Mapping[Any, Callable[[], Any]]:
+        authorizing = self.authorizing
+        return {} if authorizing is None else {StreamAttribute.authorizing: lambda: authorizing}
 
     async def send(self, out: Outgoing) -> None:
         if self.legacy is not None:
@@ -155,7 +156,7 @@ class HTTPClientStream:
         if r.status_code >= 400 and modern:  # a JSON-RPC error body is the answer, else a plain failure
             answer = error_answer(message, head) or error_reply(message, describe_status(r, head[:500]))
             if answer is not None:
-                await self._deliver(answer)
+                self._inbox.put(answer)
         elif r.status_code >= 400:
             await self._refused(data, message, r, head, sent_with, renewed)
         elif decoder is not None and modern:
@@ -217,7 +218,7 @@ class HTTPClientStream:
             except ValueError:
                 if rid is not None:
                     raise TooLarge from None
-                await self._deliver(Oversized(self.max_message))
+                self._inbox.put(Oversized(self.max_message))
                 return False
             for event in events:
                 if not event.data:
@@ -387,9 +388,6 @@ class HTTPClientStream:
         reply = error_reply(message, text, connection)
         if reply is not None:
             self._inbox.put(reply)
-
-    async def _deliver(self, payload: Inbound) -> None:
-        self._inbox.put(payload)
 
     async def aclose(self) -> None:
         if self.legacy is not None:

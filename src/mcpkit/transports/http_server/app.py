@@ -34,6 +34,7 @@ from ...protocol.http_rules import (
     request_version,
 )
 from ...protocol.jsonrpc import (
+    InvalidMessage,
     Message,
     Request,
     RequestId,
@@ -114,17 +115,17 @@ class StreamableHTTPApp:
         self._answering = Answering(json_response, retry_ms)
         self.strict_version = strict_version  # MCP-Protocol-Version must be the session's, not just known
         self.event_store: EventStore = event_store if event_store is not None else InMemoryEventStore()
-        shared = _shared(backplane, serve, target, self._answering, strict_version)
+        shared_host = _host_from(backplane, serve, target, self._answering, strict_version)
         self._registry = SessionRegistry(
             serve,
             self.event_store,
             max_sessions=max_sessions,
             idle_timeout=session_idle_timeout,
             max_sessions_per_client=max_sessions_per_client,
-            background=shared.run if shared is not None else None,
+            background=shared_host.run if shared_host is not None else None,
             hold=getattr(getattr(target, "lifespan", None), "running", None),  # a Server's lifespan
         )
-        self._host: SessionHost = shared or self._local_sessions()
+        self._host: SessionHost = shared_host or self._local_sessions()
         self._sessionless_clients = ClientCounts("requests in flight", max_stateless_in_flight_per_client)
         self.sessions, self._scopes_for = self._registry.sessions, scopes_of(target)
         self._mirror = header_mirror if header_mirror is not None else header_mirror_of(target)
@@ -241,7 +242,7 @@ class StreamableHTTPApp:
             decoded = decode(exchange.body)
             message = classify(decoded)
         except MCPError as exc:
-            if getattr(exc, "response", False) and "mcp-session-id" in exchange.headers:
+            if isinstance(exc, InvalidMessage) and exc.response and "mcp-session-id" in exchange.headers:
                 # a malformed answer to the server's request: its session fails that request at once
                 session, _ = self._registry.find(
                     exchange.headers, "a response", self.strict_version, exchange.principal
@@ -269,7 +270,7 @@ def _renamed_stateless(stateless: bool | None) -> bool:
     return stateless
 
 
-def _shared(
+def _host_from(
     backplane: Backplane | None,
     serve: Callable[[SessionStream], Awaitable[None]],
     target: Any,

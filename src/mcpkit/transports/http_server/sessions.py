@@ -1,23 +1,24 @@
 """One Streamable HTTP session as the MessageStream its `serve` sees, and the SSE streams it sends on.
 
-POST bodies come in through `push`. Each message `serve` sends is routed: to the stream of the request it
-is `related` to while that request is unanswered, else to the session's standalone (GET) stream. A routed
-message is stored in the EventStore first and then handed to the HTTP response currently attached to its
-stream, if any; a stream whose connection dropped keeps storing until its response, so nothing it would
-have carried is lost to a client that resumes with Last-Event-ID (transports "Resumability").
+POST bodies come in through `push`, which hands each to the Session in the POST's own task (`deliver`).
+Each message `serve` sends is routed: to the stream of the request it is `related` to while that request
+is unanswered, else to the session's standalone (GET) stream. A routed message is stored in the
+EventStore first and then handed to the HTTP response currently attached to its stream, if any; a stream
+whose connection dropped keeps storing until its response, so nothing it would have carried is lost to a
+client that resumes with Last-Event-ID (transports "Resumability").
 """
 
 from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from time import monotonic
 from typing import Any, NamedTuple
 
-from ...protocol.events import Event
-from ...protocol.framing import Oversized
+import anyio
+
 from ...protocol.http_rules import (
     SESSION_NOT_FOUND,
     HTTPRefusal,
@@ -27,7 +28,7 @@ from ...protocol.http_rules import (
 from ...protocol.jsonrpc import RequestId
 from ...runtime.mailbox import Mailbox
 from ...runtime.origin import Origin
-from ...runtime.stream import Outgoing, Processed
+from ...runtime.stream import Attributes, Deliver, Inbound, Outgoing, StreamAttribute
 from .event_store import EventStore
 
 __all__ = ["STANDALONE", "Item", "Route", "SessionStream"]
@@ -95,24 +96,24 @@ class Route:
             self._conn.close()
 
 
-class SessionStream:
+class SessionStream(Attributes):
     """The MessageStream of one session (or of one POST served without a session, when `session_id` is
     None: a 2026-07-28 request, or any message to a server keeping no sessions)."""
 
     __slots__ = (
-        "_inbox",
+        "_deliver",
+        "_ended",
         "_local_ids",
+        "_started",
         "_stream_ids",
         "active",
         "backlog",
         "client",
         "closed",
-        "feed",
         "init_id",
         "last_seen",
         "pre_agreed",
         "principal",
-        "received_from",
         "routes",
         "session_id",
         "standalone",
@@ -124,8 +125,9 @@ class SessionStream:
     def __init__(self, session_id: str | None, store: EventStore | None = None) -> None:
         self.session_id = session_id
         self.store = store if session_id is not None else None
-        self._inbox = Mailbox[tuple[bytes | JSON | Processed, Origin | None]](16)
-        self.received_from: Origin | None = None  # of the message `receive` returned last
+        self._deliver: Deliver | None = None  # the Session's entry, once it runs
+        self._started: anyio.Event | None = None  # what a POST before that waits on
+        self._ended: anyio.Event | None = None  # what `deliver_to` waits on until the session closes
         self.routes: dict[RequestId, Route] = {}  # unanswered requests with a stream
         self.streams: dict[str, Route] = {}  # the same routes by stream id, for resuming
         self.standalone = Route(STANDALONE)
@@ -139,7 +141,6 @@ class SessionStream:
         self.principal: str | None = None  # whose access token opened it, on a protected server
         self.pre_agreed: str | None = None  # a sessionless POST's version, served without initialize
         self._stream_ids = itertools.count(1)
-        self.feed: Callable[[bytes | JSON, Origin | None], list[Event]] | None = None  # runtime.stream.Fed
         self._local_ids = itertools.count(1)
 
     @contextmanager
@@ -179,15 +180,27 @@ class SessionStream:
             return format_event_id(stream_id, next(self._local_ids))
         return await self.store.store(self.session_id, stream_id, data)
 
-    async def receive(self) -> bytes | JSON | Oversized | Processed:
-        self.received_from = None  # an idle session keeps no request's headers alive
-        data, self.received_from = await self._inbox.get()
-        return data
-
     @property
-    def parked(self) -> bool:
-        """The session's reader waits with nothing to read."""
-        return self._inbox.reader_waiting
+    def extra_attributes(self) -> Mapping[Any, Callable[[], Any]]:
+        facts: dict[Any, Callable[[], Any]] = {}
+        if self.pre_agreed is not None:
+            facts[StreamAttribute.pre_agreed] = lambda: self.pre_agreed
+        if self.session_id is not None:
+            facts[StreamAttribute.session_id] = lambda: self.session_id
+        return facts
+
+    async def deliver_to(self, deliver: Deliver) -> None:
+        """Let POSTs hand their messages to `deliver` from now on, until the session closes."""
+        if self.closed:
+            return
+        self._ended = anyio.Event()
+        self._deliver = deliver
+        if self._started is not None:
+            self._started.set()
+        try:
+            await self._ended.wait()
+        finally:
+            self._deliver = None
 
     async def send(self, out: Outgoing) -> None:
         related, data = out.related, out.data
@@ -221,23 +234,24 @@ class SessionStream:
 
     async def push(self, data: bytes | JSON, origin: Origin | None = None) -> None:
         """Hand an inbound message, as bytes or as the object the app decoded it into, and what is
-        known of its HTTP request, to `serve`; raises HTTPRefusal 404 once the session has ended.
-
-        While the reader waits with nothing to read, the message is fed to the session at once
-        (`runtime.stream.Fed`): no turn of the loop to wake the reader."""
-        inbox, feed = self._inbox, self.feed
-        item: bytes | JSON | Processed = data
-        if feed is not None and inbox.reader_waiting:  # a closed inbox woke its reader
-            rest = feed(data, origin)
-            if not rest:
-                return
-            item = Processed(rest)
-        if not await inbox.put((item, origin)):
+        known of its HTTP request, to the Session serving it, in this task: its request starts before
+        this returns. Raises HTTPRefusal 404 once the session has ended."""
+        deliver = self._deliver
+        if deliver is None and not self.closed:  # the Session is not running yet: wait for it
+            if self._started is None:
+                self._started = anyio.Event()
+            await self._started.wait()
+            deliver = self._deliver
+        if deliver is None or self.closed:
             raise HTTPRefusal(404, "Session not found", SESSION_NOT_FOUND)
+        await deliver(Inbound(data, origin))
 
     def close(self) -> None:
         self.closed = True
-        self._inbox.close()
+        if self._ended is not None:
+            self._ended.set()
+        if self._started is not None:
+            self._started.set()
         for route in [*self.routes.values(), self.standalone]:
             route.finish()
 
