@@ -98,9 +98,15 @@ async def test_a_redis_cluster_failover_keeps_what_wait_replicas_confirmed_and_t
             raw = task_session.RawSession(http)
             await raw.open(w0)  # its agreement confirmed on a replica before the answer
             blob = {"name": "blob", "arguments": {"kib": 1}, "task": {"ttl": 60_000}}
-            task_id = (await raw.request(w1, 1, "tools/call", blob))["result"]["task"][
-                "taskId"
-            ]  # and the task
+            created = await raw.request(w1, 1, "tools/call", blob)  # confirmed on a replica too
+            task_id = created["result"]["task"]["taskId"]
+            with anyio.fail_after(10):
+                while (await raw.request(w2, 5, "tasks/get", {"taskId": task_id}))["result"][
+                    "status"
+                ] != "completed":
+                    await anyio.sleep(0.05)
+            # the next task's confirmation covers the first one's completion (replication is in order)
+            await raw.request(w0, 6, "tools/call", blob)
             local.take_over(local.owner(f"mcp:{{{raw.session_id}}}:s"))
             with anyio.fail_after(30):  # 503 until the workers' clients learn the new topology
                 while True:
@@ -111,9 +117,8 @@ async def test_a_redis_cluster_failover_keeps_what_wait_replicas_confirmed_and_t
             async with streams.get_stream(http, w0, raw.session_id) as standalone:
                 announce = {"name": "announce", "arguments": {"n": 2}}
                 await raw.request(w1, 3, "tools/call", announce)
-                await standalone.until(
-                    lambda ms: len(streams.announced(ms)) == 2
-                )  # wake-ups: the new primary
+                # wake-ups reach the new primary's subscribers
+                await standalone.until(lambda ms: len(streams.announced(ms)) == 2)
             polled = await raw.request(w2, 4, "tasks/get", {"taskId": task_id})
             assert polled["result"]["status"] == "completed"
 

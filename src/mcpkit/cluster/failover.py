@@ -13,13 +13,17 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
 if TYPE_CHECKING:
-    from .state import SharedState
+    from redis.asyncio import Redis
+
+# how a final event is stored again: (session, stream, data) -> its seq (<= 0: not stored)
+StoreFinal = Callable[[str, str, bytes], Awaitable[int]]
 
 __all__ = ["FailoverWatch"]
 
@@ -27,8 +31,14 @@ log = logging.getLogger("mcpkit.cluster")
 
 
 class FailoverWatch:
-    def __init__(self, state: SharedState, window: float = 60.0, max_bytes: int = 16 * 1024 * 1024) -> None:
-        self.state, self.window, self.max_bytes = state, window, max_bytes
+    def __init__(
+        self,
+        redis: Redis | RedisCluster,
+        store_final: StoreFinal,
+        window: float = 60.0,
+        max_bytes: int = 16 * 1024 * 1024,
+    ) -> None:
+        self.redis, self.store_final, self.window, self.max_bytes = redis, store_final, window, max_bytes
         self.recent: deque[tuple[float, str, str, bytes]] = deque()  # (when, session, stream, data)
         self.size = 0
         self.servers: frozenset[str] | None = None  # the run ids that answered last
@@ -46,7 +56,7 @@ class FailoverWatch:
 
     async def check(self) -> None:
         """One look at who answers; the recent final events stored again if that changed."""
-        redis = self.state.redis
+        redis = self.redis
         if isinstance(redis, RedisCluster):  # each primary's, not one node's
             servers = _run_ids(await redis.info("server", target_nodes=RedisCluster.PRIMARIES))
         else:
@@ -57,7 +67,7 @@ class FailoverWatch:
         self._trim()
         again = 0
         for _, session_id, stream_id, data in list(self.recent):
-            if await self.state.store(session_id, stream_id, data, final=True) > 0:
+            if await self.store_final(session_id, stream_id, data) > 0:
                 again += 1
         log.warning("the session store changed servers (a failover?): %d lost responses stored again", again)
 

@@ -71,7 +71,7 @@ class SharedState:
         self.bus = self.shared("bus")  # the shard channel every worker reads (signals.py)
         self.idle_ms = int(idle_timeout * 1000)
         self.index = SessionIndex(redis, self.shared("sessions"), self.idle_ms)
-        self.watch = FailoverWatch(self)
+        self.watch = FailoverWatch(redis, self._store_final)
         self.ended_ms = max(1, min(int(ended_retention * 1000), self.idle_ms))  # never past the session
         self.max_sessions = max_sessions
         self.max_events, self.max_bytes, self.max_total_bytes = max_events, max_bytes, max_total_bytes
@@ -212,6 +212,9 @@ class SharedState:
         """Append one event (`final`: its stream's last, once); its seq, 0 when the session is gone, -1
         when the stream was already finished."""
         return (await self.record(session_id, stream_id, data, final=final))[0]
+
+    async def _store_final(self, session_id: str, stream_id: str, data: bytes) -> int:
+        return await self.store(session_id, stream_id, data, final=True)
 
     async def record(
         self, session_id: str, stream_id: str, data: bytes, *, final: bool = False
