@@ -209,9 +209,11 @@ class Tails:
             await self.here.state.store(session_id, stream_id, lost_answer(rid), final=True)
 
     def taken_over(self, session_id: str, token: str) -> None:
+        """Another GET claimed the session's stream: the one held here reads at once, and Redis, which
+        knows the newest claim, ends it (a late message about an older claim must not end a newer GET)."""
         held = self.held.get(session_id)
         if held is not None and held.token != token:
-            held.end()
+            held.wake.set()
 
     def end(self, session_id: str) -> None:
         held = self.held.pop(session_id, None)
