@@ -31,6 +31,10 @@ LARGE = {
         "one idea: the Lua scripts of one shared session, mostly script text over one key layout "
         "described at the top"
     ),
+    "cluster/state.py": (
+        "the subscription index (subscribe, unsubscribe, subscribers, drop_subscriber) leaves for a module "
+        "of its own"
+    ),
     "protocol/connection.py": (
         "one idea: one side's state machine; h11's rule 1 keeps every phase change here, the core's own "
         "methods included"

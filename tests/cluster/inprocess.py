@@ -1,11 +1,15 @@
 """Three workers in this process sharing one real Redis: three StreamableHTTPApps, each with its own
 RedisBackplane, on three real uvicorn servers, behind a RotatingProxy (each HTTP request to the next
-worker). Being in one process lets a test reach a worker's Server directly and see what handlers saw."""
+worker). Being in one process lets a test reach a worker's Server directly and see what handlers saw.
+
+`STORE` chooses what backs them: "redis" (one redis-server) or "redis-cluster" (a local Redis Cluster of
+three primaries, tests/cluster/redis_cluster.py), so a test runs unchanged on either."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +17,14 @@ import anyio
 
 import peers
 from cluster.parts import RedisProcess, redis_server
+from cluster.redis_cluster import redis_cluster
 from cluster.rotating_proxy import RotatingProxy
 from mcpkit import Context, Server
 from mcpkit.cluster import RedisBackplane
 from mcpkit.transports.http_server import StreamableHTTPApp
 
 STATE_KEY = b"k" * 32
+STORE: ContextVar[str] = ContextVar("STORE", default="redis")
 
 
 class Seen:
@@ -32,6 +38,7 @@ class Seen:
         self.most_held = 0
         self.gate = anyio.Event()  # what `gated` tasks wait for
         self.resumed: list[str] = []  # the tags of `confirm` tasks whose remainder ran, once per run
+        self.step, self.steps = anyio.create_memory_object_stream[None](100)  # what `paced` waits for
 
 
 def make_server(seen: Seen, name: str, **options: Any) -> Server:
@@ -71,6 +78,14 @@ def make_server(seen: Seen, name: str, **options: Any) -> Server:
         except anyio.get_cancelled_exc_class():
             seen.cancelled.append(name)
             raise
+        return n
+
+    @server.tool()
+    async def paced(ctx: Context, n: int) -> int:
+        """A progress notification each time the test sends a `step`, `n` times."""
+        for i in range(n):
+            await seen.steps.receive()
+            await ctx.report_progress(i + 1, n)
         return n
 
     @server.tool()
@@ -145,9 +160,29 @@ class Workers:
         proxy_url: str,
         seen: Seen,
         redis: RedisProcess,
+        redis_url: str,
     ) -> None:
         self.servers, self.urls, self.proxy, self.url = servers, urls, proxy, proxy_url
-        self.seen, self.redis, self.redis_url = seen, redis, redis.url
+        self.seen, self.redis, self.redis_url = seen, redis, redis_url
+
+
+@contextmanager
+def backing_store(
+    tmp_path: Path, appendonly: bool, backing: tuple[RedisProcess, str] | None, backplane: dict[str, Any]
+) -> Iterator[tuple[RedisProcess, str]]:
+    """The Redis the workers share (per `STORE`, or the test's own `backing`): its first server process
+    and its URL; `backplane` gets what a RedisBackplane needs to reach it."""
+    if backing is not None:
+        yield backing
+        return
+    with ExitStack() as stack:
+        if STORE.get() == "redis-cluster":
+            local = stack.enter_context(redis_cluster(tmp_path))
+            backplane["cluster"] = True
+            yield local.nodes[0], local.url
+            return
+        redis = stack.enter_context(redis_server(tmp_path, appendonly=appendonly))
+        yield redis, redis.url
 
 
 @asynccontextmanager
@@ -158,17 +193,19 @@ async def cluster(
     appendonly: bool = False,
     wrap: Any = None,
     server_options: dict[str, Any] | None = None,
+    backing: tuple[RedisProcess, str] | None = None,
     **backplane: Any,
 ) -> AsyncIterator[Workers]:
-    """`n` workers on one Redis; `wrap(app)` wraps each worker's app (an auth layer, say);
-    `server_options`: each worker's Server's options."""
-    with redis_server(tmp_path, appendonly=appendonly) as redis:
+    """`n` workers on one Redis (a Redis Cluster when `STORE` says so; `backing`: the test's own redis
+    process and the URL the workers reach it at); `wrap(app)` wraps each worker's app (an auth layer,
+    say); `server_options`: each worker's Server's options."""
+    with backing_store(tmp_path, appendonly, backing, backplane) as (redis, redis_url):
         seen = Seen()
         async with AsyncExitStack() as stack:
             servers, urls = [], []
             for i in range(n):
                 options = {"heartbeat": 0.2, "dead_after": 1.0, **backplane}
-                plane = RedisBackplane(redis.url, worker=f"w{i}", **options)
+                plane = RedisBackplane(redis_url, worker=f"w{i}", **options)
                 parts = {"peers": plane.peers(), "tasks": plane.tasks(), **(server_options or {})}
                 server = make_server(seen, f"w{i}", **parts)
                 servers.append(server)
@@ -177,4 +214,4 @@ async def cluster(
                 urls.append(await stack.enter_async_context(peers.serving(served)))
             proxy = RotatingProxy(urls)
             proxy_url = await stack.enter_async_context(peers.serving(proxy))
-            yield Workers(servers, urls, proxy, proxy_url, seen, redis)
+            yield Workers(servers, urls, proxy, proxy_url, seen, redis, redis_url)

@@ -4,14 +4,17 @@ side relies on, one test each (the rules of InMemoryEventStore where they are th
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 
 from cluster.parts import redis_server
+from cluster.redis_cluster import redis_cluster
 from conftest import requirement
 from mcpkit.cluster.budget import EventBudget
 from mcpkit.cluster.state import DuplicateRequest, EventLogFull, SharedState
@@ -22,12 +25,17 @@ pytestmark = pytest.mark.anyio
 AGREED = Restored("2025-11-25", {"sampling": {}}, {"name": "c", "version": "1"})
 
 
-@pytest.fixture
-async def state(tmp_path: Path) -> AsyncIterator[SharedState]:
-    with redis_server(tmp_path) as process:
-        redis = Redis.from_url(process.url)
-        yield SharedState(redis, prefix="t:", idle_timeout=30, max_sessions=3, max_events=5, max_bytes=400)
-        await redis.aclose()
+@pytest.fixture(params=["redis", "redis-cluster"])
+async def state(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[SharedState]:
+    """On one redis-server, and on a Redis Cluster of three primaries through redis-py's RedisCluster."""
+    limits: dict[str, Any] = {"idle_timeout": 30, "max_sessions": 3, "max_events": 5, "max_bytes": 400}
+    with ExitStack() as stack:
+        if request.param == "redis":
+            client: Redis | RedisCluster = Redis.from_url(stack.enter_context(redis_server(tmp_path)).url)
+        else:
+            client = RedisCluster.from_url(stack.enter_context(redis_cluster(tmp_path)).url)
+        yield SharedState(client, prefix="t:", **limits)
+        await client.aclose()
 
 
 async def opened(state: SharedState, session_id: str = "s1", principal: str | None = None) -> None:
@@ -69,15 +77,18 @@ async def test_a_request_id_in_flight_is_refused_until_its_stream_is_finished(st
 async def test_replay_gives_only_the_named_streams_later_events(state: SharedState) -> None:
     await opened(state)
     await state.begin("s1", None, worker="w", request_id=1, stream_id="p1_w")
-    first = await state.store("s1", "p1_w", b"one")
+    _, first = await state.record("s1", "p1_w", b"one")
     await state.store("s1", "get", b"elsewhere")
     await state.store("s1", "p1_w", b"two")
-    replay = await state.replay_after("s1", f"p1_w-{first}")
+    assert first is not None
+    replay = await state.replay_after("s1", first)
     assert replay.stream_id == "p1_w" and [data for _, data in replay.events] == [b"two"]
     with pytest.raises(UnknownEventId):
-        await state.replay_after("s1", f"get-{first}")  # that id was sent on another stream
+        await state.replay_after("s1", first.replace("p1_w", "get"))  # that id was sent on another stream
     with pytest.raises(UnknownEventId):
-        await state.replay_after("s1", "p1_w-99")  # never issued
+        await state.replay_after("s1", "p1_w.1-99")  # never issued
+    with pytest.raises(UnknownEventId):
+        await state.replay_after("s1", "p1_w-1")  # no epoch: not an id of ours
     with pytest.raises(UnknownEventId):
         await state.replay_after("s1", "garbage")
 
@@ -86,10 +97,10 @@ async def test_the_oldest_events_go_past_either_cap_and_a_replay_from_them_is_ex
     state: SharedState,
 ) -> None:
     await opened(state)
-    seqs = [await state.store("s1", "get", b"x" * 10) for _ in range(8)]  # 5 kept of 8
+    ids = [(await state.record("s1", "get", b"x" * 10))[1] or "" for _ in range(8)]  # 5 kept of 8
     with pytest.raises(EventsExpired):
-        await state.replay_after("s1", f"get-{seqs[0]}")
-    assert len((await state.replay_after("s1", f"get-{seqs[2]}")).events) == 5
+        await state.replay_after("s1", ids[0])
+    assert len((await state.replay_after("s1", ids[2])).events) == 5
     big = await state.store("s1", "get", b"y" * 370)  # past 400 bytes of data: the older ones make room
     found = await state.read("s1", 0)
     assert found is not None and found[1][-1].seq == big and len(found[1]) < 5
@@ -187,8 +198,10 @@ def short_lived(redis: Redis, **options: Any) -> SharedState:
 async def answered(state: SharedState, session_id: str, stream_id: str, *data: bytes) -> list[str]:
     """A request on `stream_id` whose events are `data`, the last its response; their event ids."""
     await state.begin(session_id, None, worker="w", request_id=stream_id, stream_id=stream_id)
-    seqs = [await state.store(session_id, stream_id, d, final=i == len(data) - 1) for i, d in enumerate(data)]
-    return [f"{stream_id}-{seq}" for seq in seqs]
+    ids = []
+    for i, d in enumerate(data):
+        ids.append((await state.record(session_id, stream_id, d, final=i == len(data) - 1))[1] or "")
+    return ids
 
 
 async def until_gone(redis: Redis, key: str) -> None:
@@ -220,14 +233,15 @@ async def test_open_streams_and_events_for_the_next_get_outlive_the_retention(re
     state = short_lived(redis)
     await opened(state)
     await state.begin("s1", None, worker="w", request_id=1, stream_id="p1_w")
-    running = await state.store("s1", "p1_w", b"")
+    _, running = await state.record("s1", "p1_w", b"")
     await state.store("s1", "p1_w", b"progress")
     waiting = await state.store("s1", "get", b"note")
     ended = await answered(state, "s1", "p2_w", b"", b"result")
     await until_gone(redis, state.key("s1", "d:p2_w"))
     with pytest.raises(EventsExpired):
         await state.replay_after("s1", ended[0])
-    assert [d for _, d in (await state.replay_after("s1", f"p1_w-{running}")).events] == [b"progress"]
+    assert running is not None
+    assert [d for _, d in (await state.replay_after("s1", running)).events] == [b"progress"]
     found = await state.read("s1", 0)
     assert found is not None and [e.data for e in found[1] if e.seq == waiting] == [b"note"]
     assert [e.dropped for e in found[1] if e.stream_id == "p2_w"] == [True, True]

@@ -35,7 +35,7 @@ class Kept:
     async def bytes(self) -> int:
         if self.redis is None:
             return int(self.store.bytes)
-        return int(await self.redis.get("mcp:tasks:bytes") or 0)
+        return int(await self.redis.get("mcp:{t}:tasks:bytes") or 0)
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -178,10 +178,10 @@ async def test_big_task_results_keep_redis_within_the_task_budget(tmp_path: Path
                         "status"
                     ] != "completed":
                         await anyio.sleep(0.02)
-            assert int(await redis.get("mcp:tasks:bytes") or 0) <= budget
+            assert int(await redis.get("mcp:{t}:tasks:bytes") or 0) <= budget
             # what Redis holds for the tasks, allocation included (10 results of 512 KiB were 5 MiB);
             # not INFO's used_memory, which also counts the Lua VM's garbage and the clients' buffers
-            held = [await redis.memory_usage(key) or 0 async for key in redis.scan_iter("mcp:task*")]
+            held = [await redis.memory_usage(key) or 0 async for key in redis.scan_iter("mcp:{t}:task*")]
             assert sum(held) < 1.5 * budget, held
         finally:
             await redis.aclose()

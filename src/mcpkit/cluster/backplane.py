@@ -2,8 +2,10 @@
 
     app = StreamableHTTPApp(server, backplane=RedisBackplane("redis://redis.internal:6379/0"))
 
-Run the same app on as many workers and machines as you like, behind any load balancer, no sticky
-sessions. What is shared, and how, is in `scripts` (the Redis layout) and `http` (the flows).
+On a Redis Cluster, `RedisBackplane("redis://any-node:7000", cluster=True)` (the other nodes are
+discovered) or `RedisBackplane(redis=RedisCluster(...))`. Run the same app on as many workers and
+machines as you like, behind any load balancer, no sticky sessions. What is shared, and how, is in
+`scripts` (the Redis layout) and `http` (the flows).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ..server.server import Server
 from ..server.tasks.engine import TaskEngine
 from ..transports.http_server.delivery import Answering
 from ..transports.http_server.sessions import SessionStream
+from .durability import Durability
 from .fanout import Fanout
 from .limits import RedisLimits
 from .peers import SharedPeers
@@ -34,6 +37,7 @@ from .tasks import ClusterTasks
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+    from redis.asyncio.cluster import RedisCluster
 
 __all__ = ["RedisBackplane"]
 
@@ -46,7 +50,8 @@ def _positive(*limits: float) -> None:
 
 
 class RedisBackplane:
-    """Sessions in Redis at `url` (or the given `redis` client), keys under `prefix`.
+    """Sessions in Redis at `url` (or the given `redis` client: a `Redis` or a `RedisCluster`), keys
+    under `prefix` (no `{` or `}` in it). `cluster`: `url` names a node of a Redis Cluster.
 
     `idle_timeout`: a session nobody used for this long is gone (its keys expire). `max_sessions`:
     across the cluster. `max_events` / `max_bytes`: events kept per session for resumption (the
@@ -61,14 +66,24 @@ class RedisBackplane:
     is refused as busy (-32010, HTTP 429 with Retry-After), not as an outage. `worker`: a name for this
     process (letters and digits; a random suffix keeps each start distinct). `max_tasks`,
     `max_live_tasks`, `task_bytes` and `task_result_bytes`: the bounds of the tasks kept in the same
-    Redis (cluster/task_store.py).
+    Redis (cluster/task_store.py). `wait_replicas` / `wait_timeout`: a session's agreement (the
+    initialize response) and a created task are confirmed on this many replicas (Redis WAIT) before
+    they are answered, or refused as a store failure (see `durability`); 0, the default, answers once
+    the primary has them, and a failover may lose them (the client then finds the session or the task
+    gone, and a resumption across it is told which events were lost: docs/scale-out.md).
     """
+
+    # the parts made on first use: the shared state, what the bus reaches, the pool's round-trip counts
+    _state: SharedState | None = None
+    _fanout: Fanout | None = None
+    _traffic: Traffic | None = None
 
     def __init__(
         self,
         url: str | None = None,
         *,
-        redis: Redis | None = None,
+        redis: Redis | RedisCluster | None = None,
+        cluster: bool = False,
         prefix: str = "mcp:",
         worker: str = "w",
         idle_timeout: float = 1800.0,
@@ -87,31 +102,35 @@ class RedisBackplane:
         max_live_tasks: int = 10_000,
         task_bytes: int = 1024 * 1024 * 1024,
         task_result_bytes: int = 16 * 1024 * 1024,
+        wait_replicas: int = 0,
+        wait_timeout: float = 1.0,
     ) -> None:
-        if redis is None and url is None:
-            raise ValueError("RedisBackplane needs a url or a redis client")
         limits = (idle_timeout, max_sessions, max_events, max_bytes, heartbeat, dead_after, max_in_flight)
         _positive(*limits, max_connections, pool_timeout, ended_retention, max_total_bytes)
+        _check_store(url is not None or redis is not None, prefix, wait_replicas, wait_timeout)
         self.url = url
         self._redis = redis
         self.prefix = prefix
+        self.cluster = cluster
+        self.wait_replicas = wait_replicas
+        self.wait_timeout = wait_timeout
         self.worker = re.sub(r"[^A-Za-z0-9]", "", worker) + secrets.token_hex(3)
         self.idle_timeout = idle_timeout
         self.max_sessions = max_sessions
         self.max_events = max_events
-        self.max_bytes, self.max_total_bytes = max_bytes, max_total_bytes
+        self.max_bytes = max_bytes
+        self.max_total_bytes = max_total_bytes
         self.ended_retention = ended_retention
         self.heartbeat = heartbeat
         self.dead_after = dead_after
         self.socket_timeout = socket_timeout
         self.max_in_flight = max_in_flight
         self.max_connections, self.pool_timeout = max_connections, pool_timeout
-        self._state: SharedState | None = None
-        self._fanout: Fanout | None = None
-        self._traffic: Traffic | None = None  # counted by the connections of the pool made here
         self.task_bounds = _task_bounds(max_tasks, max_live_tasks, task_bytes, task_result_bytes)
 
-    def client(self) -> Redis:
+    def client(self) -> Redis | RedisCluster:
+        if self._redis is None and self.cluster:
+            self._redis = self._cluster_client()
         if self._redis is None:
             from redis.asyncio import Redis
 
@@ -163,6 +182,20 @@ class RedisBackplane:
             where = redacted(self.url) if self.url is not None else "the given client"
             raise StoreRefused(f"cannot reach Redis at {where}: {exc}") from None
 
+    def _cluster_client(self) -> RedisCluster:
+        from redis.asyncio.cluster import RedisCluster
+
+        assert self.url is not None
+        return RedisCluster.from_url(
+            self.url,
+            max_connections=self.max_connections,
+            socket_timeout=self.socket_timeout,
+            socket_connect_timeout=self.socket_timeout,
+        )
+
+    def durability(self) -> Durability:
+        return Durability(self.client(), self.wait_replicas, self.wait_timeout)
+
     async def ready(self) -> str | None:
         """None when Redis answers a PING, else why not (the readiness probe's reason)."""
         try:
@@ -193,6 +226,7 @@ class RedisBackplane:
                 max_in_flight=self.max_in_flight,
                 ended_retention=self.ended_retention,
                 max_total_bytes=self.max_total_bytes,
+                durability=self.durability(),
             )
         return self._state
 
@@ -209,7 +243,9 @@ class RedisBackplane:
         any worker answering for any task."""
         fanout = self._handed()
         if fanout.engine is None:
-            store = RedisTaskStore(self.client(), self.prefix, **self.task_bounds)
+            store = RedisTaskStore(
+                self.client(), self.prefix, durability=self.durability(), **self.task_bounds
+            )
             fanout.engine = TaskEngine(store, workers=ClusterTasks(self.state(), self.worker), **options)
         return fanout.engine
 
@@ -265,6 +301,15 @@ class RedisBackplane:
             dead_after=self.dead_after,
             fanout=fanout,
         )
+
+
+def _check_store(named: bool, prefix: str, wait_replicas: int, wait_timeout: float) -> None:
+    if not named:
+        raise ValueError("RedisBackplane needs a url or a redis client")
+    if "{" in prefix or "}" in prefix:
+        raise ValueError("a RedisBackplane prefix holds no '{' or '}': the keys' hash tags are its own")
+    if wait_replicas < 0 or wait_timeout <= 0:
+        raise ValueError("wait_replicas must be 0 or more and wait_timeout positive")
 
 
 _ASSEMBLY = """a Server served with a RedisBackplane is built with its parts:

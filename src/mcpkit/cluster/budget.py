@@ -3,7 +3,7 @@
 Per session, events are capped by `max_events` / `max_bytes` and an ended stream's data lives
 `ended_retention`; this bounds their sum over every session. No request touches a global key for it,
 and an idle cluster sends Redis nothing for it. Each worker counts the bytes it stored; once per
-`interval`, if it stored any (or the cluster is over), it adds them to `{prefix}budget` (a small hash:
+`interval`, if it stored any (or the cluster is over), it adds them to `{prefix}{g}:budget` (a small hash:
 `total`, the last measured sum, `in`, what was stored since, `full`, the verdict). While `total` + `in`
 stays under the budget nothing more happens: it is an upper bound (data also leaves, by retention and
 caps). Past it, that worker measures (one at a time, under a lease): the sessions' exact sizes (an
@@ -14,8 +14,9 @@ that stored, or one that is refusing) finds the sum back under; each worker logs
 Requests already admitted store their events to the end, so no response is lost: the overshoot is
 what they store meanwhile, plus an interval of traffic.
 
-On Redis Cluster the measure runs per primary (its sessions' records are on it) and `{prefix}budget`
-and the lease are two small keys anywhere, touched once per interval by a worker that stored events.
+On a Redis Cluster `{prefix}{g}:budget` and the lease are two small keys of the cluster-wide slot,
+touched once per interval by a worker that stored events; the measure reads the sessions' records on
+their shards (a pipeline split by shard).
 """
 
 from __future__ import annotations
@@ -68,14 +69,14 @@ class EventBudget:
         stored, state.stored = state.stored, 0
         if not stored and not state.full:
             return
-        key = state.prefix + "budget"
+        key = state.shared("budget")
         try:
             total, inflow, full = await self._add(keys=[key], args=[stored])
         except RedisError:
             state.stored += stored
             raise
         self.total = int(total)
-        lease = state.prefix + "budget:lease"
+        lease = state.shared("budget:lease")
         over = int(total) + int(inflow) > state.max_total_bytes
         # one measure at a time; the lease outlives a worker that dies measuring by a few intervals
         if over and await state.redis.set(lease, self.worker, nx=True, px=int(self.interval * 3000)):
@@ -85,8 +86,8 @@ class EventBudget:
                 async with state.redis.pipeline(transaction=True) as pipe:
                     pipe.hset(key, mapping={"total": self.total, "full": int(full)})
                     pipe.hincrby(key, "in", -int(inflow))
-                    pipe.publish(state.bus, orjson.dumps(self.heard_as(bool(full))))
                     await pipe.execute()
+                await state.redis.spublish(state.bus, orjson.dumps(self.heard_as(bool(full))))
             finally:
                 await state.redis.delete(lease)
         self._verdict(bool(int(full)))
@@ -103,7 +104,7 @@ class EventBudget:
     async def measure(self) -> int:
         """The bytes of event data kept across the cluster, shed as described above while over."""
         state, limit = self.state, self.state.max_total_bytes
-        found = await state.redis.zrangebyscore(state.prefix + "sessions", int(time.time() * 1000), "+inf")
+        found = await state.redis.zrangebyscore(state.shared("sessions"), int(time.time() * 1000), "+inf")
         sessions = [sid.decode() if isinstance(sid, bytes) else str(sid) for sid in found]
         sizes: dict[str, int] = {}
         for start in range(0, len(sessions), _BATCH):

@@ -19,6 +19,7 @@ from .pool import PoolExhausted
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+    from redis.asyncio.cluster import RedisCluster
 
 __all__ = ["RedisLimits"]
 
@@ -68,7 +69,7 @@ class RedisLimits:
     that cannot be counted is not waved through.
     """
 
-    def __init__(self, redis: Redis, prefix: str = "mcp:", lease: float = 600.0) -> None:
+    def __init__(self, redis: Redis | RedisCluster, prefix: str = "mcp:", lease: float = 600.0) -> None:
         if lease <= 0:
             raise ValueError("lease must be positive")
         self.prefix, self.lease_ms = prefix, int(lease * 1000)

@@ -73,7 +73,7 @@ class ClusterRelay:
 
     async def _publish(self, message: dict[str, Any]) -> None:
         try:
-            await self.state.redis.publish(self.state.bus, orjson.dumps(message))
+            await self.state.redis.spublish(self.state.bus, orjson.dumps(message))
         except Exception as exc:
             log.warning("cluster bus: %s not published (%s)", message.get("k"), exc)
 

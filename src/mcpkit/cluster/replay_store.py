@@ -13,6 +13,7 @@ from ..protocol.dpop_proof import ReplayCheckUnavailable
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+    from redis.asyncio.cluster import RedisCluster
 
 __all__ = ["RedisReplayStore"]
 
@@ -43,7 +44,7 @@ class RedisReplayStore:
     workers' clocks: keep them within `leeway` of each other.
     """
 
-    def __init__(self, redis: Redis, prefix: str = "mcp:", max_entries: int = 100_000) -> None:
+    def __init__(self, redis: Redis | RedisCluster, prefix: str = "mcp:", max_entries: int = 100_000) -> None:
         if max_entries < 1:
             raise ValueError("max_entries must be at least 1")
         self.key = f"{prefix}dpop-jti"

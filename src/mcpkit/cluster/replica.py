@@ -11,7 +11,6 @@ import anyio
 from redis.exceptions import RedisError
 
 from ..protocol.errors import INTERNAL_ERROR
-from ..protocol.http_rules import format_event_id
 from ..protocol.jsonrpc import RequestId
 from ..runtime.stream import Outgoing, Restored, StreamAttribute
 from ..transports.http_server.sessions import STANDALONE, Item, Route, SessionStream
@@ -71,7 +70,7 @@ class Replica(SessionStream):
         if stream_id is None or self.closed or self.session_id is None:
             return None
         try:
-            seq = await self.here.state.store(self.session_id, stream_id, data, final=final)
+            seq, event_id = await self.here.state.record(self.session_id, stream_id, data, final=final)
         except RedisError as exc:
             # not stored, so not sent: the connection ends, and the client's resumption finds the rest
             self._lost(exc)
@@ -80,7 +79,7 @@ class Replica(SessionStream):
             self.primed = True
         if final and stream_id == self.planned and seq != 0:
             self.answered = True
-        return format_event_id(stream_id, seq) if seq > 0 else None
+        return event_id
 
     def close(self) -> None:
         super().close()

@@ -1,31 +1,39 @@
 """The Lua scripts a shared session runs in Redis: each one round trip, atomic.
 
-Keys of one session share the hash tag `{sid}`: `s` (the record, a hash), `e` (the index of its events,
-a list of "seq NL stream NL flag NL size", oldest first, seq contiguous from `first`), `d:<stream>` (the
-data of a stream's events, a hash seq -> data), `u` (the URIs it subscribed to). Record fields: `v`
-(the agreed version; empty until the initialize response), `caps`, `info` (the client's, JSON), `p`
-(the principal it is bound to), `lvl`, `seq` (the last event's number), `first` (the oldest kept),
-`gend` (the last event a standalone GET took for delivery), `gown` (the token of the standalone GET
-that holds the session's stream), `ur` (see `_INDEX`), `g:<method>` (see CATCH_UP), `bytes` (the size
-of the indexed events), `rq:<id>` (the worker serving a request), `inf` (how many requests are in flight),
-`st:<stream>` (the id of the request whose stream is still open) and `as:<id>` (a request of ours to this
-session's client: the worker awaiting its answer).
+Keys of one session share the hash tag `{sid}`, so each script runs in one slot of a Redis Cluster too: `s`
+(the record, a hash), `e` (the index of its events, a list of "seq NL stream NL flag NL size NL epoch",
+oldest first, seq contiguous from `first`; the epoch is the primary's clock in ms when the event was stored,
+so an id issued again after a failover rewound `seq` differs from the one a client holds), `d:<stream>` (the
+data of a stream's events, a hash seq -> data), `u` (the URIs it subscribed to). Record fields: `v` (the
+agreed version; empty until the initialize response), `caps`, `info` (the client's, JSON), `p` (the
+principal it is bound to), `lvl`, `seq` (the last event's number), `first` (the oldest kept), `gend` (the
+last event a standalone GET took for delivery), `gown` (the token of the standalone GET that holds the
+session's stream), `ur` (see `INDEX`), `g:<method>` (see CATCH_UP), `bytes` (the size of the indexed
+events), `rq:<id>` (the worker serving a request), `inf` (how many requests are in flight), `st:<stream>`
+(the id of the request whose stream is still open) and `as:<id>` (a request of ours to this session's
+client: the worker awaiting its answer).
 
-A stream's data is one key so that Redis itself drops it `ended_retention` after its final event,
-busy session or idle; an index entry whose data is gone reads as dropped ('x', 'X' for a final), so a
-resumption from before it is expired. The `d:` keys are named in the scripts from the session's key
-prefix (ARGV), not passed as KEYS: they share the `{sid}` tag, so they are in the slot of the KEYS.
+A stream's data is one key so that Redis itself drops it `ended_retention` after its final event, busy
+session or idle; an index entry whose data is gone reads as dropped ('x', 'X' for a final), so a resumption
+from before it is expired. The `d:` keys are named in the scripts from the session's key prefix (ARGV), not
+passed as KEYS: they share the `{sid}` tag, so they are in the slot of the KEYS.
+
+No script touches a key of another slot: the cluster-wide keys (`{g}:sessions`, `{g}:chg`, see `ADMIT`) and
+a URI's subscribers (`sub:<uri>`, see `INDEX`) are written by their own commands, and a session's wake-ups
+go out on its own shard channel (SPUBLISH, Redis 7).
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "ADMIT",
     "BEGIN",
     "CATCH_UP",
     "CLAIM",
     "CREATE",
     "END",
     "FINISH",
+    "INDEX",
     "READ",
     "SHED",
     "STORE",
@@ -35,87 +43,90 @@ __all__ = [
     "TOUCH",
 ]
 
-# An index entry: seq, stream, flag, size of the data.
-_ENTRY = "local function entry(raw) return string.match(raw, '^(%d+)\\n([^\\n]*)\\n(%a)\\n(%d+)$') end\n"
+# An index entry: seq, stream, flag, size of the data, epoch.
+_ENTRY = (
+    "local function entry(raw) return string.match(raw, '^(%d+)\\n([^\\n]*)\\n(%a)\\n(%d+)\\n?(%d*)$') end\n"
+)
 
-# KEYS: s, sessions, chg; ARGV: now_ms, idle_ms, max_sessions, sid, principal
+# The cluster-wide admission of a new session, one key slot of its own (`{g}`): KEYS: sessions, chg;
+# ARGV: now_ms, idle_ms, max_sessions, sid -> 0 at max_sessions, else the list_changed counts (see
+# CATCH_UP) as {method, count, ...}. `sessions` scores each session by when it expires; requests do not
+# touch it (their scores are refreshed in batches off the request path, see state.SessionIndex).
+ADMIT = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[1] + ARGV[2], ARGV[4])
+return redis.call('HGETALL', KEYS[2])
+"""
+
+# KEYS: s; ARGV: idle_ms, principal, then the list_changed counts ADMIT returned, as method, count, ...
 # (a new session has heard every list_changed sent before it: CATCH_UP)
 CREATE = """
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
-if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[3]) then return 0 end
-redis.call('ZADD', KEYS[2], ARGV[1] + ARGV[2], ARGV[4])
-redis.call('HSET', KEYS[1], 'v', '', 'p', ARGV[5], 'seq', 0, 'first', 1, 'gend', 0)
-local counts = redis.call('HGETALL', KEYS[3])
-for i = 1, #counts, 2 do redis.call('HSET', KEYS[1], 'g:' .. counts[i], counts[i + 1]) end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('HSET', KEYS[1], 'v', '', 'p', ARGV[2], 'seq', 0, 'first', 1, 'gend', 0)
+for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], 'g:' .. ARGV[i], ARGV[i + 1]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1
 """
 
-# `sub:<uri>` (a sorted set) lists the sessions subscribed to the URI, each scored by a time its session
-# cannot outlive: past it, the entry is dropped; the set expires with its last live entry. The
-# record's `ur` is when the session's entries were last scored (each at `ur` + 1.5 idle_ms, at least):
-# they are scored again once `ur` is half an idle time old, so a live session is never dropped.
-_INDEX = """
-local function index(key, sid, score, now)
-  redis.call('ZADD', key, score, sid)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-  local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
-  if top[2] then redis.call('PEXPIREAT', key, math.ceil(tonumber(top[2]))) end
-end
+# `sub:<uri>` (a sorted set, a key of its own) lists the sessions subscribed to the URI, each scored by
+# a time its session cannot outlive: past it, the entry is dropped; the set expires with its last live
+# entry. The record's `ur` is when the session's entries were last scored (each at `ur` + 1.5 idle_ms,
+# at least): a request finding `ur` half an idle time old gets the session's URIs back to score again
+# (state.py does, one command per URI), so a live session is never dropped.
+# KEYS: sub:<uri>; ARGV: sid, score, now_ms
+INDEX = """
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
+local top = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+if top[2] then redis.call('PEXPIREAT', KEYS[1], math.ceil(tonumber(top[2]))) end
 """
 
-# The session's idle time restarts (KEYS: s, e, u, sessions, d:<standalone>; ARGV: now_ms, idle_ms, sid,
-# ..., subscription key prefix as the last). Events waiting for the next GET live as long as the
+# The session's idle time restarts (KEYS: s, e, u, d:<standalone>; ARGV: now_ms, idle_ms, ...) -> the
+# URIs to score again (see INDEX), mostly none. Events waiting for the next GET live as long as the
 # session; the index of ended streams does not.
-_KEEP = (
-    _INDEX
-    + """
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('PEXPIRE', KEYS[3], ARGV[2])
-if redis.call('PEXPIRE', KEYS[5], ARGV[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
-redis.call('ZADD', KEYS[4], ARGV[1] + ARGV[2], ARGV[3])
-local ur = redis.call('HGET', KEYS[1], 'ur')
-if ur and tonumber(ARGV[1]) - tonumber(ur) >= tonumber(ARGV[2]) / 2 then
-  local score = tonumber(ARGV[1]) + math.floor(tonumber(ARGV[2]) * 3 / 2)
-  for _, uri in ipairs(redis.call('SMEMBERS', KEYS[3])) do
-    index(ARGV[#ARGV] .. uri, ARGV[3], score, ARGV[1])
+_KEEP = """
+local function keep(now, idle)
+  redis.call('PEXPIRE', KEYS[1], idle)
+  redis.call('PEXPIRE', KEYS[3], idle)
+  if redis.call('PEXPIRE', KEYS[4], idle) == 1 then redis.call('PEXPIRE', KEYS[2], idle) end
+  local ur = redis.call('HGET', KEYS[1], 'ur')
+  if ur and tonumber(now) - tonumber(ur) >= tonumber(idle) / 2 then
+    redis.call('HSET', KEYS[1], 'ur', now)
+    return redis.call('SMEMBERS', KEYS[3])
   end
-  redis.call('HSET', KEYS[1], 'ur', ARGV[1])
+  return {}
 end
 """
-)
 
-# KEYS: s, e, u, sessions, d:<standalone>; ARGV: now_ms, idle_ms, sid, principal, request field ('' for none),
-# worker, stream ('' for none), request id (JSON), max_in_flight, subscription key prefix
+# KEYS: s, e, u, d:<standalone>; ARGV: now_ms, idle_ms, principal, request field ('' for none), worker,
+# stream ('' for none), request id (JSON), max_in_flight
 # -> nil (no such session, or not its principal's), 'dup', 'busy' (max_in_flight requests of the
-# session in flight), or {v, caps, info, lvl}
+# session in flight), or {v, caps, info, lvl, URIs to score again...}
 BEGIN = (
-    """
-local rec = redis.call('HMGET', KEYS[1], 'v', 'caps', 'info', 'p', 'lvl', 'inf')
-if not rec[1] or rec[1] == '' or rec[4] ~= ARGV[4] then return nil end
-if ARGV[5] ~= '' then
-  if redis.call('HEXISTS', KEYS[1], ARGV[5]) == 1 then return 'dup' end
-  if tonumber(rec[6] or '0') >= tonumber(ARGV[9]) then return 'busy' end
-  redis.call('HSET', KEYS[1], ARGV[5], ARGV[6])
-  redis.call('HINCRBY', KEYS[1], 'inf', 1)
-  if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'st:' .. ARGV[7], ARGV[8]) end
-end
-"""
-    + _KEEP
+    _KEEP
     + """
-return {rec[1], rec[2] or '{}', rec[3] or '{}', rec[5] or ''}
+local rec = redis.call('HMGET', KEYS[1], 'v', 'caps', 'info', 'p', 'lvl', 'inf')
+if not rec[1] or rec[1] == '' or rec[4] ~= ARGV[3] then return nil end
+if ARGV[4] ~= '' then
+  if redis.call('HEXISTS', KEYS[1], ARGV[4]) == 1 then return 'dup' end
+  if tonumber(rec[6] or '0') >= tonumber(ARGV[8]) then return 'busy' end
+  redis.call('HSET', KEYS[1], ARGV[4], ARGV[5])
+  redis.call('HINCRBY', KEYS[1], 'inf', 1)
+  if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'st:' .. ARGV[6], ARGV[7]) end
+end
+local found = {rec[1], rec[2] or '{}', rec[3] or '{}', rec[5] or ''}
+for _, uri in ipairs(keep(ARGV[1], ARGV[2])) do table.insert(found, uri) end
+return found
 """
 )
 
-# KEYS: s, e, u, sessions, d:<standalone>; ARGV: now_ms, idle_ms, sid, subscription key prefix -> 1, or 0
-# when there is no such session
+# KEYS: s, e, u, d:<standalone>; ARGV: now_ms, idle_ms -> 0 when there is no such session, else the URIs
+# to score again
 TOUCH = (
-    """
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-"""
-    + _KEEP
+    _KEEP
     + """
-return 1
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+return keep(ARGV[1], ARGV[2])
 """
 )
 
@@ -154,8 +165,11 @@ _APPEND = (
 local function append(stream, data, flag, lim)
   local max_events, max_bytes, kp = tonumber(lim[2]), tonumber(lim[3]), lim[5]
   local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+  local clock = redis.call('TIME')
+  local epoch = string.format('%.0f', tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))
   if redis.call('EXISTS', KEYS[2]) == 0 then redis.call('HSET', KEYS[1], 'first', seq, 'bytes', 0) end
-  local n = redis.call('RPUSH', KEYS[2], seq .. '\\n' .. stream .. '\\n' .. flag .. '\\n' .. #data)
+  local line = seq .. '\\n' .. stream .. '\\n' .. flag .. '\\n' .. #data .. '\\n' .. epoch
+  local n = redis.call('RPUSH', KEYS[2], line)
   local held = kp .. 'd:' .. stream
   redis.call('HSET', held, seq, data)
   redis.call('PEXPIRE', held, flag == 'f' and lim[4] or lim[1])
@@ -185,15 +199,15 @@ local function append(stream, data, flag, lim)
     if next(open_streams(KEYS[1])) == nil then ttl = lim[4] end
   end
   redis.call('PEXPIRE', KEYS[2], ttl)
-  redis.call('PUBLISH', KEYS[3], stream)
-  return seq
+  redis.call('SPUBLISH', KEYS[3], stream)
+  return {seq, epoch}
 end
 """
 )
 
 # KEYS: s, e, channel; ARGV: stream, data, flag ('f' final, 'm' message), idle_ms, max_events, max_bytes,
 # ended_ms, the session's key prefix, the standalone stream
-# -> the event's seq; 0 when the session is gone; -1 when the stream was already finished.
+# -> {the event's seq, its epoch}; 0 when the session is gone; -1 when the stream was already finished.
 STORE = (
     _APPEND
     + """
@@ -209,17 +223,17 @@ return append(ARGV[1], ARGV[2], ARGV[3], {ARGV[4], ARGV[5], ARGV[6], ARGV[7], AR
 )
 
 # `chg` counts each list_changed method's notifications, for the whole cluster; a session's `g:<method>`
-# is the count it has heard. KEYS: s, e, channel, chg; ARGV: idle_ms, max_events, max_bytes, ended_ms, the
-# session's key prefix, the standalone stream
+# is the count it has heard. KEYS: s, e, channel; ARGV: idle_ms, max_events, max_bytes, ended_ms, the
+# session's key prefix, the standalone stream, then the counts (read from `chg` just before) as
+# method, count, ...
 # -> the notifications stored on the session's standalone stream (one per method it has not heard yet).
 CATCH_UP = (
     _APPEND
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local counts = redis.call('HGETALL', KEYS[4])
 local stored = 0
-for i = 1, #counts, 2 do
-  local method, count = counts[i], tonumber(counts[i + 1])
+for i = 7, #ARGV, 2 do
+  local method, count = ARGV[i], tonumber(ARGV[i + 1])
   if (tonumber(redis.call('HGET', KEYS[1], 'g:' .. method)) or 0) < count then
     redis.call('HSET', KEYS[1], 'g:' .. method, count)
     append(ARGV[6], '{"jsonrpc":"2.0","method":"' .. method .. '"}', 'm', ARGV)
@@ -231,10 +245,10 @@ return stored
 )
 
 # KEYS: s, e; ARGV: after (a seq), token ('' for none), the session's key prefix
-# -> nil (no such session), 'over' (another standalone GET holds the stream), or {seq, first, events after
-# `after`...}, each "seq NL stream NL flag NL data" (an event whose data is gone has flag 'x', 'X' if it
-# was its stream's last, and no data). With a token, what is returned is taken for delivery: a later GET
-# starts after it.
+# -> nil (no such session), 'over' (another standalone GET holds the stream), or {seq, first, events
+# after `after`...}, each "seq NL stream NL flag NL epoch NL data" (an event whose data is gone has flag
+# 'x', 'X' if it was its stream's last, and no data). With a token, what is returned is taken for
+# delivery: a later GET starts after it.
 READ = (
     _ENTRY
     + """
@@ -250,13 +264,13 @@ local start = tonumber(ARGV[1]) - first + 1
 if start < 0 then start = 0 end
 local events = {at[1], tostring(first)}
 for _, raw in ipairs(redis.call('LRANGE', KEYS[2], start, -1)) do
-  local seq, stream, flag = entry(raw)
+  local seq, stream, flag, _, epoch = entry(raw)
   local data = redis.call('HGET', ARGV[3] .. 'd:' .. stream, seq)
   if not data then
     data = ''
     flag = flag == 'f' and 'X' or 'x'
   end
-  table.insert(events, seq .. '\\n' .. stream .. '\\n' .. flag .. '\\n' .. data)
+  table.insert(events, seq .. '\\n' .. stream .. '\\n' .. flag .. '\\n' .. epoch .. '\\n' .. data)
 end
 return events
 """
@@ -271,13 +285,13 @@ redis.call('HSET', KEYS[1], 'gown', ARGV[1])
 return tonumber(gend)
 """
 
-# KEYS: s, e, u, sessions; ARGV: sid, subscription key prefix, the session's key prefix, the standalone
-# stream -> the workers serving its requests
+# KEYS: s, e, u; ARGV: the session's key prefix, the standalone stream -> {the workers serving its
+# requests, the URIs it subscribed to} (state.py takes it off their `sub:<uri>` and `sessions`)
 END = (
     _ENTRY
     + """
 local owners = {}
-local streams = {[ARGV[4]] = true}
+local streams = {[ARGV[2]] = true}
 for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
   local kind = string.sub(f, 1, 3)
   if kind == 'rq:' then table.insert(owners, redis.call('HGET', KEYS[1], f)) end
@@ -287,13 +301,10 @@ for _, raw in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
   local _, stream = entry(raw)
   streams[stream] = true
 end
-for stream in pairs(streams) do redis.call('DEL', ARGV[3] .. 'd:' .. stream) end
-for _, uri in ipairs(redis.call('SMEMBERS', KEYS[3])) do
-  redis.call('ZREM', ARGV[2] .. uri, ARGV[1])
-end
+for stream in pairs(streams) do redis.call('DEL', ARGV[1] .. 'd:' .. stream) end
+local uris = redis.call('SMEMBERS', KEYS[3])
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-redis.call('ZREM', KEYS[4], ARGV[1])
-return owners
+return {owners, uris}
 """
 )
 
@@ -337,24 +348,20 @@ redis.call('HDEL', KEYS[1], ARGV[2])
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 1 then redis.call('HINCRBY', KEYS[1], 'inf', -1) end
 """
 
-# KEYS: s, u, sub:<uri>; ARGV: now_ms, idle_ms, sid, uri, limit ('' for none)
-# -> 0 when the session already has `limit` other subscriptions, else 1
-SUBSCRIBE = (
-    _INDEX
-    + """
-if redis.call('EXISTS', KEYS[1]) == 0 then return 1 end
-local limit = tonumber(ARGV[5])
-if limit and redis.call('SISMEMBER', KEYS[2], ARGV[4]) == 0 and redis.call('SCARD', KEYS[2]) >= limit then
+# KEYS: s, u; ARGV: now_ms, idle_ms, uri, limit ('' for none)
+# -> -1 when there is no such session, 0 when it already has `limit` other subscriptions, else `ur`
+# (its entry in `sub:<uri>` is scored from it: INDEX)
+SUBSCRIBE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local limit = tonumber(ARGV[4])
+if limit and redis.call('SISMEMBER', KEYS[2], ARGV[3]) == 0 and redis.call('SCARD', KEYS[2]) >= limit then
   return 0
 end
-redis.call('SADD', KEYS[2], ARGV[4])
+redis.call('SADD', KEYS[2], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 redis.call('HSETNX', KEYS[1], 'ur', ARGV[1])
-local ur = tonumber(redis.call('HGET', KEYS[1], 'ur'))
-index(KEYS[3], ARGV[3], ur + math.floor(tonumber(ARGV[2]) * 3 / 2), ARGV[1])
-return 1
+return tonumber(redis.call('HGET', KEYS[1], 'ur'))
 """
-)
 
 # KEYS: sub:<uri>; ARGV: now_ms -> the sessions subscribed to the URI that may still live
 SUBSCRIBERS = """

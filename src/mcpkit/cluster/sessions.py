@@ -109,6 +109,7 @@ class ClusterSessions:
             tg.start_soon(self._settle_later)
             tg.start_soon(self.fanout.run)
             tg.start_soon(self.budget.run)
+            tg.start_soon(self.state.upkeep)
             await self._beat()
 
     async def _beat(self) -> None:

@@ -1,8 +1,9 @@
-"""Messages between the workers of a cluster, over Redis pub/sub: wake-ups when a session stores an
-event, each worker's inbox (messages routed to the worker serving a request) and the bus (change
-notifications and session ends for every worker). Pub/sub is at most once, so a waiter is woken once
-more when its channel's subscription is confirmed (what was published before that is read then), and
-polls only while its channel has no confirmed subscription (the connection was lost, or not yet back).
+"""Messages between the workers of a cluster, over Redis sharded pub/sub (SSUBSCRIBE, Redis 7; on a Redis
+Cluster each channel lives on the shard of its slot, so a session's wake-ups stay on its shard): wake-ups
+when a session stores an event, each worker's inbox (messages routed to the worker serving a request) and
+the bus (change notifications and session ends for every worker). Pub/sub is at most once, so a waiter is
+woken once more when its channel's subscription is confirmed (what was published before that is read then),
+and polls only while its channel has no confirmed subscription (the connection was lost, or not yet back).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import orjson
+from redis.asyncio.cluster import RedisCluster
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -46,7 +48,9 @@ class Wake:
 class Signals:
     """One pub/sub connection per worker: its inbox, the bus, and the session channels it waits on."""
 
-    def __init__(self, redis: Redis, *, inbox: str, bus: str, on_inbox: Handler, on_bus: Handler) -> None:
+    def __init__(
+        self, redis: Redis | RedisCluster, *, inbox: str, bus: str, on_inbox: Handler, on_bus: Handler
+    ) -> None:
         self.redis = redis
         self.inbox, self.bus = inbox, bus
         self._on_inbox, self._on_bus = on_inbox, on_bus
@@ -71,23 +75,25 @@ class Signals:
 
     async def _read(self) -> None:
         pubsub = self.redis.pubsub()
+        # a cluster's pub/sub reads one connection per shard in turn, each for a slice of the wait
+        wait = 0.05 if isinstance(self.redis, RedisCluster) else 1.0
         self._pubsub = pubsub
         try:
-            await pubsub.subscribe(self.inbox, self.bus, *self._waiting)
+            await pubsub.ssubscribe(self.inbox, self.bus, *self._waiting)
             if self._down:
                 log.warning("cluster signals reached Redis again")
                 self._down = False
             while True:
-                message = await pubsub.get_message(timeout=1.0)
+                message = await pubsub.get_sharded_message(timeout=wait)
                 if message is None:
                     continue
-                channel = message["channel"].decode()
-                if message["type"] == "message":
+                channel = _text(message["channel"])
+                if message["type"] in ("smessage", b"smessage"):
                     await self._dispatch(channel, message["data"])
-                elif message["type"] == "subscribe" and channel in self._waiting:
+                elif message["type"] in ("ssubscribe", b"ssubscribe") and channel in self._waiting:
                     self._confirmed.add(channel)
                     self._wake(channel)  # to read what was published before the subscription took
-                elif message["type"] == "unsubscribe":
+                elif message["type"] in ("sunsubscribe", b"sunsubscribe"):
                     self._confirmed.discard(channel)
         finally:
             self._pubsub = None
@@ -122,7 +128,7 @@ class Signals:
         waiting.add(event)
         if len(waiting) == 1 and self._pubsub is not None:
             try:
-                await self._pubsub.subscribe(channel)
+                await self._pubsub.ssubscribe(channel)
             except Exception:  # the reader re-subscribes everything when it reconnects
                 log.debug("subscribing to %s failed; polling", channel)
 
@@ -136,9 +142,13 @@ class Signals:
             self._confirmed.discard(channel)
             if self._pubsub is not None:
                 try:
-                    await self._pubsub.unsubscribe(channel)
+                    await self._pubsub.sunsubscribe(channel)
                 except Exception:
                     log.debug("unsubscribing from %s failed", channel)
 
     async def send(self, channel: str, message: JSON) -> None:
-        await self.redis.publish(channel, orjson.dumps(message))
+        await self.redis.spublish(channel, orjson.dumps(message))
+
+
+def _text(raw: bytes | str) -> str:
+    return raw.decode() if isinstance(raw, bytes) else raw

@@ -7,19 +7,23 @@ call what; `signals` carries the wake-ups and routed messages between workers.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import orjson
 
-from ..protocol.http_rules import format_event_id, parse_event_id
 from ..runtime.stream import Restored
 from ..transports.http_server.event_store import EventsExpired, Replay, UnknownEventId
 from ..transports.http_server.sessions import STANDALONE
 from . import scripts
+from .durability import Durability
+from .events import Event, HistoryLost, decode, event_id, parse_id
+from .failover import FailoverWatch
+from .index import SessionIndex
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+    from redis.asyncio.cluster import RedisCluster
 
 __all__ = ["DuplicateRequest", "Event", "EventLogFull", "SessionBusy", "SharedState", "TakenOver"]
 
@@ -42,25 +46,13 @@ class TakenOver(Exception):
     """A newer standalone GET holds the session's stream."""
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
-    seq: int
-    stream_id: str
-    final: bool
-    data: bytes
-    dropped: bool = False  # its data is gone (retention, a cap, the budget): resuming before it is expired
-
-    @property
-    def event_id(self) -> str:
-        return format_event_id(self.stream_id, self.seq)
-
-
 class SharedState:
-    """The sessions' records, events and subscriptions in one Redis, under `prefix`."""
+    """The sessions' records, events and subscriptions in one Redis or a Redis Cluster, under `prefix`
+    (which holds no `{`: the keys' hash tags are ours)."""
 
     def __init__(
         self,
-        redis: Redis,
+        redis: Redis | RedisCluster,
         *,
         prefix: str,
         idle_timeout: float,
@@ -70,12 +62,16 @@ class SharedState:
         max_in_flight: int = 100,
         ended_retention: float = 30.0,
         max_total_bytes: int = 256 * 1024 * 1024,
+        durability: Durability | None = None,
     ) -> None:
         self.redis = redis
+        self.durability = durability or Durability(redis)
         self.max_in_flight = max_in_flight
         self.prefix = prefix
-        self.bus = prefix + "bus"  # the pub/sub channel every worker reads (signals.py)
+        self.bus = self.shared("bus")  # the shard channel every worker reads (signals.py)
         self.idle_ms = int(idle_timeout * 1000)
+        self.index = SessionIndex(redis, self.shared("sessions"), self.idle_ms)
+        self.watch = FailoverWatch(redis, self._store_final)
         self.ended_ms = max(1, min(int(ended_retention * 1000), self.idle_ms))  # never past the session
         self.max_sessions = max_sessions
         self.max_events = max_events
@@ -83,7 +79,9 @@ class SharedState:
         self.max_total_bytes = max_total_bytes
         self.full = False  # set by the budget: past it, `create` and `begin` of a request raise EventLogFull
         self.stored = 0  # event bytes this worker stored since the budget last counted them
+        self._admit = redis.register_script(scripts.ADMIT)
         self._create = redis.register_script(scripts.CREATE)
+        self._index = redis.register_script(scripts.INDEX)
         self._begin = redis.register_script(scripts.BEGIN)
         self._store = redis.register_script(scripts.STORE)
         self._read = redis.register_script(scripts.READ)
@@ -97,8 +95,24 @@ class SharedState:
         self._subscribers = redis.register_script(scripts.SUBSCRIBERS)
         self._shed = redis.register_script(scripts.SHED)
 
+    async def upkeep(self, interval: float = 1.0) -> None:
+        """What a worker does for the cluster off its requests' path, every `interval`: the session count
+        (SessionIndex) and the failover check (FailoverWatch)."""
+        while True:
+            await self.watch.run_once()  # first at once: which server answers before any work
+            await anyio.sleep(interval)
+            await self.index.run_once()
+
     def key(self, session_id: str, part: str) -> str:
         return f"{self.prefix}{{{session_id}}}:{part}"
+
+    def shared(self, part: str) -> str:
+        """A key (or the bus channel) of the whole cluster: one slot, `{g}`, never a request's."""
+        return f"{self.prefix}{{g}}:{part}"
+
+    def sub_key(self, uri: str) -> str:
+        """The sessions subscribed to `uri` (scripts.INDEX): a key of its own slot."""
+        return self.prefix + "sub:" + uri
 
     def alive_key(self, worker: str) -> str:
         """Set while `worker` beats (its heartbeat's TTL)."""
@@ -115,7 +129,10 @@ class SharedState:
     def _keys(self, session_id: str) -> list[str]:
         return [self.key(session_id, "s"), self.key(session_id, "e"), self.key(session_id, "u")]
 
-    def _kept(self, session_id: str) -> list[Arg]:
+    def _kept_keys(self, session_id: str) -> list[str]:
+        return [*self._keys(session_id), self.key(session_id, "d:" + STANDALONE)]
+
+    def _limits(self, session_id: str) -> list[Arg]:
         """What the scripts that store an event take after max_bytes: how long an ended stream's data
         lives, the prefix of `d:<stream>` (a stream's event data) and the standalone stream."""
         return [self.ended_ms, self.key(session_id, ""), STANDALONE]
@@ -125,15 +142,22 @@ class SharedState:
         Raises EventLogFull past the event budget."""
         if self.full:
             raise EventLogFull
-        keys = [self.key(session_id, "s"), self.prefix + "sessions", self.prefix + "chg"]
-        args: list[Arg] = [_now_ms(), self.idle_ms, self.max_sessions, session_id, principal or ""]
-        return bool(await self._create(keys=keys, args=args))
+        keys = [self.shared("sessions"), self.shared("chg")]
+        counts = await self._admit(keys=keys, args=[_now_ms(), self.idle_ms, self.max_sessions, session_id])
+        if not isinstance(counts, list):
+            return False
+        args: list[Arg] = [self.idle_ms, principal or "", *counts]
+        await self._create(keys=[self.key(session_id, "s")], args=args)
+        return True
 
     async def agreed(self, session_id: str, restored: Restored) -> None:
         caps, info = orjson.dumps(restored.client_capabilities), orjson.dumps(restored.client_info)
+        """The session's agreement, served from now on: confirmed on replicas first when the backplane
+        asks for it (see `durability`), as the initialize response acknowledges it."""
         await self.redis.hset(
             self.key(session_id, "s"), mapping={"v": restored.version, "caps": caps, "info": info}
         )
+        await self.durability.confirm(self.key(session_id, "w"))
 
     async def begin(
         self,
@@ -152,24 +176,36 @@ class SharedState:
         if self.full and request_id is not None:
             raise EventLogFull
         field = _request_field(request_id) if request_id is not None else ""
-        keys = [*self._keys(session_id), self.prefix + "sessions", self.key(session_id, "d:" + STANDALONE)]
-        args: list[Arg] = [_now_ms(), self.idle_ms, session_id, principal or "", field, worker]
-        args += [stream_id or "", orjson.dumps(request_id), self.max_in_flight, self.prefix + "sub:"]
-        found = await self._begin(keys=keys, args=args)
+        now = _now_ms()
+        args: list[Arg] = [now, self.idle_ms, principal or "", field, worker]
+        args += [stream_id or "", orjson.dumps(request_id), self.max_in_flight]
+        found = await self._begin(keys=self._kept_keys(session_id), args=args)
         if found is None:
             return None
         if found == b"dup":
             raise DuplicateRequest(request_id)
         if found == b"busy":
             raise SessionBusy(request_id)
-        version, caps, info, level = found
+        version, caps, info, level, *uris = found
+        await self._kept(session_id, now, uris)
         return Restored(version.decode(), orjson.loads(caps), orjson.loads(info), level.decode() or None)
 
     async def touch(self, session_id: str) -> bool:
         """The session's idle time restarted (a GET open on it is activity); False when it is gone."""
-        keys = [*self._keys(session_id), self.prefix + "sessions", self.key(session_id, "d:" + STANDALONE)]
-        args: list[Arg] = [_now_ms(), self.idle_ms, session_id, self.prefix + "sub:"]
-        return bool(await self._touch(keys=keys, args=args))
+        now = _now_ms()
+        found = await self._touch(keys=self._kept_keys(session_id), args=[now, self.idle_ms])
+        if not isinstance(found, list):
+            return False
+        await self._kept(session_id, now, found)
+        return True
+
+    async def _kept(self, session_id: str, now: int, uris: list[bytes]) -> None:
+        """The session is alive at `now`: its score in the session count moves (soon, see SessionIndex),
+        and its subscriptions' now (`uris`: those due, see scripts.INDEX)."""
+        self.index.touch(session_id, now)
+        score = now + self.idle_ms * 3 // 2
+        for uri in uris:
+            await self._index(keys=[self.sub_key(_text(uri))], args=[session_id, score, now])
 
     async def set_level(self, session_id: str, level: str) -> None:
         await self.redis.hset(self.key(session_id, "s"), "lvl", level)
@@ -177,24 +213,39 @@ class SharedState:
     async def store(self, session_id: str, stream_id: str, data: bytes, *, final: bool = False) -> int:
         """Append one event (`final`: its stream's last, once); its seq, 0 when the session is gone, -1
         when the stream was already finished."""
+        return (await self.record(session_id, stream_id, data, final=final))[0]
+
+    async def _store_final(self, session_id: str, stream_id: str, data: bytes) -> int:
+        return await self.store(session_id, stream_id, data, final=True)
+
+    async def record(
+        self, session_id: str, stream_id: str, data: bytes, *, final: bool = False
+    ) -> tuple[int, str | None]:
+        """`store`, and the id of the event stored (None when it was not)."""
         keys = [self.key(session_id, "s"), self.key(session_id, "e"), self.channel(session_id)]
         args: list[Arg] = [stream_id, data, "f" if final else "m", self.idle_ms, self.max_events]
-        args += [self.max_bytes, *self._kept(session_id)]
-        seq = int(await self._store(keys=keys, args=args))
-        if seq > 0:
-            self.stored += len(data)
-        return seq
+        args += [self.max_bytes, *self._limits(session_id)]
+        found = await self._store(keys=keys, args=args)
+        if not isinstance(found, list):
+            return int(found), None
+        seq = int(found[0])
+        self.stored += len(data)
+        if final:
+            self.watch.stored(session_id, stream_id, data)
+        return seq, event_id(stream_id, _text(found[1]), seq)
 
     async def changed(self, method: str) -> None:
         """One more `method` (a list_changed) for every session: see `catch_up`."""
-        await self.redis.hincrby(self.prefix + "chg", method, 1)
+        await self.redis.hincrby(self.shared("chg"), method, 1)
 
     async def catch_up(self, session_id: str) -> int:
         """Store on the session's standalone stream each list_changed it has not heard since it was
         created (once per method, however many there were); how many."""
+        counts = await self.redis.hgetall(self.shared("chg"))
         keys = [self.key(session_id, "s"), self.key(session_id, "e"), self.channel(session_id)]
-        keys.append(self.prefix + "chg")
-        args: list[Arg] = [self.idle_ms, self.max_events, self.max_bytes, *self._kept(session_id)]
+        args: list[Arg] = [self.idle_ms, self.max_events, self.max_bytes, *self._limits(session_id)]
+        for method, count in counts.items():
+            args += [method, count]
         return int(await self._catch_up(keys=keys, args=args))
 
     async def begin_initialize(self, session_id: str, worker: str, request_id: Any, stream_id: str) -> None:
@@ -219,7 +270,7 @@ class SharedState:
         if found == b"over":
             raise TakenOver(session_id)
         first = int(found[1])
-        events = [_event(raw) for raw in found[2:]]
+        events = [decode(raw) for raw in found[2:]]
         return first, [e for e in events if e.seq > after]
 
     async def claim(self, session_id: str, token: str) -> int | None:
@@ -234,19 +285,24 @@ class SharedState:
         return Replay(stream_id, tuple((e.event_id, e.data) for e in events))
 
     async def resume(self, session_id: str, last_event_id: str) -> tuple[str, list[Event]]:
-        """The stream `last_event_id` names and its events after that id (`replay_after`'s rules)."""
-        parsed = parse_event_id(last_event_id)
-        last = await self.redis.hget(self.key(session_id, "s"), "seq")
-        if parsed is None or last is None or not 1 <= parsed[1] <= int(last):
+        """The stream `last_event_id` names and its events after that id (`replay_after`'s rules);
+        HistoryLost when the store lost that event (see `events`)."""
+        parsed = parse_id(last_event_id)
+        if parsed is None or parsed[2] < 1:
             raise UnknownEventId(f"Last-Event-ID {last_event_id!r} was not issued in this session")
-        stream_id, seq = parsed
+        stream_id, epoch, seq = parsed
         found = await self.read(session_id, seq - 1)
         if found is None:
             raise UnknownEventId(f"Last-Event-ID {last_event_id!r} was not issued in this session")
         first, events = found
         if seq < first - 1:
             raise EventsExpired(f"events after Last-Event-ID {last_event_id!r} are no longer retained")
-        if events and events[0].seq == seq and events[0].stream_id != stream_id:
+        head = events[0] if events and events[0].seq == seq else None
+        # just dropped (seq == first - 1): its epoch is gone with it, and every event after it is kept
+        if seq != first - 1 and (head is None or head.epoch != epoch):
+            lost = f"the session store lost the events up to Last-Event-ID {last_event_id!r} (a failover)"
+            raise HistoryLost(stream_id, lost)
+        if head is not None and head.stream_id != stream_id:
             raise UnknownEventId(f"Last-Event-ID {last_event_id!r} names another stream than it was sent on")
         later = [e for e in events if e.seq > seq and e.stream_id == stream_id]
         if any(e.dropped for e in later):
@@ -277,10 +333,15 @@ class SharedState:
 
     async def end(self, session_id: str) -> list[str]:
         """Forget the session everywhere; the workers serving its requests."""
-        keys = [*self._keys(session_id), self.prefix + "sessions"]
-        args = [session_id, self.prefix + "sub:", self.key(session_id, ""), STANDALONE]
-        owners = await self._end(keys=keys, args=args)
-        return [o.decode() for o in owners]
+        self.index.forget(session_id)
+        args = [self.key(session_id, ""), STANDALONE]
+        owners, uris = await self._end(keys=self._keys(session_id), args=args)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for uri in uris:
+                pipe.zrem(self.sub_key(_text(uri)), session_id)
+            pipe.zrem(self.shared("sessions"), session_id)
+            await pipe.execute()
+        return [_text(o) for o in owners]
 
     async def kept_bytes(self, session_id: str, *, shed: bool = False) -> int:
         """The size of the session's events whose data is kept; `shed`: its ended streams' data goes
@@ -291,23 +352,26 @@ class SharedState:
 
     async def subscribe(self, session_id: str, uri: str, limit: int | None) -> bool:
         """The session hears updates of `uri`; False when it already has `limit` other subscriptions."""
-        keys = [self.key(session_id, "s"), self.key(session_id, "u"), self.prefix + "sub:" + uri]
-        args: list[Arg] = [_now_ms(), self.idle_ms, session_id, uri, "" if limit is None else limit]
-        return bool(await self._subscribe(keys=keys, args=args))
+        keys = [self.key(session_id, "s"), self.key(session_id, "u")]
+        now = _now_ms()
+        args: list[Arg] = [now, self.idle_ms, uri, "" if limit is None else limit]
+        since = int(await self._subscribe(keys=keys, args=args))
+        if since > 0:  # the session's side first: a URI it lists is indexed again by its next requests
+            score = since + self.idle_ms * 3 // 2
+            await self._index(keys=[self.sub_key(uri)], args=[session_id, score, now])
+        return since != 0
 
     async def unsubscribe(self, session_id: str, uri: str) -> None:
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.srem(self.key(session_id, "u"), uri)
-            pipe.zrem(self.prefix + "sub:" + uri, session_id)
-            await pipe.execute()
+        await self.redis.srem(self.key(session_id, "u"), uri)
+        await self.redis.zrem(self.sub_key(uri), session_id)
 
     async def subscribers(self, uri: str) -> list[str]:
         """The sessions subscribed to `uri` (one that ended may still be listed for half an idle time)."""
-        found = await self._subscribers(keys=[self.prefix + "sub:" + uri], args=[_now_ms()])
+        found = await self._subscribers(keys=[self.sub_key(uri)], args=[_now_ms()])
         return [_text(sid) for sid in found]
 
     async def drop_subscriber(self, uri: str, session_id: str) -> None:
-        await self.redis.zrem(self.prefix + "sub:" + uri, session_id)
+        await self.redis.zrem(self.sub_key(uri), session_id)
 
     async def level(self, session_id: str) -> str | None:
         raw = await self.redis.hget(self.key(session_id, "s"), "lvl")
@@ -320,11 +384,6 @@ def _request_field(request_id: Any) -> str:
 
 def _asked_field(request_id: Any) -> str:
     return "as:" + orjson.dumps(request_id).decode()
-
-
-def _event(raw: bytes) -> Event:
-    seq, stream_id, flag, data = raw.split(b"\n", 3)
-    return Event(int(seq), stream_id.decode(), flag in (b"f", b"X"), data, flag in (b"x", b"X"))
 
 
 def _text(raw: bytes | str) -> str:

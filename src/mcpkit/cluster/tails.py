@@ -17,7 +17,7 @@ import orjson
 from redis.exceptions import RedisError
 
 from ..protocol.errors import INTERNAL_ERROR
-from ..protocol.http_rules import HTTPRefusal, format_event_id, parse_event_id
+from ..protocol.http_rules import HTTPRefusal
 from ..protocol.jsonrpc import RequestId, encode, error_response
 from ..protocol.sse import encode_event
 from ..protocol.utilities import log_params
@@ -25,8 +25,9 @@ from ..transports.http_server.asgi import SSE_HEADERS, until_disconnect
 from ..transports.http_server.event_store import UnknownEventId
 from ..transports.http_server.exchange import Exchange
 from ..transports.http_server.sessions import STANDALONE
+from .events import Event, HistoryLost, parse_id
 from .signals import Wake
-from .state import Event, TakenOver
+from .state import TakenOver
 
 if TYPE_CHECKING:
     from .this_worker import ThisWorker
@@ -64,7 +65,7 @@ class Tails:
         if last is None:
             await self._standalone(session_id, exchange)
             return
-        parsed = parse_event_id(last)
+        parsed = parse_id(last)
         if parsed is None:
             raise HTTPRefusal(400, f"Bad Request: malformed Last-Event-ID {last!r}")
         state = self.here.state
@@ -72,13 +73,16 @@ class Tails:
         open_ = parsed[0] == STANDALONE or await state.stream_request(session_id, parsed[0]) is not None
         try:
             stream_id, events = await state.resume(session_id, last)
+        except HistoryLost as lost:
+            await self._lost(session_id, exchange, lost, parsed[1])
+            return
         except UnknownEventId as exc:
             raise HTTPRefusal(400, f"Bad Request: {exc}") from None
         first = b"".join(encode_event(e.data, event_id=e.event_id) for e in events if e.data)
         if not open_ or any(e.final for e in events):
             await _write_all(exchange, first)
             return
-        after = events[-1].seq if events else parsed[1]
+        after = events[-1].seq if events else parsed[2]
         held = await self._claim(session_id) if stream_id == STANDALONE else None
         await self._tail(session_id, stream_id, after, exchange, first, held)
 
@@ -91,10 +95,27 @@ class Tails:
         after = found[1][-1].seq if found and found[1] else held.after or 0
         retry = self.here.answering.retry_for(exchange.version)
         if retry is not None:
-            seq = await state.store(session_id, STANDALONE, b"")
-            if seq > 0:
-                first += encode_event(b"", event_id=format_event_id(STANDALONE, seq), retry_ms=retry)
+            _, primed = await state.record(session_id, STANDALONE, b"")
+            if primed is not None:
+                first += encode_event(b"", event_id=primed, retry_ms=retry)
         await self._tail(session_id, STANDALONE, after, exchange, first, held)
+
+    async def _lost(self, session_id: str, exchange: Exchange, lost: HistoryLost, epoch: str) -> None:
+        """A resumption from an event a failover lost (see `events`): the stream goes on from the events
+        stored after the one the client holds (by their epochs: what the new primary stored), up to its
+        response; the standalone stream starts afresh. 410 when the store knows neither the stream's
+        request nor its response any more (the request began after what the replica had)."""
+        if lost.stream_id == STANDALONE:
+            await self._standalone(session_id, exchange)
+            return
+        state = self.here.state
+        found = await state.read(session_id, 0)
+        events = found[1] if found is not None else []
+        ours = [e for e in events if e.stream_id == lost.stream_id]
+        if not any(e.final for e in ours) and await state.stream_request(session_id, lost.stream_id) is None:
+            raise HTTPRefusal(410, f"Gone: {lost}; the outcome of the request on that stream is unknown")
+        after = max([e.seq for e in events if e.epoch and int(e.epoch) <= int(epoch)], default=0)
+        await self._tail(session_id, lost.stream_id, after, exchange, b"", None)
 
     async def _claim(self, session_id: str) -> Held:
         """This GET holds the session's standalone stream: the one before it, here or on another
@@ -188,9 +209,11 @@ class Tails:
             await self.here.state.store(session_id, stream_id, lost_answer(rid), final=True)
 
     def taken_over(self, session_id: str, token: str) -> None:
+        """Another GET claimed the session's stream: the one held here reads at once, and Redis, which
+        knows the newest claim, ends it (a late message about an older claim must not end a newer GET)."""
         held = self.held.get(session_id)
         if held is not None and held.token != token:
-            held.end()
+            held.wake.set()
 
     def end(self, session_id: str) -> None:
         held = self.held.pop(session_id, None)

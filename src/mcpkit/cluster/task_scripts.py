@@ -1,14 +1,15 @@
 """The Lua scripts of the Redis task store: each one round trip, atomic.
 
-Keys, under the prefix P: `task-rec:<id>` (a hash: `rev`, the record's revision; `status`; `data`, the
+Keys, under P (the store's prefix and `{t}:`, one hash tag, so one slot of a Redis Cluster):
+`task-rec:<id>` (a hash: `rev`, the record's revision; `status`; `data`, the
 record as JSON; it expires with the task's ttl), `tasks:exp` (every kept task by its expiry, ms),
 `tasks:meta` (by id: "<bytes> <owner>"), `tasks:bytes` (the size of every kept record), `tasks:live`
 and `tasks:live:<owner>` (the unfinished tasks), `tasks:own:<owner>` (an owner's tasks by creation
 time) and `tasks:done` (the finished ones, by when they ended: the first to make room).
 
 Every script starts by forgetting up to 64 tasks past their expiry, so the indexes and the byte count
-follow Redis's own expiry of the records. Owner keys are built inside the scripts: a single Redis (or
-a cluster with every key in one slot), as the session scripts assume too.
+follow Redis's own expiry of the records. KEYS[1] is the task's record, which routes the script to its
+slot; the other keys are built inside the scripts from P, in the same slot.
 """
 
 from __future__ import annotations

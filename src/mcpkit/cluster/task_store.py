@@ -18,9 +18,11 @@ from ..protocol.errors import STORE_UNAVAILABLE, MCPError
 from ..protocol.tasks import Status
 from ..server.tasks.store import MIB, Change, TaskRecord, too_large
 from . import task_scripts
+from .durability import Durability
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
+    from redis.asyncio.cluster import RedisCluster
 
 __all__ = ["RedisTaskStore"]
 
@@ -48,37 +50,43 @@ def _reachable(method: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Corou
 class RedisTaskStore:
     def __init__(
         self,
-        redis: Redis,
+        redis: Redis | RedisCluster,
         prefix: str = "mcp:",
         *,
         max_tasks: int = 100_000,
         max_live: int = 10_000,
         max_bytes: int = 1024 * MIB,
         max_task_bytes: int = 16 * MIB,
+        durability: Durability | None = None,
     ) -> None:
         if min(max_tasks, max_live, max_bytes, max_task_bytes) < 1:
             raise ValueError("task store bounds must be positive")
         self.redis, self.prefix = redis, prefix
+        # every key of the store shares the hash tag `{t}`: its bounds are exact, in one slot of a cluster
+        self.space = prefix + "{t}:"
         self.max_tasks = max_tasks
         self.max_live = max_live
         self.max_bytes = max_bytes
         self.max_task_bytes = max_task_bytes
+        self.durability = durability or Durability(redis)
         self._create = redis.register_script(task_scripts.CREATE)
         self._update = redis.register_script(task_scripts.UPDATE)
 
     def _key(self, task_id: str) -> str:
-        return f"{self.prefix}task-rec:{task_id}"  # not `task:`, a string before: never read as a hash
+        return f"{self.space}task-rec:{task_id}"  # not `task:`, a string before: never read as a hash
 
     @_reachable
     async def create(self, record: TaskRecord, max_per_owner: int) -> bool:
-        """Written (and acknowledged by Redis) before the CreateTaskResult goes out."""
+        """Written (and acknowledged by Redis, and by `durability`'s replicas) before the CreateTaskResult
+        goes out."""
         data = _dump(record)
         if len(data) > self.max_task_bytes:
             return False
         expiry = record.expires_at()
         kept = await self._create(
+            keys=[self._key(record.task_id)],
             args=[
-                self.prefix,
+                self.space,
                 _ms(time.time()),
                 record.task_id,
                 record.owner or "",
@@ -90,8 +98,10 @@ class RedisTaskStore:
                 self.max_tasks,
                 self.max_bytes,
                 _ms(record.created_at),
-            ]
+            ],
         )
+        if kept:
+            await self.durability.confirm(self.space + "w")
         return bool(kept)
 
     @_reachable
@@ -124,8 +134,9 @@ class RedisTaskStore:
         self, task_id: str, rev: bytes | str, record: TaskRecord, data: bytes, budget: int
     ) -> int:
         written = await self._update(
+            keys=[self._key(task_id)],
             args=[
-                self.prefix,
+                self.space,
                 _ms(time.time()),
                 task_id,
                 rev,
@@ -135,13 +146,13 @@ class RedisTaskStore:
                 _ms(record.updated_at),
                 self.max_tasks,
                 budget,
-            ]
+            ],
         )
         return int(written)
 
     @_reachable
     async def owned(self, owner: str | None) -> list[TaskRecord]:
-        ids = await self.redis.zrange(f"{self.prefix}tasks:own:{owner or ''}", 0, -1)
+        ids = await self.redis.zrange(f"{self.space}tasks:own:{owner or ''}", 0, -1)
         if not ids:
             return []
         async with self.redis.pipeline(transaction=False) as pipe:

@@ -50,7 +50,7 @@ class ClusterTasks:
 
     async def cancel_elsewhere(self, task_id: str) -> None:
         message = orjson.dumps({"k": "cancel-task", "id": task_id})
-        await self.state.redis.publish(self.state.bus, message)
+        await self.state.redis.spublish(self.state.bus, message)
 
     @asynccontextmanager
     async def outliving(self, session: Session) -> AsyncIterator[Session]:
