@@ -1,5 +1,6 @@
-"""`mcpkit serve FILE --http --workers N --redis URL`: worker processes sharing one port, and one session
-served by all of them (each call on a new connection, so the kernel hands it to any worker)."""
+"""`mcpkit serve FILE --http --workers N --redis URL` (or `--redis-cluster URL`): worker processes sharing
+one port, and one session served by all of them (each call on a new connection, so the kernel hands it
+to any worker)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 import httpx
 
 from cluster.parts import free_port, redis_server
+from cluster.redis_cluster import redis_cluster
 from messages import HEADERS
 from peers import server_process
 
@@ -46,36 +48,56 @@ def test_several_workers_without_redis_is_refused_in_one_line() -> None:
 
 
 def test_one_session_is_served_by_every_worker_of_mcpkit_serve(tmp_path: Path) -> None:
-    port = free_port()
     with redis_server(tmp_path) as redis:
-        command = [sys.executable, "-m", "mcpkit.cli", "serve", str(HERE / "cli_server.py"), "--http"]
-        command += ["--port", str(port), "--workers", "2", "--redis", redis.url]
-        with server_process(command, port, {"PYTHONPATH": str(REPO / "src")}):
-            url = f"http://127.0.0.1:{port}/mcp"
-            fresh = httpx.Limits(max_keepalive_connections=0)  # a new connection, so any worker, each time
-            with httpx.Client(limits=fresh, timeout=10) as http:
-                info = {"name": "t", "version": "1"}
-                init = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": info}
-                opened = http.post(url, content=rpc(1, "initialize", init), headers=HEADERS)
-                assert opened.status_code == 200
-                session = {**HEADERS, "mcp-session-id": opened.headers["mcp-session-id"]}
-                session["mcp-protocol-version"] = VERSION
-                pids: set[int] = set()
+        assert len(worker_pids(["--redis", redis.url])) == 2  # both workers served the one session
 
-                def call(rid: int) -> int:
-                    answer = http.post(url, content=rpc(rid, "tools/call", {"name": "pid"}), headers=session)
-                    assert answer.status_code == 200, answer.text
-                    data = next(
-                        line
-                        for line in answer.text.splitlines()
-                        if line.startswith("data:") and "result" in line
-                    )
-                    return int(json.loads(data[5:])["result"]["structuredContent"]["result"])
 
-                # concurrent calls, each on a new connection: a busy worker leaves the next to the other
-                with ThreadPoolExecutor(8) as pool:
-                    for batch in range(50):
-                        pids.update(pool.map(call, range(2 + batch * 8, 10 + batch * 8)))
-                        if len(pids) == 2 and batch >= 2:
-                            break
-    assert len(pids) == 2  # both workers served the one session
+def test_mcpkit_serve_on_a_redis_cluster_serves_one_session_from_every_worker(tmp_path: Path) -> None:
+    with redis_cluster(tmp_path) as cluster:
+        assert len(worker_pids(["--redis-cluster", cluster.url])) == 2
+        stored = [key for node in cluster.nodes for key in node.command("KEYS", "mcp:*")]
+    assert any("{" in str(key) for key in stored)  # the session's keys, under their hash tag, on the nodes
+
+
+def test_redis_and_redis_cluster_together_are_refused_in_one_line() -> None:
+    command = [sys.executable, "-m", "mcpkit.cli", "serve", str(HERE / "cli_server.py"), "--http"]
+    command += ["--redis", "redis://127.0.0.1:1", "--redis-cluster", "redis://127.0.0.1:2"]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=30, env={"PYTHONPATH": str(REPO / "src")}
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == ["mcpkit: --redis and --redis-cluster: give one of them"]
+
+
+def worker_pids(store: list[str]) -> set[int]:
+    """The pids of the workers of `mcpkit serve --workers 2 STORE...` that served calls of one session."""
+    port = free_port()
+    command = [sys.executable, "-m", "mcpkit.cli", "serve", str(HERE / "cli_server.py"), "--http"]
+    command += ["--port", str(port), "--workers", "2", *store]
+    pids: set[int] = set()
+    with server_process(command, port, {"PYTHONPATH": str(REPO / "src")}):
+        url = f"http://127.0.0.1:{port}/mcp"
+        fresh = httpx.Limits(max_keepalive_connections=0)  # a new connection, so any worker, each time
+        with httpx.Client(limits=fresh, timeout=10) as http:
+            info = {"name": "t", "version": "1"}
+            init = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": info}
+            opened = http.post(url, content=rpc(1, "initialize", init), headers=HEADERS)
+            assert opened.status_code == 200
+            session = {**HEADERS, "mcp-session-id": opened.headers["mcp-session-id"]}
+            session["mcp-protocol-version"] = VERSION
+
+            def call(rid: int) -> int:
+                answer = http.post(url, content=rpc(rid, "tools/call", {"name": "pid"}), headers=session)
+                assert answer.status_code == 200, answer.text
+                data = next(
+                    line for line in answer.text.splitlines() if line.startswith("data:") and "result" in line
+                )
+                return int(json.loads(data[5:])["result"]["structuredContent"]["result"])
+
+            # concurrent calls, each on a new connection: a busy worker leaves the next to the other
+            with ThreadPoolExecutor(8) as pool:
+                for batch in range(50):
+                    pids.update(pool.map(call, range(2 + batch * 8, 10 + batch * 8)))
+                    if len(pids) == 2 and batch >= 2:
+                        break
+    return pids

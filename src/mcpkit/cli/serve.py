@@ -76,6 +76,11 @@ def add_serve(sub: Any) -> None:
         help="share sessions in this Redis (pip install 'mcpkit[redis]'), so any worker serves any request",
     )
     http.add_argument(
+        "--redis-cluster",
+        metavar="URL",
+        help="share sessions in this Redis Cluster (any one node's URL; the others are discovered)",
+    )
+    http.add_argument(
         "--api-keys",
         metavar="PATH",
         help="require an API key (Authorization: Bearer KEY) from PATH: lines of 'key subject scope...', "
@@ -85,7 +90,17 @@ def add_serve(sub: Any) -> None:
     serve.set_defaults(run=run_serve)
 
 
-_HTTP_ONLY = ("host", "port", "allow_host", "allow_origin", "reload", "workers", "redis", "api_keys")
+_HTTP_ONLY = (
+    "host",
+    "port",
+    "allow_host",
+    "allow_origin",
+    "reload",
+    "workers",
+    "redis",
+    "redis_cluster",
+    "api_keys",
+)
 
 
 def _check_options(args: argparse.Namespace) -> None:
@@ -97,13 +112,17 @@ def _check_options(args: argparse.Namespace) -> None:
     args.workers = 1 if args.workers is None else args.workers
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
+    if args.redis and args.redis_cluster:
+        raise UsageError("--redis and --redis-cluster: give one of them")
+    args.cluster = args.redis_cluster is not None
+    args.redis = args.redis or args.redis_cluster  # the URL either way; `cluster` says which kind
     if args.workers > 1 and not args.redis:
         raise UsageError("--workers above 1 needs --redis URL: each worker would know only its own sessions")
     if args.redis:
-        check_redis_url(args.redis)
+        check_redis_url(args.redis, args.cluster)
     if args.api_keys:
         check_api_keys(args.api_keys)
-    args.state_key = shared_key(args.state_key_file, args.redis)
+    args.state_key = shared_key(args.state_key_file, args.redis, args.cluster)
 
 
 def _logging(level: str | None, log_format: str) -> None:
@@ -137,6 +156,7 @@ def run_serve(args: argparse.Namespace) -> int:
             port=args.port,
             workers=args.workers,
             redis_url=args.redis,
+            redis_cluster=args.cluster,
             argv=script_args,
             allowed_hosts=hosts,
             allowed_origins=origins,

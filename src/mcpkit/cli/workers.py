@@ -33,12 +33,11 @@ __all__ = [
 
 STATE_KEY_FILE_ENV = "MCPKIT_STATE_KEY_FILE"
 
-_TARGET, _REDIS, _STATE_KEY, _SETTINGS = (
-    "MCPKIT_SERVE_TARGET",
-    "MCPKIT_SERVE_REDIS",
-    "MCPKIT_SERVE_STATE_KEY",
-    "MCPKIT_SERVE_SETTINGS",
-)
+_TARGET = "MCPKIT_SERVE_TARGET"
+_REDIS = "MCPKIT_SERVE_REDIS"
+_REDIS_CLUSTER = "MCPKIT_SERVE_REDIS_CLUSTER"  # "1": the Redis URL names a node of a Redis Cluster
+_STATE_KEY = "MCPKIT_SERVE_STATE_KEY"
+_SETTINGS = "MCPKIT_SERVE_SETTINGS"
 
 
 def serve_workers(
@@ -48,6 +47,7 @@ def serve_workers(
     port: int,
     workers: int,
     redis_url: str | None,
+    redis_cluster: bool = False,
     argv: Sequence[str] = (),
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = (),
@@ -58,7 +58,8 @@ def serve_workers(
     state_key: bytes | None = None,
 ) -> None:
     """Run `workers` processes on host:port until interrupted. Several workers need `redis_url`: without
-    a shared store each would know only the sessions it created. `reload_dir`: one worker, restarted
+    a shared store each would know only the sessions it created (`redis_cluster`: it names a node of a
+    Redis Cluster). `reload_dir`: one worker, restarted
     when a file under that directory changes. `api_keys`: a key file and the resource URL its keys
     are for (see cli.keys). `state_key`: the requestState key of every worker (None: one drawn for this
     run)."""
@@ -66,6 +67,7 @@ def serve_workers(
 
     os.environ[_TARGET] = target
     os.environ[_REDIS] = redis_url or ""
+    os.environ[_REDIS_CLUSTER] = "1" if redis_cluster else ""
     settings = {
         "argv": list(argv),
         "hosts": list(allowed_hosts),
@@ -86,7 +88,7 @@ def serve_workers(
     uvicorn.run(factory, factory=True, host=host, port=port, lifespan="on", log_level=level, **options)
 
 
-def check_redis_url(url: str) -> None:
+def check_redis_url(url: str, cluster: bool = False) -> None:
     """Failure (one line) unless `url` is a Redis URL whose server answers PING: checked once here, not
     by every worker crashing and being restarted."""
     scheme = urlsplit(url).scheme
@@ -97,7 +99,7 @@ def check_redis_url(url: str) -> None:
     from ..cluster.startup import StoreRefused, check_reachable
 
     try:
-        check_reachable(url)
+        check_reachable(url, cluster=cluster)
     except StoreRefused as exc:
         raise Failure(str(exc)) from None
 
@@ -113,7 +115,7 @@ def add_state_key_file(serve: argparse.ArgumentParser) -> None:
     )
 
 
-def shared_key(key_file: str | None, redis_url: str | None) -> bytes | None:
+def shared_key(key_file: str | None, redis_url: str | None, cluster: bool = False) -> bytes | None:
     """The requestState key of every worker of this run, and of every machine given the same file or
     Redis: the file's (`key_file`, else $MCPKIT_STATE_KEY_FILE), else with `redis_url` the key derived
     from the secret kept there (mcpkit.cluster.startup), else None (one process draws its own). A file
@@ -131,7 +133,7 @@ def shared_key(key_file: str | None, redis_url: str | None) -> bytes | None:
     from ..cluster.startup import StoreRefused, shared_state_key
 
     try:
-        return shared_state_key(redis_url)
+        return shared_state_key(redis_url, cluster=cluster)
     except StoreRefused as exc:
         raise Failure(str(exc)) from None
 
@@ -161,7 +163,8 @@ def build() -> Any:
     if os.environ.get(_REDIS):
         from ..cluster import RedisBackplane
 
-        backplane = RedisBackplane(os.environ[_REDIS], worker=f"p{os.getpid()}")
+        cluster = os.environ.get(_REDIS_CLUSTER) == "1"
+        backplane = RedisBackplane(os.environ[_REDIS], cluster=cluster, worker=f"p{os.getpid()}")
         backplane.adopt(server)  # its peers and tasks across the workers
     hosts, origins = settings.get("hosts") or None, settings.get("origins") or None
     ops = operations(settings.get("operations") or {}, server)

@@ -160,13 +160,14 @@ class RedisBackplane:
     def check(self) -> None:
         """Return once Redis answers; StoreRefused (its message one line, the password left out) for a
         wrong password or an unreachable Redis. Blocking: for a program's start."""
-        check_reachable(self._url_for("check()"), self.socket_timeout)
+        check_reachable(self._url_for("check()"), self.socket_timeout, cluster=self.cluster)
 
     def state_key(self) -> bytes:
         """The requestState key every worker and machine on this Redis and prefix shares, derived from a
         secret kept there (cluster/startup.py). Blocking: call it while assembling, as
         `Server(state_key=backplane.state_key())`; StoreRefused when Redis cannot be used."""
-        return shared_state_key(self._url_for("state_key()"), self.prefix, self.socket_timeout)
+        url = self._url_for("state_key()")
+        return shared_state_key(url, self.prefix, self.socket_timeout, cluster=self.cluster)
 
     def _url_for(self, what: str) -> str:
         if self.url is None:

@@ -35,17 +35,19 @@ def redacted(url: str) -> str:
     return url
 
 
-def _client(url: str, timeout: float) -> redis.Redis:
+def _client(url: str, timeout: float, cluster: bool) -> redis.Redis | redis.RedisCluster:
+    """A blocking client of Redis at `url`; `cluster`: a Redis Cluster, `url` naming any one node."""
+    kind = redis.RedisCluster if cluster else redis.Redis
     try:
-        return redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
-    except ValueError as exc:
+        return kind.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    except (ValueError, redis.RedisError, OSError) as exc:  # a cluster client asks for the slots at once
         raise StoreRefused(f"cannot reach Redis at {redacted(url)}: {exc}") from None
 
 
-def check_reachable(url: str, timeout: float = 3.0) -> None:
+def check_reachable(url: str, timeout: float = 3.0, *, cluster: bool = False) -> None:
     """Return once Redis at `url` answers PING; StoreRefused (wrong password, unreachable, TLS refused)
     otherwise. Blocking: for a program's start."""
-    client = _client(url, timeout)
+    client = _client(url, timeout, cluster)
     try:
         client.ping()
     except (redis.RedisError, OSError) as exc:
@@ -54,11 +56,11 @@ def check_reachable(url: str, timeout: float = 3.0) -> None:
         client.close()
 
 
-def shared_state_key(url: str, prefix: str = "mcp:", timeout: float = 3.0) -> bytes:
+def shared_state_key(url: str, prefix: str = "mcp:", timeout: float = 3.0, *, cluster: bool = False) -> bytes:
     """The requestState key of every worker using Redis at `url` under `prefix`: HMAC-SHA256 of a fixed
     purpose under the secret kept there, the secret made on first use. Blocking: for a program's start;
     StoreRefused when Redis cannot be used."""
-    client = _client(url, timeout)
+    client = _client(url, timeout, cluster)
     name = prefix + SECRET_KEY_NAME
     try:
         client.set(name, secrets.token_bytes(32), nx=True)
