@@ -11,7 +11,7 @@ from .registry import Registry
 from .services import Services
 from .visibility import Visibility, VisibleFn
 
-__all__ = ["OnPeers", "OnRegistry", "OnServices", "install"]
+__all__ = ["OnPeers", "OnRegistry", "OnServices", "install_visibility"]
 
 T = TypeVar("T")
 
@@ -60,7 +60,7 @@ class OnServices(Generic[T]):
         server.services = replace(server.services, **part)
 
 
-def install(server: Assembled, fn: VisibleFn) -> Visibility:
+def install_visibility(server: Assembled, fn: VisibleFn) -> Visibility:
     """Give `server` the visibility hook `fn`: its Services and its Peers use it from now on."""
     chosen = Visibility(fn, server.registry)
     server.services = replace(server.services, visibility=chosen)

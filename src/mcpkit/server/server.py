@@ -27,7 +27,7 @@ from .handlers import handler_for
 from .lifespan import Lifespan, LifespanFactory
 from .middleware import Chain
 from .mount import Mount, MountedPeers
-from .on_registry import OnPeers, OnRegistry, OnServices, install
+from .on_registry import OnPeers, OnRegistry, OnServices, install_visibility
 from .peers import Peers
 from .prompts import Prompt
 from .registry import Registry
@@ -125,7 +125,7 @@ class Server:
         self.services = Services(self.registry, peers, tasks, StateSealer(state_key, ttl=state_ttl))
         self._roots_changed: list[Callable[[Session], Any]] = []
         if visible is not None:
-            install(self, visible)
+            install_visibility(self, visible)
 
     instructions: OnRegistry[str | None] = OnRegistry()
     page_size: OnRegistry[int | None] = OnRegistry()
@@ -211,7 +211,7 @@ class Server:
 
     def visibility(self, fn: VisibleFn) -> VisibleFn:
         """`visible=` given later, or as a decorator: which items each caller sees (visibility.py)."""
-        return install(self, fn).fn
+        return install_visibility(self, fn).fn
 
     def _changed(self, method: str) -> None:
         """What the Registry calls on each change: the peers the Server has now hear it."""
