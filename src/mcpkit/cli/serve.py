@@ -69,6 +69,19 @@ def add_serve(sub: Any) -> None:
         help="also answer browser requests from ORIGIN, e.g. https://app.example (repeatable)",
     )
     http.add_argument("--reload", action="store_true", help="restart on code changes (mcpkit[dev])")
+    _add_scale_out(http)
+    http.add_argument(
+        "--api-keys",
+        metavar="PATH",
+        help="require an API key (Authorization: Bearer KEY) from PATH: lines of 'key subject scope...', "
+        "a key as itself or as sha256:<hex>",
+    )
+    add_operations(serve)
+    serve.set_defaults(run=run_serve)
+
+
+def _add_scale_out(http: Any) -> None:
+    """--workers, and where they share their sessions: --redis or --redis-cluster."""
     http.add_argument("--workers", type=int, help="worker processes (more than one needs --redis)")
     http.add_argument(
         "--redis",
@@ -80,14 +93,6 @@ def add_serve(sub: Any) -> None:
         metavar="URL",
         help="share sessions in this Redis Cluster (any one node's URL; the others are discovered)",
     )
-    http.add_argument(
-        "--api-keys",
-        metavar="PATH",
-        help="require an API key (Authorization: Bearer KEY) from PATH: lines of 'key subject scope...', "
-        "a key as itself or as sha256:<hex>",
-    )
-    add_operations(serve)
-    serve.set_defaults(run=run_serve)
 
 
 _HTTP_ONLY = (
