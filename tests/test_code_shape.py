@@ -46,10 +46,6 @@ LARGE = {
         "the token's claim checks (audiences_of, check_times, token_from_claims) leave; the resource "
         "server's HTTP rules stay"
     ),
-    "server/server.py": (
-        "the client's notifications (on_roots_changed, _on_notification, _notified) leave for a module of "
-        "their own"
-    ),
     "server/signature.py": (
         "the return side (_output, _adapter, _serialization_schema, _dumper, _wrap_result: output schema "
         "and serializer) leaves"

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import anyio
 import orjson
 
+from ..protocol.jsonrpc import JSON
 from ..protocol.levels import LEVELS, severity
 from .errors import Failure, UsageError
 from .escape import terminal_json, terminal_line
@@ -35,7 +36,6 @@ __all__ = [
     "server_target",
 ]
 
-JSON = dict[str, Any]
 # host[:port][/path] with a port or a path: what people type when they mean http://host:port/path
 _URL_LIKE = re.compile(r"^(localhost|[\w-]+(\.[\w-]+)+|\[[0-9a-fA-F:]+\])(:\d+(/\S*)?|/\S*)$")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")

@@ -14,12 +14,12 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
+from ..protocol.jsonrpc import JSON
 from ..protocol.schema_check import SchemaError, compile_schema, schema_problems
 from .escape import terminal_line
 
 __all__ = ["SKIP", "Refused", "ask_field", "choices_of"]
 
-JSON = dict[str, Any]
 SKIP: Any = object()  # an optional field left empty
 _YES, _NO = ("y", "yes", "true"), ("n", "no", "false")
 _FORMATS: dict[str, Callable[[str], bool]] = {

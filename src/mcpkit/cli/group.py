@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from ..protocol.jsonrpc import JSON
 from ..protocol.levels import LEVELS
 from .call import coerce
 from .connect import in_event_loop, log_printer
@@ -29,7 +30,6 @@ from .output import print_table
 
 __all__ = ["add_search", "group_parser", "run_group", "wants_group"]
 
-JSON = dict[str, Any]
 COMMANDS = ("list", "call", "search")
 KINDS = ("tools", "prompts", "resources", "templates")
 _VALUED = frozenset({"--timeout", "--log-level", "--limit", "--args"})

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from ..protocol.jsonrpc import JSON
 from .escape import terminal_json, terminal_line, terminal_text
 
 __all__ = [
@@ -26,7 +27,6 @@ __all__ = [
     "type_name",
 ]
 
-JSON = dict[str, Any]
 _UNFOLDED = 100_000
 HEADERS = {
     "tools": ("tool", "parameter", "type", "required", "description"),

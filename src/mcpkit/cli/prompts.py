@@ -8,14 +8,13 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import TextIO
 
+from ..protocol.jsonrpc import JSON
 from .escape import terminal_line, terminal_text
 from .form import SKIP, ask_field
 
 __all__ = ["terminal_elicitation"]
-
-JSON = dict[str, Any]
 
 
 def _ask(prompt: str, stdin: TextIO) -> str:

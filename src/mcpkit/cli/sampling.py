@@ -27,11 +27,11 @@ import anyio
 import orjson
 
 from ..protocol.errors import INTERNAL_ERROR, MCPError
+from ..protocol.jsonrpc import JSON
 from .errors import UsageError
 
 __all__ = ["MAX_OUTPUT", "SAMPLING_TIMEOUT", "sampling_by_command"]
 
-JSON = dict[str, Any]
 SAMPLING_TIMEOUT = 300.0
 MAX_OUTPUT = 16 * 1024 * 1024
 _SHOWN = 300  # characters of a sampler's stderr or output quoted in an error

@@ -16,13 +16,13 @@ from typing import Any
 
 import orjson
 
+from ..protocol.jsonrpc import JSON
 from .connect import add_client_options, in_event_loop, open_client
 from .errors import OK, PROTOCOL, UsageError
 from .escape import terminal_json, terminal_line
 
 __all__ = ["add_tasks", "run_tasks", "task_line"]
 
-JSON = dict[str, Any]
 UTILITY = "2025-11-25"
 ENDED = ("completed", "failed")  # a cancelled task is the cancel's own outcome
 _UNAUTHORIZED = (

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..protocol.apps import APP_MIME
 from ..protocol.errors import INVALID_PARAMS, RemoteError
+from ..protocol.jsonrpc import JSON
 
 if TYPE_CHECKING:
     from .client import Client
 
 __all__ = ["view_for"]
-
-JSON = dict[str, Any]
 
 
 async def view_for(client: Client, tool: JSON) -> JSON | None:

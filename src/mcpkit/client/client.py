@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
-from typing import Any
 
 import anyio
 
@@ -13,7 +12,7 @@ from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
 from ..protocol.errors import LocalError
-from ..protocol.jsonrpc import RequestId
+from ..protocol.jsonrpc import JSON, RequestId
 from ..protocol.methods import CACHEABLE
 from ..protocol.versions import LATEST, SUPPORTED_VERSIONS
 from ..runtime.groups import single_error
@@ -33,7 +32,6 @@ from .tracing import ClientTracing
 
 __all__ = ["Client"]
 
-JSON = dict[str, Any]
 NotificationCallback = Callable[[str, JSON], Awaitable[None] | None]
 _DEFAULT_ERA = Era.AUTO
 

@@ -9,16 +9,15 @@ from __future__ import annotations
 import shlex
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, Unpack
+from typing import Unpack
 
 from .._extras import require
+from ..protocol.jsonrpc import JSON
 from ..runtime.groups import single_error
 from .client import Client
 from .options import ClientOptions, HTTPOptions, StdioOptions
 
 __all__ = ["connect_http", "connect_stdio"]
-
-JSON = dict[str, Any]
 
 # each transport's own options; the rest go to Client
 _HTTP_STREAM_OPTIONS = HTTPOptions.__optional_keys__ - ClientOptions.__optional_keys__

@@ -31,6 +31,7 @@ from ..protocol.errors import (
     MCPError,
     RemoteError,
 )
+from ..protocol.jsonrpc import JSON
 from ..protocol.lifecycle import Negotiated
 from ..protocol.stateless import SERVER_INFO
 from ..protocol.versions import is_stateless
@@ -39,8 +40,6 @@ from ..runtime.session import Session
 from ..runtime.stream import StreamAttribute
 
 __all__ = ["Era", "discover", "forget", "remember", "remembered", "settle"]
-
-JSON = dict[str, Any]
 
 # The codes only a 2026-07-28 server sends; any other error to the probe reads as legacy.
 STATELESS_ERRORS: Final = frozenset(

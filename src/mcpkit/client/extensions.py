@@ -9,16 +9,15 @@ initialize era the client declared it in initialize (`Client(extensions={...})`)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..protocol.extensions import declaring, extension_rule, settings_of
+from ..protocol.jsonrpc import JSON
 
 if TYPE_CHECKING:
     from .client import Client
 
 __all__ = ["call_extension", "server_extension"]
-
-JSON = dict[str, Any]
 
 
 def server_extension(client: Client, identifier: str) -> JSON | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..protocol.errors import InvalidParams, MethodNotFound
 from ..protocol.extensions import with_extensions
-from ..protocol.jsonrpc import RequestId
+from ..protocol.jsonrpc import JSON, RequestId
 from ..protocol.schema_check import compile_schema, schema_problems
 from ..runtime.origin import RECEIVED_FROM
 
@@ -20,8 +20,6 @@ __all__ = [
     "check_elicitation_answer",
     "maybe_await",
 ]
-
-JSON = dict[str, Any]
 
 
 async def maybe_await(value: Any) -> Any:

@@ -27,6 +27,7 @@ from ..protocol.errors import (
     MCPError,
     to_wire_error,
 )
+from ..protocol.jsonrpc import JSON
 from ..protocol.pagination import page
 from ..protocol.tasks import (
     Status,
@@ -41,7 +42,6 @@ __all__ = ["TaskHost"]
 
 log = logging.getLogger("mcpkit")
 
-JSON = dict[str, Any]
 Answer = Callable[[str, JSON], Awaitable[JSON]]  # the client's own answer to a server request
 # tasks.requests.<category>.<request> for each request a server may augment (tasks "Client Capabilities")
 _REQUESTS: Final = {

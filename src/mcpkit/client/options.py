@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from ..protocol.jsonrpc import JSON
 from ..runtime.tracing import TracingOption
 from .era import Era
 from .handlers import Handler, Roots
@@ -18,8 +19,6 @@ if TYPE_CHECKING:
     from ..transports.http_client.backoff import Backoff
 
 __all__ = ["ClientOptions", "HTTPOptions", "StdioOptions"]
-
-JSON = dict[str, Any]
 
 
 class ClientOptions(TypedDict, total=False):

@@ -6,11 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..protocol.errors import INVALID_PARAMS, RemoteError
+from ..protocol.jsonrpc import JSON
 from ..protocol.schema_check import compile_schema, schema_problems
 
 __all__ = ["OutputSchemas"]
-
-JSON = dict[str, Any]
 
 
 class OutputSchemas:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+
+from ..protocol.jsonrpc import JSON
 
 __all__ = ["all_pages"]
-
-JSON = dict[str, Any]
 
 
 async def all_pages(list_page: Callable[[str | None], Awaitable[JSON]], key: str) -> list[JSON]:

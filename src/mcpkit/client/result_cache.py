@@ -10,13 +10,12 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
 
 import orjson
 
-__all__ = ["ClientCaches", "ResultCache", "cache_key"]
+from ..protocol.jsonrpc import JSON
 
-JSON = dict[str, Any]
+__all__ = ["ClientCaches", "ResultCache", "cache_key"]
 
 _STALE_AFTER = {
     "notifications/tools/list_changed": ("tools/list",),

@@ -9,14 +9,13 @@ request (a new id) with `inputResponses` and, only if the server gave one, the u
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from ..protocol.errors import INVALID_PARAMS, RemoteError
+from ..protocol.jsonrpc import JSON
 from ..protocol.stateless import result_type
 
 __all__ = ["drive_round_trips"]
 
-JSON = dict[str, Any]
 Send = Callable[[JSON], Awaitable[JSON]]
 Answer = Callable[[str, JSON], Awaitable[JSON]]
 

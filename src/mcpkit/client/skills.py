@@ -16,6 +16,7 @@ import binascii
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import CapabilityError
+from ..protocol.jsonrpc import JSON
 from ..protocol.skills import SKILLS_EXTENSION, SkillVerificationError, check_entry, verify_file
 from .extensions import call_extension, server_extension
 
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SkillVerificationError", "Skills"]
 
-JSON = dict[str, Any]
 _MAX_PAGES = 1000  # skills/list pages followed at most (a server repeating cursors ends the listing)
 
 

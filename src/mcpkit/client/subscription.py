@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 
 from ..protocol import events as ev
+from ..protocol.jsonrpc import JSON
 from ..protocol.stateless import SUBSCRIPTION_ID
 from ..protocol.subscription_filter import SubscriptionFilter
 from ..runtime.groups import CallerCancellation
@@ -22,8 +23,6 @@ from ..runtime.session import Session
 from .tasks import DECLARE_TASKS
 
 __all__ = ["Subscription", "Subscriptions", "listen_filter"]
-
-JSON = dict[str, Any]
 
 
 def listen_filter(

@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar, Unpack
 import anyio
 from anyio.from_thread import BlockingPortal
 
-from ..protocol.jsonrpc import RequestId
+from ..protocol.jsonrpc import JSON, RequestId
 from ..runtime.session import ProgressCallback
 from .client import Client
 from .options import HTTPOptions, StdioOptions
@@ -30,7 +30,6 @@ from .tasks import TaskHandle
 
 __all__ = ["SyncClient", "SyncTaskHandle", "connect_http", "connect_stdio"]
 
-JSON = dict[str, Any]
 T = TypeVar("T")
 
 

@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any
 from weakref import WeakValueDictionary
 
 import anyio
 
 from ..protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, RemoteError
 from ..protocol.extensions import declaring
+from ..protocol.jsonrpc import JSON
 from ..protocol.tasks import STATUS_NOTE, TASK_NOTE, TASKS_EXTENSION
 
 __all__ = ["DECLARE_TASKS", "TaskFailed", "TaskHandle", "TaskWatch"]
 
-JSON = dict[str, Any]
 Request = Callable[[str, JSON], Awaitable[JSON]]
 Answer = Callable[[str, JSON], Awaitable[JSON]]
 # the per-request declaration of the extension, for a request's `_meta`

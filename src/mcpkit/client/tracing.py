@@ -7,9 +7,9 @@ write) so the server's span is its child (runtime/tracing.py: names, attributes,
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..protocol.jsonrpc import RequestId
+from ..protocol.jsonrpc import JSON, RequestId
 from ..runtime.session import ProgressCallback, Session
 from ..runtime.tracing import TracingOption, record_failure, record_result, span_of, tracer_for
 
@@ -17,8 +17,6 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
 __all__ = ["ClientTracing"]
-
-JSON = dict[str, Any]
 
 
 class ClientTracing:

@@ -41,8 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RedisBackplane"]
 
-JSON = dict[str, Any]
-
 
 def _positive(*limits: float) -> None:
     if min(limits) <= 0:

@@ -4,15 +4,12 @@ engine running its leg. A part the Server was not built with hears nothing."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..protocol.jsonrpc import JSON
 from ..server.peers import Peers
 from ..server.tasks.engine import TaskEngine
 from .relay import ClusterRelay
 
 __all__ = ["Fanout"]
-
-JSON = dict[str, Any]
 
 
 class Fanout:

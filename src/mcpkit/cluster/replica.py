@@ -11,15 +11,13 @@ import anyio
 from redis.exceptions import RedisError
 
 from ..protocol.errors import INTERNAL_ERROR
-from ..protocol.jsonrpc import RequestId
+from ..protocol.jsonrpc import JSON, RequestId
 from ..runtime.stream import Outgoing, Restored, StreamAttribute
 from ..transports.http_server.sessions import STANDALONE, Item, Route, SessionStream
 from .tails import lost_answer
 from .this_worker import ThisWorker
 
 __all__ = ["Replica"]
-
-JSON = dict[str, Any]
 
 
 class Replica(SessionStream):

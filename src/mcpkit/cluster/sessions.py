@@ -15,7 +15,6 @@ import itertools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
 
 import anyio
 import orjson
@@ -23,7 +22,7 @@ from redis.exceptions import RedisError
 
 from ..protocol.errors import INTERNAL_ERROR
 from ..protocol.http_rules import SESSION_NOT_FOUND, HTTPRefusal, asks_for_notifications, request_version
-from ..protocol.jsonrpc import Notification, Request, RequestId
+from ..protocol.jsonrpc import JSON, Notification, Request, RequestId
 from ..protocol.utilities import read_cancel
 from ..runtime.groups import single_error
 from ..runtime.stream import Restored
@@ -44,7 +43,6 @@ __all__ = ["ClusterSessions"]
 
 log = logging.getLogger("mcpkit.cluster")
 
-JSON = dict[str, Any]
 _NO_SESSION = "Bad Request: this message carries no Mcp-Session-Id header: send initialize first"
 
 

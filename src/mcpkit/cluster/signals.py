@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 import orjson
 from redis.asyncio.cluster import RedisCluster
+
+from ..protocol.jsonrpc import JSON
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -24,7 +26,6 @@ __all__ = ["Signals", "Wake"]
 
 log = logging.getLogger("mcpkit.cluster")
 
-JSON = dict[str, Any]
 Handler = Callable[[JSON], Awaitable[None]]
 
 

@@ -18,7 +18,7 @@ from redis.exceptions import RedisError
 
 from ..protocol.errors import INTERNAL_ERROR
 from ..protocol.http_rules import HTTPRefusal
-from ..protocol.jsonrpc import RequestId, encode, error_response
+from ..protocol.jsonrpc import JSON, RequestId, encode, error_response
 from ..protocol.sse import encode_event
 from ..protocol.utilities import log_params
 from ..transports.http_server.asgi import SSE_HEADERS, until_disconnect
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Tails"]
 
-JSON = dict[str, Any]
 _BACKLOG = 64  # standalone events kept for a new GET that names no Last-Event-ID, as in one process
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 import orjson
@@ -22,6 +22,7 @@ from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
 from ..protocol.errors import METHOD_NOT_FOUND, MCPError
+from ..protocol.jsonrpc import JSON
 from ..runtime.session import Session
 from ..runtime.stream import Restored
 from .replica import Replica
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
     from .state import SharedState
 
 __all__ = ["ClusterTasks"]
-
-JSON = dict[str, Any]
 
 
 class ClusterTasks:

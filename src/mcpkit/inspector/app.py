@@ -10,6 +10,7 @@ import anyio
 import orjson
 
 from ..protocol.errors import MCPError
+from ..protocol.jsonrpc import JSON
 from ..protocol.sse import encode_event
 from .backend import ActionError, Backend, innermost
 from .guard import Guard
@@ -17,7 +18,6 @@ from .hub import Hub
 
 __all__ = ["InspectorApp"]
 
-JSON = dict[str, Any]
 Scope = dict[str, Any]
 Receive = Any
 Send = Any

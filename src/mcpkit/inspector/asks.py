@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any
 
 import anyio
 
 from ..protocol.errors import MCPError
+from ..protocol.jsonrpc import JSON
 from .hub import Hub
 
 __all__ = ["USER_REJECTED", "Asks"]
 
-JSON = dict[str, Any]
 USER_REJECTED = -1  # sampling "Error Handling": the code the spec's example gives a user's rejection
 
 

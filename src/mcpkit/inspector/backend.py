@@ -14,6 +14,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from ..client.client import Client
 from ..client.tasks import TaskHandle
 from ..protocol.errors import MCPError
+from ..protocol.jsonrpc import JSON
 from .asks import Asks
 from .calls import Running
 from .hub import Hub
@@ -21,7 +22,6 @@ from .opening import Target, open_client
 
 __all__ = ["ActionError", "Backend", "innermost"]
 
-JSON = dict[str, Any]
 Action = Callable[[JSON], Awaitable[Any]]
 
 

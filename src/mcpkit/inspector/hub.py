@@ -13,9 +13,9 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-__all__ = ["Hub"]
+from ..protocol.jsonrpc import JSON
 
-JSON = dict[str, Any]
+__all__ = ["Hub"]
 
 
 class Hub:

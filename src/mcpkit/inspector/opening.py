@@ -16,13 +16,12 @@ import anyio
 from ..cli.connect import parse_headers, server_target
 from ..cli.errors import UsageError
 from ..client.client import Client
+from ..protocol.jsonrpc import JSON
 from .configs import from_client_configs
 from .hub import Hub
 from .tap import TappedStream
 
 __all__ = ["Target", "open_client", "resolved"]
-
-JSON = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,6 @@ from ..runtime.stream import Deliver, Inbound, MessageStream, Outgoing, WrappedS
 
 __all__ = ["TappedStream"]
 
-JSON = dict[str, Any]
-
 
 def _decoded(item: Any) -> Any:
     if isinstance(item, dict):

@@ -9,9 +9,10 @@ names its view in `_meta.ui.resourceUri`, and who may call it in `_meta.ui.visib
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 from .extensions import settings_of
+from .jsonrpc import JSON
 
 __all__ = [
     "APP_MIME",
@@ -23,7 +24,6 @@ __all__ = [
     "visible_to",
 ]
 
-JSON = dict[str, Any]
 UI_EXTENSION: Final = "io.modelcontextprotocol/ui"
 APP_MIME: Final = "text/html;profile=mcp-app"
 VISIBILITY: Final = ("model", "app")

@@ -16,14 +16,13 @@ from . import lifecycle, stateless
 from .capabilities import Owner, Role
 from .correlation import Correlation
 from .errors import LocalError, RemoteError, to_wire_error
-from .jsonrpc import ErrorResponse, InvalidMessage, Notification, Request, RequestId
+from .jsonrpc import JSON, ErrorResponse, InvalidMessage, Notification, Request, RequestId
 from .lifecycle import ON_RECEIVE, ON_SEND_NOTIFICATION, ON_SEND_REQUEST, Negotiated, Phase, Trigger, advance
 from .utilities import cancel_params, log_params, read_level
 from .versions import LATEST, SUPPORTED_VERSIONS, negotiate
 
 __all__ = ["Connection"]
 
-JSON = dict[str, Any]
 Outcome = JSON | RemoteError  # what came back for one of our requests
 
 

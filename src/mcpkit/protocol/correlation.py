@@ -10,17 +10,15 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from .errors import INVALID_REQUEST, LocalError, RemoteError
 from .events import CancelledByPeer, ProgressReceived
-from .jsonrpc import RequestId
+from .jsonrpc import JSON, RequestId
 from .lifecycle import Negotiated
 from .utilities import progress_params, read_cancel, read_progress
 
 __all__ = ["Correlation", "Inbound"]
 
-JSON = dict[str, Any]
 Token = str | int
 _TOKEN_TYPES = (str, int)  # a tuple: isinstance with it is cheaper than with the union
 

@@ -10,9 +10,10 @@ A server that needs an extension the request did not declare answers -32021 nami
 from __future__ import annotations
 
 import re
-from typing import Any, Final
+from typing import Final
 
 from .errors import MCPError
+from .jsonrpc import JSON
 from .methods import MethodSpec, Role
 from .stateless import CLIENT_CAPABILITIES, missing_capability
 
@@ -25,8 +26,6 @@ __all__ = [
     "valid_identifier",
     "with_extensions",
 ]
-
-JSON = dict[str, Any]
 
 # `_meta` key naming: a prefix of dot-separated labels (each a letter, then letters, digits or
 # hyphens, ending in a letter or digit), a slash, then a name of alphanumerics, `-`, `_` and `.`.

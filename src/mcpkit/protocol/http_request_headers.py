@@ -14,12 +14,12 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from .http_header_values import encode_value, mirror_value, value_at
+from .jsonrpc import JSON
 from .methods import HEADER_ITEMS
 from .stateless import PROTOCOL_VERSION
 
 __all__ = ["ToolHeaders", "encode_value", "mirror_value", "request_headers", "screen_tools", "tool_headers"]
 
-JSON = dict[str, Any]
 # (the `x-mcp-header` token, the chain of `properties` keys leading to the annotated property)
 ToolHeaders = tuple[tuple[str, tuple[str, ...]], ...]
 

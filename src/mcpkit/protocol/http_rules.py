@@ -11,10 +11,10 @@ import enum
 import re
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, Final
+from typing import Final
 
 from .errors import INVALID_REQUEST
-from .jsonrpc import Message, Notification, Request, RequestId
+from .jsonrpc import JSON, Message, Notification, Request, RequestId
 from .stateless import is_stateless_request
 from .versions import SUPPORTED_VERSIONS, V2025_03_26, is_stateless
 
@@ -38,7 +38,6 @@ __all__ = [
     "request_version",
 ]
 
-JSON = dict[str, Any]
 _LOCAL: Final = ("localhost", "127.0.0.1", "[::1]")
 DEFAULT_HOSTS: Final = _LOCAL
 DEFAULT_ORIGINS: Final = tuple(f"{scheme}://{host}" for scheme in ("http", "https") for host in _LOCAL)

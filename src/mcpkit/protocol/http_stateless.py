@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Collection, Iterable, Sequence
 from decimal import Decimal
-from typing import Any, Final
+from typing import Final
 
 from .errors import (
     HEADER_MISMATCH,
@@ -26,12 +26,11 @@ from .errors import (
     MCPError,
 )
 from .http_header_values import decode_value, mirror_value, value_at
+from .jsonrpc import JSON
 from .methods import HEADER_ITEMS
 from .stateless import PROTOCOL_VERSION
 
 __all__ = ["check_request_headers", "repeated_fields", "retry_after", "status_for_error"]
-
-JSON = dict[str, Any]
 
 _STATUS: Final = {
     METHOD_NOT_FOUND: 404,

@@ -16,6 +16,7 @@ from .errors import INVALID_REQUEST, PARSE_ERROR, MCPError, error_object
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
+    "JSON",
     "ErrorResponse",
     "InvalidMessage",
     "Message",

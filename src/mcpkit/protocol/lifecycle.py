@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from .capabilities import Role
 from .errors import INVALID_PARAMS, INVALID_REQUEST, LocalError, RemoteError
+from .jsonrpc import JSON
 from .versions import STATELESS_VERSIONS, SUPPORTED_VERSIONS, Feature, has, negotiate
 
 __all__ = [
@@ -27,8 +28,6 @@ __all__ = [
     "check_initialize_result",
     "initialize_params",
 ]
-
-JSON = dict[str, Any]
 
 
 class Phase(enum.Enum):

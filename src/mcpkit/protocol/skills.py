@@ -14,6 +14,7 @@ import re
 from typing import Any, Final
 
 from .._extras import require
+from .jsonrpc import JSON
 
 __all__ = [
     "DIRECTORY_MIME",
@@ -28,7 +29,6 @@ __all__ = [
     "verify_file",
 ]
 
-JSON = dict[str, Any]
 SKILLS_EXTENSION: Final = "io.modelcontextprotocol/skills"
 DIRECTORY_MIME: Final = "inode/directory"
 MAX_RESOURCES: Final = 512  # "Limits": entries per skill, SKILL.md included

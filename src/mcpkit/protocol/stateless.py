@@ -21,6 +21,7 @@ from .errors import (
     MCPError,
     RemoteError,
 )
+from .jsonrpc import JSON
 from .levels import LEVELS
 from .lifecycle import Negotiated, declared_at
 from .methods import ASKS_CLIENT
@@ -46,8 +47,6 @@ __all__ = [
     "subscription_notification",
     "with_request_meta",
 ]
-
-JSON = dict[str, Any]
 
 PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"

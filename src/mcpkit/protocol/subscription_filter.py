@@ -8,11 +8,11 @@ notifications/tasks it carries. The server MUST NOT send anything else.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
+
+from .jsonrpc import JSON
 
 __all__ = ["FLAGS", "SubscriptionFilter"]
-
-JSON = dict[str, Any]
 
 # filter field -> (the notification it opts in to, the server capability path that offers it)
 FLAGS: Final = {

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from .errors import INTERNAL_ERROR, InvalidParams, LocalError, MCPError
 from .extensions import declared, missing_extension
+from .jsonrpc import JSON
 
 __all__ = [
     "RELATED_TASK",
@@ -30,7 +31,6 @@ __all__ = [
     "utility_task",
 ]
 
-JSON = dict[str, Any]
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 STATUS_NOTE: Final = "notifications/tasks/status"  # the 2025-11-25 utility's Task, on a status change
 TASK_NOTE: Final = "notifications/tasks"  # the extension's DetailedTask, on subscriptions/listen

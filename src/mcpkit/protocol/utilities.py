@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any, TypeGuard
 
 from .errors import INVALID_PARAMS, LocalError, RemoteError
+from .jsonrpc import JSON
 from .levels import severity
 
 __all__ = ["cancel_params", "log_params", "progress_params", "read_cancel", "read_level", "read_progress"]
-
-JSON = dict[str, Any]
 
 
 def _optional(params: JSON, **values: Any) -> JSON:

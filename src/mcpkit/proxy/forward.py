@@ -27,6 +27,7 @@ import anyio.abc
 
 from ..client.client import Client
 from ..protocol.errors import InvalidRequest
+from ..protocol.jsonrpc import JSON
 from ..protocol.methods import ASKS_CLIENT, CACHEABLE
 from ..protocol.versions import is_stateless
 from ..server.context import Context
@@ -37,7 +38,6 @@ from .routing import Flight, Flights
 
 __all__ = ["FORWARDED", "Proxy"]
 
-JSON = dict[str, Any]
 Call = Callable[[JSON], Awaitable[JSON]]
 
 FORWARDED: Final = frozenset(

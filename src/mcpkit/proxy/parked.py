@@ -22,12 +22,12 @@ from typing import Any, Final
 import anyio
 
 from ..protocol.errors import INTERNAL_ERROR, InvalidParams, MCPError
+from ..protocol.jsonrpc import JSON
 from ..server.context import Context
 from ..server.round_trip import InputRequired
 
 __all__ = ["KEY_PREFIX", "Parked", "parked_id"]
 
-JSON = dict[str, Any]
 log = logging.getLogger("mcpkit")
 KEY_PREFIX: Final = "proxy-"
 _ASKS_BUFFERED: Final = 16

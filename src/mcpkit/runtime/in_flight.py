@@ -19,7 +19,7 @@ import anyio
 from ..protocol import events as ev
 from ..protocol.connection import Connection
 from ..protocol.errors import SERVER_BUSY, MCPError, RequestCancelled
-from ..protocol.jsonrpc import RequestId
+from ..protocol.jsonrpc import JSON, RequestId
 from ._native import Loop, Task, current_task, running_loop, start_task, wait_tasks
 from .pending import Write
 
@@ -30,7 +30,6 @@ __all__ = ["Answer", "InFlight"]
 
 log = logging.getLogger("mcpkit")
 
-JSON = dict[str, Any]
 Answer = Callable[[ev.RequestReceived], Awaitable[JSON | None]]
 
 

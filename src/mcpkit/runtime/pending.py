@@ -6,18 +6,16 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import anyio
 
 from ..protocol import events as ev
 from ..protocol.connection import Connection
 from ..protocol.errors import CONNECTION_CLOSED, MCPError, RequestCancelled
-from ..protocol.jsonrpc import RequestId
+from ..protocol.jsonrpc import JSON, RequestId
 
 __all__ = ["Pending", "PendingRequests", "ProgressCallback", "Write"]
 
-JSON = dict[str, Any]
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 Write = Callable[[JSON, RequestId | None], Awaitable[None]]
 

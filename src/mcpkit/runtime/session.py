@@ -18,7 +18,7 @@ from ..protocol import events as ev
 from ..protocol.connection import Connection
 from ..protocol.errors import INVALID_REQUEST, MCPError
 from ..protocol.framing import Oversized
-from ..protocol.jsonrpc import RequestId, error_response
+from ..protocol.jsonrpc import JSON, RequestId, error_response
 from ..protocol.lifecycle import Negotiated
 from ._native import in_async_context, running_loop
 from .flag import Flag
@@ -32,7 +32,6 @@ __all__ = ["NotificationHandler", "ProgressCallback", "RequestHandler", "Session
 
 log = logging.getLogger("mcpkit")
 
-JSON = dict[str, Any]
 RequestHandler = Callable[["Session", ev.RequestReceived], Coroutine[Any, Any, JSON]]
 NotificationHandler = Callable[["Session", ev.NotificationReceived], Coroutine[Any, Any, None]]
 

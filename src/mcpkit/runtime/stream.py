@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # anyio's memory streams cost ~8 ms to import; a stdio server
 
 from ..protocol.errors import INTERNAL_ERROR, LocalError
 from ..protocol.framing import Oversized
-from ..protocol.jsonrpc import RequestId, answered_id, encode, error_response
+from ..protocol.jsonrpc import JSON, RequestId, answered_id, encode, error_response
 from .origin import Origin
 
 __all__ = [
@@ -37,7 +37,6 @@ __all__ = [
     "memory_pair",
 ]
 
-JSON = dict[str, Any]
 T = TypeVar("T")
 D = TypeVar("D")
 _MISSING: Any = object()

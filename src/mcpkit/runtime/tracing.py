@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..protocol.errors import MCPError
+from ..protocol.jsonrpc import JSON
 from ..protocol.methods import METHODS
 
 if TYPE_CHECKING:
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = ["TracingOption", "carrier_of", "load", "record_failure", "record_result", "span_of", "tracer_for"]
 
-JSON = dict[str, Any]
 # `tracing=` on a Server or Client: False (none), True (the global TracerProvider's tracer) or a provider
 TracingOption: TypeAlias = "bool | TracerProvider"
 INSTRUMENTATION = "mcpkit"

@@ -12,16 +12,15 @@ protocol.apps.host_renders_apps).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..protocol.apps import APP_MIME, UI_EXTENSION, view_meta
+from ..protocol.jsonrpc import JSON
 
 if TYPE_CHECKING:
     from .server import Server
 
 __all__ = ["add_view"]
-
-JSON = dict[str, Any]
 
 
 def add_view(

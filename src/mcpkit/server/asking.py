@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
-from ..protocol.jsonrpc import RequestId
+from ..protocol.jsonrpc import JSON, RequestId
 from ..protocol.lifecycle import Negotiated
 from ..protocol.methods import ASKS_CLIENT
 from .round_trip import CannotAsk, RoundTrip
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Asker", "SessionAsker", "asker_for"]
 
-JSON = dict[str, Any]
 _NONE: Mapping[str, JSON] = MappingProxyType({})
 
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..protocol.jsonrpc import JSON
 from ..protocol.versions import Feature, has
 
 __all__ = ["add_common_fields"]
-
-JSON = dict[str, Any]
 
 
 def add_common_fields(

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..protocol.errors import InvalidParams
+from ..protocol.jsonrpc import JSON
 
 __all__ = ["Completions"]
 
-JSON = dict[str, Any]
 _MAX_VALUES = 100
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..content import text
 from ..protocol.errors import INVALID_PARAMS, InvalidParams, LocalError, RemoteError
-from ..protocol.jsonrpc import RequestId
+from ..protocol.jsonrpc import JSON, RequestId
 from ..protocol.lifecycle import Negotiated
 from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import Feature, has, is_stateless
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Context", "Elicited", "ServerHandle"]
 
-JSON = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
 
 

@@ -19,12 +19,12 @@ from typing import Any, TypeVar
 
 from ..protocol.errors import InvalidParams
 from ..protocol.extensions import declared, extension_rule, missing_extension, valid_identifier
+from ..protocol.jsonrpc import JSON
 from ..protocol.methods import MethodSpec
 from .request import RequestContext
 
 __all__ = ["Extension", "ExtensionHandler", "string_param"]
 
-JSON = dict[str, Any]
 # fn(params, ctx): ctx is the request's server.Context (typed Any here: context.py imports the registry)
 ExtensionHandler = Callable[[JSON, Any], Awaitable[JSON] | JSON]
 F = TypeVar("F", bound=ExtensionHandler)

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
 from ..protocol.http_stateless import check_request_headers
+from ..protocol.jsonrpc import JSON
 from ..protocol.stateless import SUBSCRIPTION_ID
 from ..protocol.tasks import TASK_NOTE, TASKS_EXTENSION
 from ..protocol.versions import is_stateless
@@ -33,7 +34,6 @@ from .tasks.handlers import (
 
 __all__ = ["HANDLERS", "Handler", "handler_for"]
 
-JSON = dict[str, Any]
 Handler = Callable[[Services, Context, JSON], Awaitable[JSON]]
 
 

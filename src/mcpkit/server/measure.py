@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..protocol.errors import METHOD_NOT_FOUND, MCPError
+from ..protocol.jsonrpc import JSON
 from ..runtime.metrics import Metrics
 
 if TYPE_CHECKING:
@@ -14,8 +15,6 @@ if TYPE_CHECKING:
     from .registry import Registry
 
 __all__ = ["Measure"]
-
-JSON = dict[str, Any]
 
 
 class Measure:

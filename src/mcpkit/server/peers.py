@@ -14,14 +14,13 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..protocol.errors import InvalidParams, MCPError
+from ..protocol.jsonrpc import JSON
 
 if TYPE_CHECKING:
     from ..runtime.session import Session
     from .subscriptions import Listener
 
 __all__ = ["Audience", "Peers"]
-
-JSON = dict[str, Any]
 
 
 class Audience(Protocol):

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..content import text
 from ..protocol.errors import InvalidParams
+from ..protocol.jsonrpc import JSON
 from .common_fields import add_common_fields
 from .context import Context
 from .invoke import invoke
@@ -19,8 +20,6 @@ from .request import RequestContext
 from .signature import ArgumentError, Signature, describe, inspect_function
 
 __all__ = ["Prompt"]
-
-JSON = dict[str, Any]
 
 
 @dataclass(eq=False, slots=True)

@@ -11,6 +11,7 @@ from typing import Any, Final
 import orjson
 
 from ..protocol.http_request_headers import tool_headers
+from ..protocol.jsonrpc import JSON
 from ..protocol.methods import METHODS, MethodSpec
 from ..protocol.pagination import canonical, page
 from ..protocol.versions import is_stateless
@@ -25,7 +26,6 @@ from .tools import Tool
 
 __all__ = ["LIST_CHANGED", "Registry", "Shows"]
 
-JSON = dict[str, Any]
 # Whether one caller sees an item: `shows(kind, item)` (server/visibility.py); None: all items.
 Shows = Callable[[str, Any], bool]
 

@@ -15,15 +15,14 @@ import logging
 import secrets
 import time
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from ..protocol.errors import InvalidParams, MCPError
+from ..protocol.jsonrpc import JSON
 
 __all__ = ["MIN_KEY_BYTES", "StateSealer", "read_state_key", "request_binding"]
 
-JSON = dict[str, Any]
 log = logging.getLogger("mcpkit")
 MIN_KEY_BYTES = 32  # HMAC-SHA256's own size: a shorter shared secret is easier to guess than the MAC
 

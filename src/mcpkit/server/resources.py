@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..protocol.errors import RESOURCE_NOT_FOUND, MCPError
+from ..protocol.jsonrpc import JSON
 from .caching import CacheHint
 from .common_fields import add_common_fields
 from .context import Context
@@ -27,7 +28,6 @@ if TYPE_CHECKING:  # imported when the first template is compiled: its regexes c
 
 __all__ = ["Resource", "ResourceTemplate", "not_found", "resource_from", "to_contents"]
 
-JSON = dict[str, Any]
 log = logging.getLogger("mcpkit")
 
 

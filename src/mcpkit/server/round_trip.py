@@ -13,16 +13,13 @@ Spec: patterns "Multi Round-Trip Requests".
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..protocol import capabilities as caps
 from ..protocol.errors import InvalidParams, LocalError
+from ..protocol.jsonrpc import JSON
 from ..protocol.stateless import missing_capability
 from .request_state import StateSealer, request_binding
 
 __all__ = ["CannotAsk", "InputRequired", "RoundTrip", "require"]
-
-JSON = dict[str, Any]
 
 _SHORT = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
 

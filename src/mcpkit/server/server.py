@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
-from ..protocol.jsonrpc import RequestId
+from ..protocol.jsonrpc import JSON, RequestId
 from ..protocol.versions import SUPPORTED_VERSIONS
 from ..runtime.origin import RECEIVED_FROM
 from ..runtime.session import Session
@@ -44,7 +44,6 @@ from .visibility import VisibleFn
 
 __all__ = ["Server"]
 
-JSON = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..protocol.errors import InvalidParams
+from ..protocol.jsonrpc import JSON
 from ..protocol.pagination import page
 from ..protocol.skills import (
     DIRECTORY_MIME,
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = ["Skill", "SkillCatalog", "add_skill"]
-
-JSON = dict[str, Any]
 
 
 class Skill:

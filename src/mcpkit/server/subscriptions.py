@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
 from ..protocol.errors import InvalidParams
-from ..protocol.jsonrpc import RequestId
+from ..protocol.jsonrpc import JSON, RequestId
 from ..protocol.subscription_filter import FLAGS, SubscriptionFilter
 
 if TYPE_CHECKING:  # the memory streams are imported when the first listener is made (~2 ms at start)
@@ -26,8 +26,6 @@ if TYPE_CHECKING:  # the memory streams are imported when the first listener is 
 __all__ = ["Listener", "agreed_filter"]
 
 log = logging.getLogger("mcpkit")
-
-JSON = dict[str, Any]
 
 _QUEUE = 256  # notifications buffered per listener before newer ones are dropped
 

@@ -18,6 +18,7 @@ import orjson
 
 from ..content import text
 from ..protocol.errors import InvalidParams, LocalError, MCPError, RemoteError
+from ..protocol.jsonrpc import JSON
 from ..protocol.schema_check import compile_schema, schema_problems
 from ..protocol.versions import Feature, has
 from .common_fields import add_common_fields
@@ -32,7 +33,6 @@ from .tasks.legs import task_support
 __all__ = ["Tool", "ToolError", "tool_annotations"]
 
 log = logging.getLogger("mcpkit")
-JSON = dict[str, Any]
 
 
 class ToolError(Exception):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..protocol.jsonrpc import JSON
 from ..runtime.tracing import TracingOption, carrier_of, record_failure, record_result, span_of, tracer_for
 from .round_trip import InputRequired
 
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
     from .middleware.chain import Call
 
 __all__ = ["ServerTracing"]
-
-JSON = dict[str, Any]
 
 
 class ServerTracing:

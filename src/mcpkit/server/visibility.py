@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 from weakref import WeakKeyDictionary
 
+from ..protocol.jsonrpc import JSON
 from .registry import LIST_CHANGED, Registry, Shows
 from .scopes import permits
 
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Visibility", "VisibleFn"]
 
-JSON = dict[str, Any]
 Viewer: TypeAlias = "AccessToken | None"
 VisibleFn = Callable[["AccessToken | None", str, Any], bool]
 Hears = Callable[[object], bool]

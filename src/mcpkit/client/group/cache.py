@@ -10,14 +10,13 @@ Only results the server marked `cacheScope: public` reach it (the Client keeps p
 from __future__ import annotations
 
 import shlex
-from typing import Any
 
+from ...protocol.jsonrpc import JSON
 from ..result_cache import ResultCache
 from .config import HttpServer, ServerSpec
 
 __all__ = ["ScopedCache"]
 
-JSON = dict[str, Any]
 Key = tuple[str, str, bytes]
 
 

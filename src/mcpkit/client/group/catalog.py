@@ -12,14 +12,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from ...protocol.jsonrpc import JSON
 from .filters import Filters
 from .names import Naming, NamingError, valid_tool_name
 
 __all__ = ["Catalog", "Entry", "build_catalog"]
 
-JSON = dict[str, Any]
 LIST_KEYS = ("tools", "prompts", "resources", "resourceTemplates")
 
 

@@ -32,7 +32,6 @@ __all__ = [
     "parse_config",
 ]
 
-JSON = dict[str, Any]
 # ${VAR}, ${VAR:-default} (Claude Code), ${env:VAR} and ${workspaceFolder} (VS Code); VS Code's
 # ${input:...} asks the user, which a config reader cannot, so it is left as written.
 _VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

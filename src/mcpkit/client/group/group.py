@@ -26,6 +26,7 @@ import anyio
 import orjson
 
 from ...protocol.errors import INVALID_PARAMS, LocalError
+from ...protocol.jsonrpc import JSON
 from ...runtime.groups import single_error
 from ...transports.http_client.backoff import Backoff
 from ..client import Client
@@ -42,7 +43,6 @@ from .templates import template_matches
 
 __all__ = ["SEARCH_TOOL", "ClientGroup", "ServerUnavailable"]
 
-JSON = dict[str, Any]
 SEARCH_TOOL: JSON = {
     "name": "search_tools",
     "description": "Search the available tools by what they do; returns the definitions of the best matches.",

@@ -8,11 +8,12 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import anyio
 
 from ...protocol.errors import CONNECTION_CLOSED, MCPError
+from ...protocol.jsonrpc import JSON
 from ...transports.http_client.backoff import Backoff
 from ..client import Client
 from ..connect import connect_http, connect_stdio
@@ -21,7 +22,6 @@ from .config import HttpServer, ServerSpec
 
 __all__ = ["Member", "ServerUnavailable", "State"]
 
-JSON = dict[str, Any]
 T = TypeVar("T")
 # Options of one transport's connect function, given to a whole group: each server takes its own.
 _STDIO_ONLY = frozenset({"stderr", "max_line", "shutdown_timeout", "start_new_session"})

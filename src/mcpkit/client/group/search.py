@@ -12,11 +12,12 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import Final
+
+from ...protocol.jsonrpc import JSON
 
 __all__ = ["ToolIndex", "terms"]
 
-JSON = dict[str, Any]
 _WORD: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _STOP_WORDS = (
     "a an and are as at be by for from has how i in is it its me my of on or the this"

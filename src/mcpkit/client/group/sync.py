@@ -11,12 +11,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
+from ...protocol.jsonrpc import JSON
 from ..sync import start_portal
 from .group import ClientGroup
 
 __all__ = ["SyncClientGroup", "open_group"]
 
-JSON = dict[str, Any]
 T = TypeVar("T")
 
 

@@ -4,18 +4,16 @@ OpenID Connect Discovery), or the 2025-03-26 fallbacks when the server publishes
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
 import httpx
 
+from ...protocol.jsonrpc import JSON
 from .challenge import Challenge
 from .errors import OAuthError
 from .url_safety import address_problem, fetch_url_problem, ip_of
 from .urls import authorization_server_metadata_urls, origin, resource_covers, resource_metadata_urls
-
-JSON = dict[str, Any]
 
 
 @dataclass(frozen=True)

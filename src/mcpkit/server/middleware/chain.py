@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ...protocol.jsonrpc import JSON
 
 if TYPE_CHECKING:
     from ..context import Context
 
 __all__ = ["Call", "Chain", "Middleware"]
 
-JSON = dict[str, Any]
 Call = Callable[[JSON], Awaitable[JSON]]
 Middleware = Callable[["Context", str, JSON, Call], Awaitable[JSON]]
 

@@ -13,13 +13,13 @@ from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ...protocol.errors import SERVER_BUSY, MCPError
+from ...protocol.jsonrpc import JSON
 
 if TYPE_CHECKING:
     from ..context import Context
 
 __all__ = ["Key", "LimitStore", "MemoryLimits", "busy", "limit_key", "tenant_key"]
 
-JSON = dict[str, Any]
 Key = Callable[["Context"], "str | None"]  # whose count a request goes to; None: not limited by this one
 
 

@@ -4,10 +4,11 @@ same ways); their counts live in a `LimitStore` (limit_store.py)."""
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
+from ...protocol.jsonrpc import JSON
 from .limit_store import Key, LimitStore, MemoryLimits, busy, limit_key
 
 if TYPE_CHECKING:
@@ -15,8 +16,6 @@ if TYPE_CHECKING:
     from .chain import Call
 
 __all__ = ["ConcurrencyLimit", "RateLimit", "client_key"]
-
-JSON = dict[str, Any]
 
 
 def client_key(ctx: Context) -> str:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...protocol.errors import MCPError
+from ...protocol.jsonrpc import JSON
 from ...protocol.methods import ITEM_FIELDS, METHODS
 from .limits import client_key
 
@@ -15,8 +16,6 @@ if TYPE_CHECKING:
     from .chain import Call
 
 __all__ = ["RequestLog"]
-
-JSON = dict[str, Any]
 
 
 def _subject(method: str, params: JSON) -> str | None:

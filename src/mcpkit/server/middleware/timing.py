@@ -5,15 +5,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ...protocol.jsonrpc import JSON
 
 if TYPE_CHECKING:
     from ..context import Context
     from .chain import Call
 
 __all__ = ["MethodStats", "Timing"]
-
-JSON = dict[str, Any]
 
 
 @dataclass(slots=True)

@@ -4,17 +4,14 @@ by an older leg, or to a task that has ended, changes nothing: a cancelled task 
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...protocol.errors import INTERNAL_ERROR, error_object
+from ...protocol.jsonrpc import JSON
 from ...protocol.tasks import Status, advance
 from ...protocol.versions import Feature, has, is_stateless
 from .legs import Cancelled, Failed, NeedsInput, Outcome, Result
 from .store import Change, TaskRecord
 
 __all__ = ["answered", "cancelled", "lost", "moved", "running", "settled"]
-
-JSON = dict[str, Any]
 
 
 def running(record: TaskRecord) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...protocol.errors import InvalidParams, MethodNotFound
+from ...protocol.jsonrpc import JSON
 from ..context import Context
 from .changes import cancelled
 from .store import TaskRecord
@@ -18,8 +19,6 @@ if TYPE_CHECKING:
     from ..tools import Tool
 
 __all__ = ["TaskDialect"]
-
-JSON = dict[str, Any]
 
 
 class TaskDialect:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ...protocol.errors import SERVER_BUSY, InvalidParams, MCPError, to_wire_error
+from ...protocol.jsonrpc import JSON
 from ...protocol.tasks import Status, client_supports, needs_extension, task_id_of
 from ...runtime._native import spawn_detached
 from ..context import Context
@@ -38,7 +39,6 @@ __all__ = ["TaskEngine"]
 
 log = logging.getLogger("mcpkit")
 
-JSON = dict[str, Any]
 _POLL_S = 0.05  # how often a waiting tasks/result reads the store when other workers may change it
 _LOST_EVERY = 10  # ... and every this many reads, checks that the leg's worker still runs
 

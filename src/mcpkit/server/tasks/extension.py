@@ -10,9 +10,10 @@ input_required; tasks/update brings the answers and starts the next leg.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, InvalidParams, MCPError, error_object
+from ...protocol.jsonrpc import JSON
 from ...protocol.tasks import Status, client_supports, created_result, detailed, needs_extension
 from ..context import Context
 from ..round_trip import RoundTrip
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
     from ..tools import Tool
 
 __all__ = ["ExtensionTasks"]
-
-JSON = dict[str, Any]
 
 
 class ExtensionTasks(TaskDialect):

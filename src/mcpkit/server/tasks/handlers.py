@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ...protocol.jsonrpc import JSON
 from ...protocol.lifecycle import Negotiated
 from ...protocol.versions import Feature, has
 from ..context import Context
@@ -26,8 +27,6 @@ __all__ = [
     "task_result",
     "update_task",
 ]
-
-JSON = dict[str, Any]
 
 _EXTENSION, _UTILITY, _NONE = ExtensionTasks(), UtilityTasks(), TaskDialect()
 

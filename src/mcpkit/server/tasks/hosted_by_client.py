@@ -11,12 +11,13 @@ SHOULD augment only what the receiver declared).
 from __future__ import annotations
 
 from contextlib import suppress
-from typing import Any, Final
+from typing import Final
 
 import anyio
 
 from ...protocol.capabilities import declares
 from ...protocol.errors import INVALID_PARAMS, MCPError, RemoteError
+from ...protocol.jsonrpc import JSON
 from ...protocol.lifecycle import Negotiated
 from ...protocol.tasks import RELATED_TASK
 from ...protocol.versions import Feature, has
@@ -24,7 +25,6 @@ from ..asking import Asker
 
 __all__ = ["ask_as_task", "client_hosts"]
 
-JSON = dict[str, Any]
 _CAPABILITY: Final = {
     "sampling/createMessage": ("tasks", "requests", "sampling", "createMessage"),
     "elicitation/create": ("tasks", "requests", "elicitation", "create"),

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ...protocol.errors import INTERNAL_ERROR, MCPError
+from ...protocol.jsonrpc import JSON
 from ...runtime._native import Detached
 from ..asking import Asker
 from ..context import Context
@@ -29,8 +30,6 @@ __all__ = [
     "either",
     "task_support",
 ]
-
-JSON = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,9 +10,10 @@ each subscriptions/listen stream whose acknowledged `taskIds` name the task.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...protocol.errors import LocalError
+from ...protocol.jsonrpc import JSON
 from ...protocol.tasks import STATUS_NOTE, TASK_NOTE, detailed, utility_task
 from ...protocol.versions import Feature, has, is_stateless
 from .store import TaskRecord
@@ -24,8 +25,6 @@ if TYPE_CHECKING:
 __all__ = ["task_note", "tell"]
 
 log = logging.getLogger("mcpkit")
-
-JSON = dict[str, Any]
 
 
 async def tell(record: TaskRecord, session: Session | None, listeners: set[Listener]) -> None:

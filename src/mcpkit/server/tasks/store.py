@@ -19,16 +19,16 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 import orjson
 
 from ...protocol.errors import INTERNAL_ERROR, error_object
+from ...protocol.jsonrpc import JSON
 from ...protocol.tasks import Status, advance, task_fields
 
 __all__ = ["Change", "InMemoryTaskStore", "TaskRecord", "TaskStore", "too_large"]
 
-JSON = dict[str, Any]
 MIB = 1024 * 1024
 
 

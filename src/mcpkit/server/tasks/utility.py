@@ -24,6 +24,7 @@ from ...protocol.errors import (
     MCPError,
     MethodNotFound,
 )
+from ...protocol.jsonrpc import JSON
 from ...protocol.pagination import page
 from ...protocol.tasks import RELATED_TASK, Status, final_outcome, utility_task
 from ...protocol.utilities import progress_params
@@ -45,8 +46,6 @@ if TYPE_CHECKING:
 __all__ = ["UtilityAsker", "UtilityContext", "UtilityTasks"]
 
 _LIST_PAGE = 100  # tasks a tasks/list page holds
-
-JSON = dict[str, Any]
 
 
 def related(task_id: str, params: JSON) -> JSON:

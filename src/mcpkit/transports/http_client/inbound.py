@@ -7,14 +7,13 @@ from typing import Any
 
 from ...protocol.errors import MCPError
 from ...protocol.framing import Oversized
-from ...protocol.jsonrpc import answered_id, decode
+from ...protocol.jsonrpc import JSON, answered_id, decode
 from ...protocol.sse import SSEDecoder
 from ...runtime.origin import Origin
 from ...runtime.stream import Inbound
 
 __all__ = ["NotAnAnswer", "Payload", "TooLarge", "answers", "decoded", "progressed", "related"]
 
-JSON = dict[str, Any]
 Payload = bytes | JSON | Oversized  # what the session is handed: undecodable bytes stay bytes
 
 

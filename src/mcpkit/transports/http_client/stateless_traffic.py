@@ -18,13 +18,12 @@ import anyio
 import orjson
 
 from ...protocol.http_request_headers import ToolHeaders, request_headers, screen_tools
-from ...protocol.jsonrpc import encode, error_message
+from ...protocol.jsonrpc import JSON, encode, error_message
 from ...protocol.utilities import read_cancel
 
 __all__ = ["StatelessTraffic", "error_answer"]
 
 log = logging.getLogger("mcpkit")
-JSON = dict[str, Any]
 
 
 class StatelessTraffic:

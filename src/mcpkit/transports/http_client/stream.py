@@ -23,6 +23,7 @@ from anyio.abc import TaskGroup
 
 from ...protocol.framing import Oversized
 from ...protocol.http_rules import agreed_version
+from ...protocol.jsonrpc import JSON
 from ...protocol.sse import SSEDecoder
 from ...runtime.stream import Attributes, Deliver, Inbound, Inbox, Outgoing, StreamAttribute, deliver_each
 from .backoff import Backoff
@@ -38,7 +39,6 @@ _DEFAULT_MAX_MESSAGE = 16 * 1024 * 1024
 _FALLBACK_STATUSES = (400, 404, 405)
 _ERROR_BODY = 64 * 1024  # a refusal's JSON-RPC error, read whole for its code and data
 _STATELESS_ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-JSON = dict[str, Any]
 
 
 class HTTPClientStream(Attributes):

@@ -25,7 +25,7 @@ from ...protocol.http_rules import (
     agreed_version,
     format_event_id,
 )
-from ...protocol.jsonrpc import RequestId
+from ...protocol.jsonrpc import JSON, RequestId
 from ...runtime.mailbox import Mailbox
 from ...runtime.origin import Origin
 from ...runtime.stream import Attributes, Deliver, Inbound, Outgoing, StreamAttribute
@@ -33,7 +33,6 @@ from .event_store import EventStore
 
 __all__ = ["STANDALONE", "Item", "Route", "SessionStream"]
 
-JSON = dict[str, Any]
 STANDALONE = "get"
 _BUFFER = 256
 _BACKLOG = 64  # standalone events kept for the next GET when none is open; older ones wait only in the store
