@@ -9,10 +9,13 @@ from typing import Any
 
 import anyio
 import httpx
+import orjson
 import pytest
+from redis.asyncio import Redis
 
 from cluster.inprocess import cluster
 from cluster.raw_http import open_session
+from mcpkit.cluster.state import SharedState
 
 pytestmark = pytest.mark.anyio
 VERSION = "2025-11-25"
@@ -98,3 +101,30 @@ async def test_a_worker_out_of_redis_connections_answers_busy_with_429_not_an_ou
             assert refused.headers["retry-after"] == "1"
             error = refused.json()["error"]
             assert error["code"] == -32010 and error["message"].startswith("Server busy")
+
+
+async def test_requests_in_flight_on_a_dead_worker_give_their_places_back_to_the_session(
+    tmp_path: Path,
+) -> None:
+    """A request answered as JSON whose worker died has no stream a resumption would settle: when the
+    session is busy, the worker admitting a request ends those of dead workers (no heartbeat) first."""
+    async with cluster(tmp_path, n=1, max_in_flight=2) as workers, httpx.AsyncClient(timeout=30) as http:
+        headers = await open_session(http, workers.urls[0], VERSION)
+        session_id = headers["mcp-session-id"]
+        redis = Redis.from_url(workers.redis_url)
+        try:
+            limits: dict[str, Any] = {"idle_timeout": 1800, "max_sessions": 10_000, "max_events": 1000}
+            elsewhere = SharedState(redis, prefix="mcp:", **limits)  # a worker "gone" took two, then died
+            for rid in (901, 902):
+                await elsewhere.begin(session_id, None, worker="gone", request_id=rid, stream_id=f"q{rid}")
+            call_now = call(10, "hold", {"seconds": 0})
+            answered = await http.post(workers.urls[0], json=call_now, headers=headers)
+            assert outcome(answered) == "ok"
+            lost = await elsewhere.read(session_id, 0)
+        finally:
+            await redis.aclose()
+    assert lost is not None
+    ended = [orjson.loads(event.data) for event in lost[1] if event.final]
+    gone = [message["id"] for message in ended if "error" in message]
+    assert sorted(gone) == [901, 902]  # each with the lost answer a resumption of its stream reads
+    assert {m["error"]["data"]["reason"] for m in ended if "error" in m} == {"worker_lost"}

@@ -15,6 +15,7 @@ import itertools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Iterator
+from functools import partial
 
 import anyio
 import orjson
@@ -32,6 +33,7 @@ from ..transports.http_server.exchange import Exchange
 from ..transports.http_server.sessions import SessionStream
 from .budget import EventBudget
 from .fanout import Fanout
+from .reclaim import reclaim
 from .replica import Replica
 from .signals import Signals
 from .state import DuplicateRequest, SessionBusy, SharedState
@@ -173,15 +175,22 @@ class ClusterSessions:
         self, session_id: str, exchange: Exchange, request: Request | None = None, stream_id: str = ""
     ) -> Restored:
         """The session's agreement (404 when there is none for this principal), its idle time restarted."""
+        begin = partial(
+            self.state.begin,
+            session_id,
+            exchange.principal,
+            worker=self.worker,
+            request_id=request.id if request is not None else None,
+            stream_id=stream_id or None,
+        )
         try:
             with self.health.reachable():
-                restored = await self.state.begin(
-                    session_id,
-                    exchange.principal,
-                    worker=self.worker,
-                    request_id=request.id if request is not None else None,
-                    stream_id=stream_id or None,
-                )
+                try:
+                    restored = await begin()
+                except SessionBusy:
+                    if not await reclaim(self.state, session_id):  # dead workers' requests hold places
+                        raise
+                    restored = await begin()
         except DuplicateRequest:
             rid = request.id if request is not None else None
             raise HTTPRefusal(400, f"Bad Request: request id {rid!r} is already in flight") from None
