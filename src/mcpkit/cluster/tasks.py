@@ -21,7 +21,7 @@ import orjson
 from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
-from ..protocol.errors import METHOD_NOT_FOUND, MCPError
+from ..protocol.errors import MethodNotFound
 from ..protocol.jsonrpc import JSON
 from ..runtime.session import Session
 from ..runtime.stream import Restored
@@ -89,4 +89,4 @@ class ClusterTasks:
 
 async def _no_requests(session: Session, request: ev.RequestReceived) -> JSON:
     """Only answers reach a leg's session: requests go to the replica of their own POST."""
-    raise MCPError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+    raise MethodNotFound(f"Method not found: {request.method}")

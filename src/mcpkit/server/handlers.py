@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
-from ..protocol.errors import INVALID_PARAMS, METHOD_NOT_FOUND, MCPError
+from ..protocol.errors import InvalidParams, MethodNotFound
 from ..protocol.http_stateless import check_request_headers
 from ..protocol.jsonrpc import JSON
 from ..protocol.stateless import SUBSCRIPTION_ID
@@ -60,10 +60,10 @@ def named(
     if item is not None and shows is not None and not shows(f"{kind}s", item):
         item = None
     if item is None:
-        raise MCPError(INVALID_PARAMS, f"Unknown {kind}: {name!r}")
+        raise InvalidParams(f"Unknown {kind}: {name!r}")
     arguments = params.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
-        raise MCPError(INVALID_PARAMS, "Invalid params: arguments must be an object")
+        raise InvalidParams("Invalid params: arguments must be an object")
     return item, arguments
 
 
@@ -79,7 +79,7 @@ def check_mirrored(registry: Registry, ctx: Context, tool: str, params: JSON) ->
 def uri_of(params: JSON, method: str) -> str:
     uri = params.get("uri")
     if not isinstance(uri, str):
-        raise MCPError(INVALID_PARAMS, f"Invalid params: {method} needs a string uri")
+        raise InvalidParams(f"Invalid params: {method} needs a string uri")
     return uri
 
 
@@ -174,7 +174,7 @@ async def extension_method(method: str, services: Services, ctx: Context, params
     """A method an extension adds (server/extensions.py); -32601 when no extension serves it."""
     extension = services.registry.extension_for(method)
     if extension is None:
-        raise MCPError(METHOD_NOT_FOUND, f"Method not found: {method!r}")
+        raise MethodNotFound(f"Method not found: {method!r}")
     return await extension.handle(method, ctx, params)
 
 
