@@ -25,7 +25,10 @@ ALLOWED = {
     "proxy": {"protocol", "runtime", "transports", "server", "client", "_lazy"},
     "auth": {"protocol", "runtime", "transports", "_lazy"},
     "testing": {"protocol", "runtime", "server", "client"},
-    # the command may import every layer; nothing lists it, so no layer imports it (only __main__)
+    # the browser inspector is a part of the command line (`mcpkit inspect`): it reuses the command's
+    # config files, targets and login, so it is the one layer that may import cli
+    "inspector": {"protocol", "runtime", "transports", "client", "cli", "_lazy", "_extras"},
+    # the command may import every layer; only the inspector (above) and __main__ import it
     "cli": {
         "protocol",
         "runtime",
