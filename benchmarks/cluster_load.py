@@ -1,6 +1,8 @@
 """Scale-out on Redis: HTTP tools/call at C=64 through haproxy (round robin per request, no stickiness) in
 front of 1, 2 and 3 worker processes sharing their sessions in one redis-server, beside the same app with no
-backplane (one worker, through the same haproxy), and the Redis round trips one request costs.
+backplane (one worker, through the same haproxy), and the Redis round trips one request costs. Beside the
+rate, the CPU one call costs the workers (their utime + stime, from /proc) and Redis (INFO cpu): on a
+machine of few cores, calls per second cannot show scaling, the CPU per call can.
 
     .venv/bin/python benchmarks/cluster_load.py [--calls 6000] [--repeat 3]
 
@@ -14,11 +16,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / "tests"), str(HERE.parent / "tests" / "cluster")]
@@ -31,6 +35,29 @@ from parts import cluster, redis_server  # noqa: E402
 def calls_per_second(port: int, calls: int) -> float:
     rate, _p99, _cpu = asyncio.run(concurrent_calls(port, 64, calls))
     return rate
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """The CPU time (user + system) the processes have used, from /proc/PID/stat (fields 14 and 15)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    used = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        used += int(fields[11]) + int(fields[12])
+    return used / ticks
+
+
+def redis_cpu_seconds(url: str) -> float:
+    info = redis.Redis.from_url(url).info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
+def measured(group: Any, redis_url: str, calls: int) -> tuple[float, float, float]:
+    """(calls/s, worker CPU µs per call, Redis CPU µs per call) of one run at C=64."""
+    workers, store = cpu_seconds(group.workers.pids), redis_cpu_seconds(redis_url)
+    rate = calls_per_second(group.proxy.port, calls)
+    worker_us = (cpu_seconds(group.workers.pids) - workers) / calls * 1e6
+    return rate, worker_us, (redis_cpu_seconds(redis_url) - store) / calls * 1e6
 
 
 def round_trips(redis_url: str, port: int, calls: int = 50) -> float:
@@ -73,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=6000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
-    rows: dict[str, list[float]] = {}
+    rows: dict[str, list[tuple[float, float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp, redis_server(tmp) as store:
         setups = [
             ("no backplane, 1 worker", 1, {}),
@@ -82,12 +109,15 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.repeat):
             for label, n, env in setups:
                 with cluster(n, env=env, tmp_dir=tmp) as group:
-                    rows.setdefault(label, []).append(calls_per_second(group.proxy.port, args.calls))
+                    rows.setdefault(label, []).append(measured(group, store.url, args.calls))
         with cluster(3, env={"MCPKIT_REDIS_URL": store.url}, tmp_dir=tmp) as group:
             trips = round_trips(store.url, group.proxy.port)
-    print("| setup (haproxy, C=64, SSE tools/call) | calls/s (median) |\n|---|---|")
-    for label, rates in rows.items():
-        print(f"| {label} | {statistics.median(rates):,.0f} |")
+    columns = ["calls/s", "worker CPU per call (µs)", "Redis CPU per call (µs)"]
+    print("| setup (haproxy, C=64, SSE tools/call) | " + " | ".join(columns) + " |")
+    print("|---|---|---|---|")
+    for label, runs in rows.items():
+        rate, worker, store_cpu = (statistics.median(column) for column in zip(*runs, strict=True))
+        print(f"| {label} | {rate:,.0f} | {worker:,.0f} | {store_cpu:,.0f} |")
     print(f"\nRedis commands sent per SSE tools/call (MONITOR, scripts' own commands excluded): {trips:.2f}")
     return 0
 
