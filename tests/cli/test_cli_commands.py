@@ -46,3 +46,11 @@ def test_the_parsed_command_carries_its_run_and_the_words_after_the_double_dash(
 def test_the_help_lists_the_commands_in_the_table_order() -> None:
     usage = parser().format_usage()
     assert "{serve,proxy,auth,install,list,call,read,prompt,ping,tasks,search,inspect}" in usage
+
+
+def test_the_era_flag_takes_every_era_and_the_name_modern_had_before_0_1() -> None:
+    from mcpkit.cli.connect import ERA_CHOICES
+    from mcpkit.client.era import Era
+
+    assert set(ERA_CHOICES) == {era.value for era in Era} | {"modern"}
+    assert Era("modern") is Era.STATELESS

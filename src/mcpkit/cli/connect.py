@@ -36,6 +36,9 @@ __all__ = [
     "server_target",
 ]
 
+# --era's values: mcpkit.client.era.Era's, and "modern", its name for 2026-07-28 before 0.1 (Era takes it too)
+ERA_CHOICES = ["auto", "stateless", "handshake", "modern"]
+
 # host[:port][/path] with a port or a path: what people type when they mean http://host:port/path
 _URL_LIKE = re.compile(r"^(localhost|[\w-]+(\.[\w-]+)+|\[[0-9a-fA-F:]+\])(:\d+(/\S*)?|/\S*)$")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")

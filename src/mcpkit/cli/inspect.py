@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 
+from .connect import ERA_CHOICES
 from .errors import OK, UsageError
 
 __all__ = ["add_inspect", "run_inspect"]
@@ -30,7 +31,7 @@ def add_inspect(sub: Any) -> None:
     cmd.add_argument("--no-browser", action="store_true", help="print the page's URL, do not open it")
     cmd.add_argument(
         "--era",
-        choices=["auto", "stateless", "handshake", "modern"],  # modern: the name before 0.1
+        choices=ERA_CHOICES,
         default="auto",
         help="the protocol era: 2026-07-28 (stateless), initialize (handshake) or what the server speaks",
     )

@@ -11,6 +11,7 @@ import functools
 import sys
 from typing import Any
 
+from .connect import ERA_CHOICES
 from .listen import bind, port_number
 
 __all__ = ["add_proxy", "run_proxy"]
@@ -28,7 +29,7 @@ def add_proxy(sub: Any) -> None:
     cmd.add_argument("--name", help="the server name to give the proxy's clients (default: the remote's)")
     cmd.add_argument(
         "--era",
-        choices=["auto", "stateless", "handshake", "modern"],  # modern: the name before 0.1
+        choices=ERA_CHOICES,
         default="auto",
         help="the protocol era to speak with the remote (default: probe, then fall back)",
     )

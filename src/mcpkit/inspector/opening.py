@@ -16,6 +16,7 @@ import anyio
 from ..cli.connect import parse_headers, server_target
 from ..cli.errors import UsageError
 from ..client.client import Client
+from ..client.era import Era
 from ..protocol.jsonrpc import JSON
 from .configs import from_client_configs
 from .hub import Hub
@@ -41,10 +42,12 @@ class Target:
 
 
 def _era_options(target: Target) -> JSON:
-    if target.era not in ("auto", "stateless", "modern", "handshake"):
-        raise ValueError(f"era is auto, stateless or handshake, not {target.era!r}")
-    options: JSON = {"era": target.era, "era_key": None}  # an inspector sees what the server does now
-    if target.era == "handshake" and target.protocol_version:
+    try:
+        era = Era(target.era)  # "modern" too, its name before 0.1
+    except ValueError:
+        raise ValueError(f"era is auto, stateless or handshake, not {target.era!r}") from None
+    options: JSON = {"era": era, "era_key": None}  # an inspector sees what the server does now
+    if era is Era.HANDSHAKE and target.protocol_version:
         options["protocol_version"] = target.protocol_version
     return options
 
