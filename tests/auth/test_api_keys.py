@@ -4,6 +4,8 @@ and beside OAuth tokens from the real authorization server (npm oidc-provider)."
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -230,3 +232,23 @@ async def test_a_token_neither_accepts_is_refused_with_both_reasons_and_the_oaut
         "the API key is not known; the token is not a well-formed JWT"
     )
     assert metadata.json()["authorization_servers"] == [provider.issuer]
+
+
+def test_api_keys_need_no_oauth_extra_and_a_dpop_proof_without_it_is_refused_in_dpop_terms() -> None:
+    """`mcpkit serve --api-keys` with only the http extra: PyJWT absent (blocked here) must not be needed to
+    protect an app with keys; a DPoP proof sent anyway is a 401 invalid_dpop_proof, not a crash."""
+    code = (
+        "import sys; sys.modules['jwt'] = None\n"
+        "from mcpkit.auth.api_keys import APIKeyVerifier\n"
+        "from mcpkit.auth.asgi import protect\n"
+        "from mcpkit.auth.dpop import DPoPChecker\n"
+        "from mcpkit.protocol.resource_auth import AuthRefusal\n"
+        "protect(lambda *a: None, verifier=APIKeyVerifier([], audience='http://x/mcp'), resource='http://x/mcp')\n"
+        "try:\n"
+        "    DPoPChecker()._verified('a.b.c')\n"
+        "except AuthRefusal as refusal:\n"
+        "    print(refusal.status, refusal.error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["401", "invalid_dpop_proof"]

@@ -10,9 +10,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import jwt
-from jwt import PyJWK, PyJWTError
-
 from ..protocol.dpop_proof import (
     DEFAULT_ALGORITHMS,
     KEY_TYPES,
@@ -128,6 +125,13 @@ class DPoPChecker:
             raise _refuse("the proof was used before")
 
     def _verified(self, proof: str) -> tuple[dict[str, Any], Any]:
+        try:  # imported here: a server whose tokens are API keys runs without the oauth extra (PyJWT)
+            import jwt
+            from jwt import PyJWK, PyJWTError
+        except ImportError:
+            raise _refuse(
+                "this server cannot verify DPoP proofs (mcpkit's oauth extra is not installed)"
+            ) from None
         try:
             header = jwt.get_unverified_header(proof)
         except PyJWTError:
