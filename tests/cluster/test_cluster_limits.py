@@ -14,8 +14,11 @@ import pytest
 from redis.asyncio import Redis
 
 from cluster.inprocess import cluster
+from cluster.parts import redis_server
 from cluster.raw_http import open_session
+from mcpkit.cluster.reclaim import Reclaimer, reclaim
 from mcpkit.cluster.state import SharedState
+from mcpkit.runtime.stream import Restored
 
 pytestmark = pytest.mark.anyio
 VERSION = "2025-11-25"
@@ -128,3 +131,23 @@ async def test_requests_in_flight_on_a_dead_worker_give_their_places_back_to_the
     gone = [message["id"] for message in ended if "error" in message]
     assert sorted(gone) == [901, 902]  # each with the lost answer a resumption of its stream reads
     assert {m["error"]["data"]["reason"] for m in ended if "error" in m} == {"worker_lost"}
+
+
+async def test_a_busy_session_is_searched_for_dead_workers_once_per_dead_after_not_on_every_refusal(
+    tmp_path: Path,
+) -> None:
+    with redis_server(tmp_path) as store:
+        redis = Redis.from_url(store.url)
+        try:
+            limits: dict[str, Any] = {"idle_timeout": 1800, "max_sessions": 10, "max_events": 100}
+            state = SharedState(redis, prefix="mcp:", **limits)
+            assert await state.create("s1", None)
+            await state.agreed("s1", Restored("2025-11-25", {}, {}))
+            look = Reclaimer(state, every=60.0)
+            await state.begin("s1", None, worker="gone", request_id=1, stream_id="q1")
+            assert await look("s1") == 1
+            await state.begin("s1", None, worker="gone", request_id=2, stream_id="q2")
+            assert await look("s1") == 0  # within `every`: refused without a scan
+            assert await reclaim(state, "s1") == 1  # the scan itself still finds it
+        finally:
+            await redis.aclose()

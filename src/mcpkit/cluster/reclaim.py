@@ -6,12 +6,34 @@ with the lost answer on its stream (any later resumption reads it), which frees 
 
 from __future__ import annotations
 
+from time import monotonic
+
 import orjson
 
 from .state import SharedState
 from .tails import lost_answer
 
-__all__ = ["reclaim"]
+__all__ = ["Reclaimer", "reclaim"]
+
+
+class Reclaimer:
+    """`reclaim`, at most once per `every` seconds for a session on this worker: a client flooding a busy
+    session gets its refusals without a scan of the session's record each (`every`: how long a worker's
+    heartbeat may be missing before it counts as dead, so a sooner look could find nothing new)."""
+
+    def __init__(self, state: SharedState, every: float) -> None:
+        self.state = state
+        self.every = every
+        self.looked: dict[str, float] = {}  # session -> when this worker last looked
+
+    async def __call__(self, session_id: str) -> int:
+        now = monotonic()
+        if now - self.looked.get(session_id, -self.every) < self.every:
+            return 0
+        if len(self.looked) >= 10_000:  # bounded: forgetting only allows one more look
+            self.looked.clear()
+        self.looked[session_id] = now
+        return await reclaim(self.state, session_id)
 
 
 async def reclaim(state: SharedState, session_id: str) -> int:

@@ -33,7 +33,7 @@ from ..transports.http_server.exchange import Exchange
 from ..transports.http_server.sessions import SessionStream
 from .budget import EventBudget
 from .fanout import Fanout
-from .reclaim import reclaim
+from .reclaim import Reclaimer
 from .replica import Replica
 from .signals import Signals
 from .state import DuplicateRequest, SessionBusy, SharedState
@@ -91,6 +91,7 @@ class ClusterSessions:
         self.fanout = fanout  # what the bus brings for the Server's peers and tasks
         self.budget = EventBudget(state, worker)
         self._unsettled: list[tuple[str, RequestId, str, str | None]] = []
+        self._reclaim = Reclaimer(state, dead_after)
 
     def inbox_of(self, worker: str) -> str:
         return f"{self.state.prefix}w:{worker}"
@@ -188,7 +189,7 @@ class ClusterSessions:
                 try:
                     restored = await begin()
                 except SessionBusy:
-                    if not await reclaim(self.state, session_id):  # dead workers' requests hold places
+                    if not await self._reclaim(session_id):  # dead workers' requests hold places
                         raise
                     restored = await begin()
         except DuplicateRequest:
