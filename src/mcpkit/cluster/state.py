@@ -16,6 +16,7 @@ from ..runtime.stream import Restored
 from ..transports.http_server.event_store import EventsExpired, Replay, UnknownEventId
 from ..transports.http_server.sessions import STANDALONE
 from . import scripts
+from .batch import scripts_of
 from .durability import Durability
 from .events import Event, HistoryLost, decode, event_id, parse_id
 from .failover import FailoverWatch
@@ -79,21 +80,22 @@ class SharedState:
         self.max_total_bytes = max_total_bytes
         self.full = False  # set by the budget: past it, `create` and `begin` of a request raise EventLogFull
         self.stored = 0  # event bytes this worker stored since the budget last counted them
-        self._admit = redis.register_script(scripts.ADMIT)
-        self._create = redis.register_script(scripts.CREATE)
-        self._index = redis.register_script(scripts.INDEX)
-        self._begin = redis.register_script(scripts.BEGIN)
-        self._store = redis.register_script(scripts.STORE)
-        self._read = redis.register_script(scripts.READ)
-        self._end = redis.register_script(scripts.END)
-        self._take_asked = redis.register_script(scripts.TAKE_ASKED)
-        self._finish = redis.register_script(scripts.FINISH)
-        self._claim = redis.register_script(scripts.CLAIM)
-        self._touch = redis.register_script(scripts.TOUCH)
-        self._subscribe = redis.register_script(scripts.SUBSCRIBE)
-        self._catch_up = redis.register_script(scripts.CATCH_UP)
-        self._subscribers = redis.register_script(scripts.SUBSCRIBERS)
-        self._shed = redis.register_script(scripts.SHED)
+        script = scripts_of(redis)
+        self._admit = script(scripts.ADMIT)
+        self._create = script(scripts.CREATE)
+        self._index = script(scripts.INDEX)
+        self._begin = script(scripts.BEGIN)
+        self._store = script(scripts.STORE)
+        self._read = script(scripts.READ)
+        self._end = script(scripts.END)
+        self._take_asked = script(scripts.TAKE_ASKED)
+        self._finish = script(scripts.FINISH)
+        self._claim = script(scripts.CLAIM)
+        self._touch = script(scripts.TOUCH)
+        self._subscribe = script(scripts.SUBSCRIBE)
+        self._catch_up = script(scripts.CATCH_UP)
+        self._subscribers = script(scripts.SUBSCRIBERS)
+        self._shed = script(scripts.SHED)
 
     async def upkeep(self, interval: float = 1.0) -> None:
         """What a worker does for the cluster off its requests' path, every `interval`: the session count
