@@ -1,6 +1,9 @@
 """The login proxy's test bench: the upstream identity provider (npm oidc-provider WITHOUT dynamic
 registration, tests/auth/upstream_idp.mjs), mcpkit's AuthorizationServer in front of it beside a protected
-MCP server on a real uvicorn, and a browser made of httpx that keeps its cookies and fills in the forms."""
+MCP server on a real uvicorn, and a browser made of httpx that keeps its cookies and fills in the forms.
+
+The fixtures `upstream` (one provider a module), `proxy` and `browser` (alice's) are shared by the test
+modules that bind them: `upstream = identity_harness.upstream`, and so on."""
 
 from __future__ import annotations
 
@@ -48,6 +51,28 @@ def upstream_provider() -> Iterator[str]:
     env = {"PORT": str(port), "NPM_DIR": str(NPM_DIR), "REDIRECT": f"{ISSUER}/callback"}
     with peers.server_process([runtime, str(SCRIPT)], port, env):
         yield f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[str]:
+    """The upstream provider's issuer URL, one provider for a test module."""
+    with upstream_provider() as issuer:
+        yield issuer
+
+
+@pytest.fixture
+async def proxy(upstream: str) -> AsyncIterator[AuthorizationServer]:
+    """mcpkit's authorization server in front of `upstream`, served at ISSUER."""
+    async with running_proxy(upstream) as server:
+        yield server
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[BrowserSession]:
+    """Alice's browser (she signs in at the provider as alice)."""
+    session = BrowserSession("alice")
+    yield session
+    await session.aclose()
 
 
 def identity_server() -> Server:
