@@ -233,6 +233,13 @@ def _announce(args: argparse.Namespace) -> None:
     where = f"http://{args.host}:{args.port}/mcp"
     more = f" with {args.workers} workers, sessions in {args.redis}" if args.workers > 1 or args.redis else ""
     print(f"mcpkit: serving on {where}{more}", file=sys.stderr)
+    if args.login:
+        upstream = args.login["upstream"]
+        print(
+            f"mcpkit: users sign in at {upstream['name']}, where client {upstream['client_id']} must have "
+            f"the redirect URI {args.login['issuer']}/callback",
+            file=sys.stderr,
+        )
     if args.host not in LOCAL and not args.allow_host:
         print(
             f"mcpkit: bound to {args.host}, but only requests for localhost are answered: "
