@@ -106,7 +106,7 @@ async def running_proxy(
     upstream_issuer: str, *, userinfo: bool = True, **options: Any
 ) -> AsyncIterator[AuthorizationServer]:
     """The AuthorizationServer for `upstream_issuer` beside the protected identity_server(), served at
-    ISSUER (client ID metadata documents may be http:// URLs here: the tests serve them on loopback).
+    ISSUER (client ID metadata documents may be http:// URLs on loopback here: the tests serve them).
     Without `userinfo`, the user is identified by the provider's ID token."""
     upstream = await Upstream.discover(
         upstream_issuer, "mcpkit-proxy", "mcpkit-proxy-secret", scopes=("openid", "profile"), name="Test IdP"
@@ -118,8 +118,7 @@ async def running_proxy(
         resource=RESOURCE,
         upstream=upstream,
         scopes=SCOPES,
-        allow_http_client_ids=True,
-        **options,
+        **{"allow_http_client_ids": True, "allow_private_client_ids": True, **options},
     )
     app = auth.protect(StreamableHTTPApp(identity_server()), required_scopes=["mcp:tools"])
     try:
