@@ -5,9 +5,11 @@ and a redirect is never followed, wherever it points."""
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from html import unescape
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,6 +19,7 @@ import pytest
 from identity_harness import CLIENT_REDIRECT, ISSUER, BrowserSession, Request, running_proxy
 
 import peers
+from cluster.tls_redis import self_signed
 from mcpkit.transports.http_server.asgi import respond
 
 upstream = identity_harness.upstream
@@ -50,8 +53,10 @@ class DocumentHost:
 
 
 @asynccontextmanager
-async def hosting(document: DocumentHost, port: int) -> AsyncIterator[None]:
-    async with peers.serving(document, port=port):
+async def hosting(
+    document: DocumentHost, port: int, tls: tuple[str, str] | None = None
+) -> AsyncIterator[None]:
+    async with peers.serving(document, port=port, tls=tls):
         yield
 
 
@@ -110,3 +115,23 @@ async def test_a_redirect_from_a_metadata_document_url_is_not_followed(
         page = await browser.consent_page(Request(client_id))
     assert page.status_code == 400 and "The client_id is not known here." in page.text
     assert redirecting.hosts == [f"127.0.0.1:{here}"] and target.hosts == []
+
+
+async def test_over_https_the_checked_address_is_asked_and_its_certificate_must_name_the_documents_host(
+    upstream: str, browser: BrowserSession, tmp_path: Path
+) -> None:
+    certificate, key = self_signed(tmp_path, "localhost")  # for the name only, not for 127.0.0.1
+    port = peers.free_port()
+    by_name, by_address = f"https://localhost:{port}/client.json", f"https://127.0.0.1:{port}/client.json"
+    document = DocumentHost(by_name)
+    trusting = httpx.AsyncClient(verify=ssl.create_default_context(cafile=str(certificate)))
+    proxy = running_proxy(upstream, allow_private_client_ids=True, http_client=trusting)
+    async with proxy, hosting(document, port, (str(certificate), str(key))):
+        named = await browser.consent_page(Request(by_name))
+        document.client_id = by_address  # the same server, asked for by its address: not what it proves
+        addressed = await browser.consent_page(Request(by_address))
+    assert named.status_code == 200 and "Document Client" in named.text
+    assert addressed.status_code == 400 and "The client_id is not known here." in addressed.text
+    assert document.hosts == [
+        f"localhost:{port}"
+    ]  # the second never got past TLS, on a connection of its own

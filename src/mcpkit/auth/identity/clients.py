@@ -163,7 +163,8 @@ async def _fetch_pinned(
                 "GET",
                 target,
                 _DOCUMENT_BYTES,
-                headers={"accept": "application/json", "host": host},
+                # one connection a fetch: a pooled one to this address was verified for another name
+                headers={"accept": "application/json", "host": host, "connection": "close"},
                 extensions={"sni_hostname": server_name},
                 follow_redirects=False,
             )
