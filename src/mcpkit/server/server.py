@@ -12,7 +12,6 @@ from ..protocol import events as ev
 from ..protocol.capabilities import Role
 from ..protocol.connection import Connection
 from ..protocol.jsonrpc import JSON, RequestId
-from ..protocol.resource_auth import AccessToken
 from ..protocol.versions import SUPPORTED_VERSIONS
 from ..runtime.origin import RECEIVED_FROM
 from ..runtime.session import Session
@@ -41,7 +40,7 @@ from .skills import Skill, add_skill
 from .tasks.engine import TaskEngine
 from .tools import Tool
 from .tracing import ServerTracing
-from .visibility import VisibleFn
+from .visibility import Viewer, VisibleFn
 
 __all__ = ["Server"]
 
@@ -330,11 +329,10 @@ class Server:
             assert isinstance(asker, RoundTrip)  # only a round trip raises it
             return asker.result(need)
 
-    def scopes_for(self, method: str, params: JSON, auth: AccessToken | None = None) -> frozenset[str]:
-        """The scopes a request's token must grant: those of the item it names (Streamable HTTP
-        refuses a request without them as 403 insufficient_scope, before it reaches a handler); with
-        a visibility hook, only of an item the caller holding `auth` sees: a hidden item asks for none,
-        as its scopes would tell it exists (it is answered as unknown)."""
+    def scopes_for(self, method: str, params: JSON, auth: Viewer = None) -> frozenset[str]:
+        """The scopes a request's token must grant: those of the item it names (Streamable HTTP refuses a
+        request without them as 403 insufficient_scope, before dispatch); with a visibility hook, only of
+        an item the holder of `auth` sees: a hidden item's would tell it exists (it is unknown)."""
         return self.registry.scopes_for(method, params, self.services.shows_to(auth))
 
     def mirrored_headers(self, tool: str) -> list[tuple[str, tuple[str, ...]]]:
