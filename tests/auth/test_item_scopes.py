@@ -180,6 +180,44 @@ async def test_a_token_with_the_scope_sees_and_uses_everything(provider: AuthSer
     assert got["messages"][0]["content"]["text"] == "reprice a"
 
 
+def hiding_shop() -> Server:
+    """shop() with a visibility hook that hides one more scoped tool, `vault`, from every caller."""
+    server = shop()
+    server.add_tool(lambda: "gold", name="vault", scopes=["commerce:write"])
+    server.visibility(lambda _auth, kind, item: not (kind == "tools" and item.name == "vault"))
+    return server
+
+
+async def refusals(provider: AuthServer, server: Server, modern: bool) -> list[tuple[int, str, Any]]:
+    """How the FORBIDDEN requests of a reader, then `vault` and a tool nobody has, are answered."""
+    reader_token = await provider.token(scope=READER)
+    named = [*FORBIDDEN, ("tools/call", {"name": "vault", "arguments": {}})]
+    named.append(("tools/call", {"name": "nothing", "arguments": {}}))
+    async with protected(provider, StreamableHTTPApp(server)), httpx.AsyncClient() as http:
+        reader = Caller(http, reader_token, modern)
+        await reader.open()
+        answers = [await reader.send(method, params) for method, params in named]
+    return [(a.status_code, a.headers.get("www-authenticate", ""), answer_of(a)) for a in answers]
+
+
+@requirement("auth-server-insufficient-scope")
+@pytest.mark.parametrize("modern", [False, True], ids=["2025-11-25", "2026-07-28"])
+async def test_with_a_visibility_hook_a_visible_item_without_its_scope_is_the_same_403_challenge(
+    provider: AuthServer, modern: bool
+) -> None:
+    without_hook = await refusals(provider, shop(), modern)
+    with_hook = await refusals(provider, hiding_shop(), modern)
+    assert with_hook[:4] == without_hook[:4]
+    for status, challenge, body in with_hook[:4]:
+        assert status == 403 and 'error="insufficient_scope"' in challenge
+        assert 'scope="commerce:write mcp:tools"' in challenge and body["error"] == "insufficient_scope"
+    # hidden is unknown, word for word: no 403, nothing that names its scopes
+    (hidden_status, hidden_challenge, hidden), (unknown_status, _, unknown) = with_hook[4:]
+    assert hidden_status == unknown_status and hidden_challenge == ""
+    assert hidden["error"] == {"code": -32602, "message": "Unknown tool: 'vault'"}
+    assert unknown["error"] == {"code": -32602, "message": "Unknown tool: 'nothing'"}
+
+
 async def test_a_listen_naming_a_scoped_resource_is_refused_without_its_scope(provider: AuthServer) -> None:
     """Issue 31 item 24: its acknowledgement would name the resources and its updates follow them."""
     reader_token, writer_token = await provider.token(scope=READER), await provider.token(scope=WRITER)
