@@ -19,12 +19,16 @@ before its first request after initialize it hears of no item (whose it would be
 from __future__ import annotations
 
 import functools
+import hashlib
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 from weakref import WeakKeyDictionary
 
+import orjson
+
 from ..protocol.jsonrpc import JSON
+from ..protocol.versions import LATEST
 from .registry import LIST_CHANGED, Registry, Shows
 from .scopes import permits
 
@@ -112,6 +116,21 @@ class Visibility:
             return decided[id(viewer)]
 
         return hears
+
+    def views(self, viewer: Viewer) -> dict[str, str]:
+        """What `viewer` sees of each list, a digest by the list_changed method announcing it: the keys
+        and definitions of the items it sees (the same on every worker whose registry holds the same
+        items, which an item's identity is not)."""
+        granted = viewer.scopes if viewer is not None else None
+        digests: dict[str, hashlib.blake2b] = {}
+        for kind, method in LIST_CHANGED.items():
+            digest = digests.setdefault(method, hashlib.blake2b(digest_size=16))
+            for key, item in sorted(list(self.registry.of(kind).items())):
+                if permits(item.scopes, granted) and self.fn(viewer, kind, item):
+                    digest.update(
+                        orjson.dumps([kind, key, item.definition(LATEST)], option=orjson.OPT_SORT_KEYS)
+                    )
+        return {method: digest.hexdigest() for method, digest in digests.items()}
 
     def _view(self, items: dict[str, Any], kind: str, viewer: Viewer) -> frozenset[tuple[str, int]]:
         """The items of one kind `viewer` sees, each by key and identity (a replaced item differs)."""
