@@ -3,11 +3,12 @@ RedisBackplane) on one real redis-server. A catalog change made as a deploy make
 published from each) reaches, on the other worker, exactly the principals whose view it changed: a
 handshake session whose GET stream is open, one that opens its GET only after the change, and a
 2026-07-28 subscriptions/listen stream. Each reader reads up to a marker published after the change (a
-log for sessions, a resources/updated for listen streams), so "nothing else arrived" needs no clock."""
+log for sessions, a resources/updated for listen streams), so "nothing else arrived" needs no clock. On
+one Redis and on a Redis Cluster of three primaries (each session's scripts stay in its slot)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import httpx
 import pytest
 from tenancy_world import RESOURCE, Principal, protected
 
-from cluster.inprocess import Workers, cluster
+from cluster.inprocess import STORE, Workers, cluster
 from cluster.test_cluster_streams import Reader
 from mcpkit.auth import AccessToken
 from mcpkit.client.client import Client
@@ -106,8 +107,18 @@ def deploy(workers: Workers) -> None:
         server.add_tool(lambda: "acme's books", name="acme_books", meta={"tenant": "acme"})
 
 
+@pytest.fixture(params=["redis", "redis-cluster"])
+def store(request: pytest.FixtureRequest) -> Iterator[None]:
+    """What backs the workers: one redis-server, or a Redis Cluster of three primaries."""
+    token = STORE.set(request.param)
+    try:
+        yield
+    finally:
+        STORE.reset(token)
+
+
 async def test_a_change_on_one_worker_sends_list_changed_on_the_other_only_to_principals_whose_view_changed(
-    tmp_path: Path,
+    store: None, tmp_path: Path
 ) -> None:
     def wrap(app: Any) -> Any:
         return protected(app, [ACME, GLOBEX], RESOURCE)
