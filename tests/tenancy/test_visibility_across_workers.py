@@ -102,7 +102,8 @@ async def heard_until_note(subscription: Any) -> list[str]:
 
 
 def deploy(workers: Workers) -> None:
-    """The change: a tool only acme sees, added on every worker (worker A's is published first)."""
+    """The change: a tool only acme sees, added on every worker as a deploy adds it (each publishes it:
+    a session hears it once)."""
     for server in workers.servers:
         server.add_tool(lambda: "acme's books", name="acme_books", meta={"tenant": "acme"})
 
@@ -117,7 +118,7 @@ def store(request: pytest.FixtureRequest) -> Iterator[None]:
         STORE.reset(token)
 
 
-async def test_a_change_on_one_worker_sends_list_changed_on_the_other_only_to_principals_whose_view_changed(
+async def test_a_catalog_change_reaches_sessions_on_another_worker_only_for_principals_whose_view_changed(
     store: None, tmp_path: Path
 ) -> None:
     def wrap(app: Any) -> Any:
