@@ -5,9 +5,7 @@ listed, and naming it is refused as HTTP 403 insufficient_scope with the scopes 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
@@ -19,11 +17,10 @@ from auth_server import RESOURCE, AuthServer, authorization_server, protected
 from conftest import requirement
 from mcpkit import Server
 from mcpkit.transports.http_server import StreamableHTTPApp
+from raw_caller import RawCaller, answer_of
 
 pytestmark = pytest.mark.anyio
 
-META = "io.modelcontextprotocol/"
-BASE = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 READER = "mcp:tools"
 WRITER = "mcp:tools commerce:write"
 
@@ -60,63 +57,11 @@ def shop() -> Server:
     return server
 
 
-class Caller:
+class Caller(RawCaller):
     """A raw HTTP caller of the protected server, in one era, with one token."""
 
     def __init__(self, http: httpx.AsyncClient, token: str, modern: bool) -> None:
-        self.http, self.token, self.modern, self.headers, self.rid = http, token, modern, dict(BASE), 0
-
-    async def open(self) -> None:
-        self.headers["authorization"] = f"Bearer {self.token}"
-        if self.modern:
-            self.headers["mcp-protocol-version"] = "2026-07-28"
-            return
-        hello = {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        }
-        opened = await self.send("initialize", hello)
-        assert opened.status_code == 200, opened.text
-        self.headers["mcp-session-id"] = opened.headers["mcp-session-id"]
-        self.headers["mcp-protocol-version"] = "2025-11-25"
-        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        assert (await self.http.post(RESOURCE, json=note, headers=self.headers)).status_code == 202
-
-    async def send(self, method: str, params: dict[str, Any]) -> httpx.Response:
-        headers, body = self.request(method, params)
-        return await self.http.post(RESOURCE, content=body, headers=headers)
-
-    def stream(self, method: str, params: dict[str, Any]) -> AbstractAsyncContextManager[httpx.Response]:
-        headers, body = self.request(method, params)
-        return self.http.stream("POST", RESOURCE, content=body, headers=headers)
-
-    def request(self, method: str, params: dict[str, Any]) -> tuple[dict[str, str], str]:
-        self.rid += 1
-        headers = dict(self.headers)
-        if self.modern:
-            meta = {META + "protocolVersion": "2026-07-28", META + "clientCapabilities": {}}
-            params = {**params, "_meta": meta}
-            headers["mcp-method"] = method
-            name = params.get("name") or params.get("uri")
-            if name is not None:
-                headers["mcp-name"] = name
-        message = {"jsonrpc": "2.0", "id": self.rid, "method": method, "params": params}
-        return headers, json.dumps(message)
-
-    async def result(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        response = await self.send(method, params)
-        assert response.status_code == 200, response.text
-        answer = answer_of(response)
-        assert "result" in answer, answer
-        return dict(answer["result"])
-
-
-def answer_of(response: httpx.Response) -> dict[str, Any]:
-    if response.headers["content-type"].startswith("application/json"):
-        return dict(response.json())
-    data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
-    return dict(json.loads([d for d in data if d][-1]))
+        super().__init__(http, token, modern, RESOURCE)
 
 
 def names(result: dict[str, Any], kind: str, key: str = "name") -> list[str]:

@@ -89,8 +89,8 @@ class ClusterSessions:
         )
         self.awaiting = self.here.awaiting  # our requests to clients: (session, id) -> the replica that asked
         self.serving = self.here.serving  # (session, request id as JSON) -> the replica serving it
-        self.tails = Tails(self.here)
         self.fanout = fanout  # what the bus brings for the Server's peers and tasks
+        self.tails = Tails(self.here, views=fanout.views)
         self.budget = EventBudget(state, worker)
         self._unsettled: list[tuple[str, RequestId, str, str | None]] = []
         self._reclaim = Reclaimer(state, dead_after)
@@ -162,7 +162,8 @@ class ClusterSessions:
     async def new(self, exchange: Exchange) -> None:
         session_id = secrets.token_urlsafe(32)
         with self.health.reachable():
-            created = await self.state.create(session_id, exchange.principal)
+            views = self.fanout.views(exchange.auth)
+            created = await self.state.create(session_id, exchange.principal, views)
         if not created:
             raise HTTPRefusal(503, "Service Unavailable: too many sessions", INTERNAL_ERROR, retry_after="5")
         message = exchange.message

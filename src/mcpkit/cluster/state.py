@@ -21,6 +21,7 @@ from .durability import Durability
 from .events import Event, HistoryLost, decode, event_id, parse_id
 from .failover import FailoverWatch
 from .index import SessionIndex
+from .list_changes import Views, heard_at_start, not_heard
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -139,8 +140,9 @@ class SharedState:
         lives, the prefix of `d:<stream>` (a stream's event data) and the standalone stream."""
         return [self.ended_ms, self.key(session_id, ""), STANDALONE]
 
-    async def create(self, session_id: str, principal: str | None) -> bool:
+    async def create(self, session_id: str, principal: str | None, views: Views | None = None) -> bool:
         """Reserve a new session (not served until `agreed`); False at `max_sessions` in the cluster.
+        `views`: what its principal sees of each list now, with a visibility hook (see `catch_up`).
         Raises EventLogFull past the event budget."""
         if self.full:
             raise EventLogFull
@@ -148,7 +150,7 @@ class SharedState:
         counts = await self._admit(keys=keys, args=[_now_ms(), self.idle_ms, self.max_sessions, session_id])
         if not isinstance(counts, list):
             return False
-        args: list[Arg] = [self.idle_ms, principal or "", *counts]
+        args: list[Arg] = [self.idle_ms, principal or "", *heard_at_start(counts, views)]
         await self._create(keys=[self.key(session_id, "s")], args=args)
         return True
 
@@ -240,14 +242,15 @@ class SharedState:
         """One more `method` (a list_changed) for every session: see `catch_up`."""
         await self.redis.hincrby(self.shared("chg"), method, 1)
 
-    async def catch_up(self, session_id: str) -> int:
+    async def catch_up(self, session_id: str, views: Views | None = None) -> int:
         """Store on the session's standalone stream each list_changed it has not heard since it was
-        created (once per method, however many there were); how many."""
+        created (once per method, however many there were); how many. With `views` (a visibility
+        hook's: what its principal sees of each list now), only those whose view differs from the
+        one it was last told of (or began with) are stored."""
         counts = await self.redis.hgetall(self.shared("chg"))
         keys = [self.key(session_id, "s"), self.key(session_id, "e"), self.channel(session_id)]
         args: list[Arg] = [self.idle_ms, self.max_events, self.max_bytes, *self._limits(session_id)]
-        for method, count in counts.items():
-            args += [method, count]
+        args += not_heard(counts, views)
         return int(await self._catch_up(keys=keys, args=args))
 
     async def begin_initialize(self, session_id: str, worker: str, request_id: Any, stream_id: str) -> None:
