@@ -15,11 +15,11 @@ import pytest
 
 import peers
 from cluster.parts import redis_server
-from messages import HEADERS, initialize
 from mcpkit import Server
 from mcpkit.cluster import RedisBackplane
 from mcpkit.runtime.metrics import PrometheusMetrics
 from mcpkit.transports.http_server import Operations, StreamableHTTPApp
+from messages import HEADERS, initialize
 
 pytestmark = pytest.mark.anyio
 SAMPLES = 6
