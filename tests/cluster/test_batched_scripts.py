@@ -1,5 +1,6 @@
-"""A worker's script calls of one event-loop turn go to Redis as one pipeline (cluster/batch.py), and
-each caller still gets its own reply or error, against a real redis-server."""
+"""A worker's script calls of one event-loop turn go to Redis as one pipeline (cluster/batch.py; per
+primary on a Redis Cluster), and each caller still gets its own reply or error, against a real
+redis-server and a real 3-primary Redis Cluster."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ from pathlib import Path
 
 import anyio
 import pytest
+import redis
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
 from cluster.parts import redis_server
+from cluster.redis_cluster import redis_cluster
 from mcpkit.cluster.pool import WaitingPool
 from mcpkit.cluster.state import SharedState
 from mcpkit.runtime.stream import Restored
@@ -116,3 +120,28 @@ async def test_every_caller_of_a_turn_hears_that_redis_is_unreachable(tmp_path: 
                 tg.start_soon(begin, f"s{i}")
     assert len(failures) == 4
     await client.aclose()
+
+
+async def test_on_a_redis_cluster_the_scripts_of_one_turn_reach_each_primary_in_one_pipeline(
+    tmp_path: Path,
+) -> None:
+    with redis_cluster(tmp_path) as local:
+        client = RedisCluster.from_url(local.url)
+        state = SharedState(client, prefix="b:", idle_timeout=30, max_sessions=100, max_events=10)
+        sessions = await opened(state, 30)  # on every primary: their ids hash all over the slots
+        await state.begin(sessions[0], None)
+        nodes = [redis.Redis.from_url(node.url) for node in local.nodes]
+        found: dict[str, Restored | None] = {}
+
+        async def begin(sid: str) -> None:
+            found[sid] = await state.begin(sid, None)
+
+        before = sum(node.info("stats")["total_reads_processed"] for node in nodes)
+        async with anyio.create_task_group() as tg:
+            for sid in sessions:
+                tg.start_soon(begin, sid)
+        reads = sum(node.info("stats")["total_reads_processed"] for node in nodes) - before
+        await client.aclose()
+    assert found == dict.fromkeys(sessions, AGREED)
+    # a read per primary for the pipeline and one for INFO itself; 30 calls alone would be 30 reads
+    assert reads <= 2 * len(nodes) < len(sessions)

@@ -8,8 +8,9 @@ each caller gets its own reply (or error) back, as if it had called alone. Nothi
 a call alone in its turn is sent in that turn. The commands are packed by hiredis straight from their
 arguments (str, bytes, int, float), without redis-py's per-argument encoding.
 
-Only for one Redis (or a Sentinel-managed one): a Redis Cluster's calls go to the node of their slot,
-each on its own (`scripts_of`).
+On a Redis Cluster (`ShardedBatch`) a turn's calls are sent to the primary of each one's slot, one
+pipeline per node; a call the node cannot answer there (its slot moved, the script is not loaded, the
+node is down) is made again alone by redis-py's cluster client, which follows the cluster as it changes.
 """
 
 from __future__ import annotations
@@ -20,14 +21,24 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 from hiredis import pack_command
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    NoScriptError,
+    RedisClusterException,
+    RedisError,
+    ResponseError,
+    TryAgainError,
+)
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.asyncio.cluster import RedisCluster
     from redis.commands.core import AsyncScript
 
-__all__ = ["Batch", "ScriptCall", "scripts_of"]
+__all__ = ["Batch", "ScriptCall", "ShardedBatch", "scripts_of"]
 
 MAX_BATCH = 512  # commands in one send; more in a turn go in several
 
@@ -78,10 +89,8 @@ class Batch:
             _fail_all(calls, exc)
             return
         try:
-            await connection.send_packed_command(b"".join([pack_command(c) for _, c, _ in calls]))
-            missing = await _read_replies(connection, calls)
+            missing = await _exchange(connection, calls, NoScriptError)
         except BaseException as exc:
-            await connection.disconnect(nowait=True)  # replies may be left on it: never reused
             _fail_all(calls, exc)
             return
         finally:
@@ -106,15 +115,28 @@ class Batch:
         task.add_done_callback(self._sends.discard)
 
 
-async def _read_replies(connection: Any, calls: list[Call]) -> list[Call]:
-    """Each caller's reply; the calls whose script this Redis does not have (a restarted or promoted
-    server), to be sent again once it is loaded."""
+async def _exchange(
+    connection: Any, calls: list[Call], again: type[BaseException] | tuple[type[BaseException], ...]
+) -> list[Call]:
+    """Send `calls` on `connection` and hand each caller its reply; the calls answered with an `again`
+    error, to be made again."""
+    try:
+        await connection.send_packed_command(b"".join([pack_command(c) for _, c, _ in calls]))
+        return await _read_replies(connection, calls, again)
+    except BaseException:
+        await connection.disconnect(nowait=True)  # replies may be left on it: never reused
+        raise
+
+
+async def _read_replies(
+    connection: Any, calls: list[Call], again: type[BaseException] | tuple[type[BaseException], ...]
+) -> list[Call]:
     missing = []
     for call in calls:
         reply = call[2]
         try:
             result = await connection.read_response()
-        except NoScriptError:
+        except again:
             missing.append(call)
             continue
         except ResponseError as exc:  # the script's own error: that caller's, the others go on
@@ -148,11 +170,80 @@ def _fail(reply: asyncio.Future[Any], exc: BaseException) -> None:
         reply.set_exception(exc)
 
 
+class ShardedBatch(Batch):
+    """A turn's calls on a Redis Cluster: one pipeline to the primary of each node's slots."""
+
+    def __init__(self, redis: RedisCluster) -> None:
+        super().__init__(redis)  # type: ignore[arg-type]
+        self.cluster = redis
+
+    async def _send(self, calls: list[Call]) -> None:
+        by_node: dict[str, tuple[Any, list[Call]]] = {}
+        alone: list[Call] = []
+        for call in calls:
+            node = self._node_of(call[1][3])  # every script names a key of its session first
+            if node is None:
+                alone.append(call)
+            else:
+                by_node.setdefault(node.name, (node, []))[1].append(call)
+        for node, group in by_node.values():
+            self._hold(self._send_to(node, group))
+        self._each_alone(alone)
+
+    def _node_of(self, key: str) -> Any:
+        try:
+            return self.cluster.get_node_from_key(key)
+        except (RedisError, RedisClusterException):  # the client has not read the slots yet, or lost them
+            return None
+
+    async def _send_to(self, node: Any, calls: list[Call]) -> None:
+        try:
+            connection = node.acquire_connection()
+        except BaseException as exc:  # every connection to the node in use
+            _fail_all(calls, exc)
+            return
+        try:
+            missing = await _exchange(connection, calls, _ASK_THE_CLUSTER)
+        except (RedisConnectionError, RedisTimeoutError):  # the node is gone: the client finds who took over
+            missing = calls
+        except BaseException as exc:
+            _fail_all(calls, exc)
+            return
+        finally:
+            node.release(connection)
+        self._each_alone(missing)
+
+    def _each_alone(self, calls: list[Call]) -> None:
+        for script, command, reply in calls:
+            self._hold(_again(reply, script(keys=_keys_of(command), args=_args_of(command))))
+
+
+_ASK_THE_CLUSTER = (NoScriptError, AskError, TryAgainError, ClusterDownError)
+
+
+async def _again(reply: asyncio.Future[Any], again: Awaitable[Any]) -> None:
+    try:
+        result = await again
+    except BaseException as exc:
+        _fail(reply, exc)
+        return
+    if not reply.done():
+        reply.set_result(result)
+
+
+def _keys_of(command: tuple[Any, ...]) -> list[Any]:
+    return list(command[3 : 3 + command[2]])
+
+
+def _args_of(command: tuple[Any, ...]) -> list[Any]:
+    return list(command[3 + command[2] :])
+
+
 def scripts_of(redis: Redis | RedisCluster) -> Callable[[str], ScriptCall]:
-    """How `SharedState` registers its scripts: batched per turn on one Redis, each on its own on a
-    Redis Cluster."""
+    """How `SharedState` registers its scripts: batched per turn, on one Redis or per node of a Redis
+    Cluster."""
     from redis.asyncio.cluster import RedisCluster
 
     if isinstance(redis, RedisCluster):
-        return redis.register_script
+        return ShardedBatch(redis).script
     return Batch(redis).script
