@@ -101,7 +101,9 @@ async def main(requests: int, repetitions: int) -> None:
         await per_call_us(build(), requests)  # warm up: the first calls pay for imports and caches
         for name, case in cases.items():
             runs = [await case() for _ in range(repetitions)]
-            print(f"{name:40} median {statistics.median(runs):8.1f} µs  ({', '.join(f'{r:.1f}' for r in runs)})")
+            print(
+                f"{name:40} median {statistics.median(runs):8.1f} µs  ({', '.join(f'{r:.1f}' for r in runs)})"
+            )
     finally:
         if started is not None:
             started[0].terminate()
