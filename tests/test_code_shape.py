@@ -32,8 +32,8 @@ LARGE = {
         "described at the top"
     ),
     "cluster/state.py": (
-        "the subscription index (subscribe, unsubscribe, subscribers, drop_subscriber) leaves for a module "
-        "of its own"
+        "reading a stream back (read, claim, replay_after, resume) leaves for a module of its own, as the "
+        "subscription index did (uri_index.py)"
     ),
     "protocol/connection.py": (
         "one idea: one side's state machine; h11's rule 1 keeps every phase change here, the core's own "

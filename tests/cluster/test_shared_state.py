@@ -108,10 +108,10 @@ async def test_the_oldest_events_go_past_either_cap_and_a_replay_from_them_is_ex
 
 async def test_an_ended_session_stores_nothing_and_forgets_its_subscriptions(state: SharedState) -> None:
     await opened(state)
-    assert await state.subscribe("s1", "mem://a", None)
-    assert await state.subscribers("mem://a") == ["s1"]
+    assert await state.subscriptions.subscribe("s1", "mem://a", None)
+    assert await state.subscriptions.subscribers("mem://a") == ["s1"]
     await state.end("s1")
-    assert await state.subscribers("mem://a") == []
+    assert await state.subscriptions.subscribers("mem://a") == []
     assert await state.store("s1", "get", b"late") == 0
     assert await state.begin("s1", None) is None
 
@@ -132,12 +132,14 @@ async def test_a_session_subscribes_to_at_most_its_limit_and_resubscribing_is_no
     state: SharedState,
 ) -> None:
     await opened(state)
-    assert await state.subscribe("s1", "mem://a", 2) and await state.subscribe("s1", "mem://b", 2)
-    assert not await state.subscribe("s1", "mem://c", 2)
-    assert await state.subscribe("s1", "mem://a", 2)  # already there
-    await state.unsubscribe("s1", "mem://a")
-    assert await state.subscribe("s1", "mem://c", 2)
-    assert sorted([await state.subscribers(u) for u in ("mem://a", "mem://b", "mem://c")]) == [
+    assert await state.subscriptions.subscribe("s1", "mem://a", 2) and await state.subscriptions.subscribe(
+        "s1", "mem://b", 2
+    )
+    assert not await state.subscriptions.subscribe("s1", "mem://c", 2)
+    assert await state.subscriptions.subscribe("s1", "mem://a", 2)  # already there
+    await state.subscriptions.unsubscribe("s1", "mem://a")
+    assert await state.subscriptions.subscribe("s1", "mem://c", 2)
+    assert sorted([await state.subscriptions.subscribers(u) for u in ("mem://a", "mem://b", "mem://c")]) == [
         [],
         ["s1"],
         ["s1"],
@@ -150,18 +152,20 @@ async def test_a_dead_session_leaves_the_subscription_index_and_a_live_one_stays
         state = SharedState(redis, prefix="t:", idle_timeout=0.4, max_sessions=3, max_events=5)
         await opened(state, "live")
         await opened(state, "dead")
-        assert await state.subscribe("live", "mem://a", None) and await state.subscribe(
-            "dead", "mem://a", None
-        )
-        assert await state.subscribe("dead", "mem://b", None)
+        assert await state.subscriptions.subscribe(
+            "live", "mem://a", None
+        ) and await state.subscriptions.subscribe("dead", "mem://a", None)
+        assert await state.subscriptions.subscribe("dead", "mem://b", None)
         with anyio.fail_after(10):  # "dead" idles out; "live" is used (a GET's touch, a POST's begin)
-            while await state.subscribers("mem://a") != ["live"] or await redis.exists("t:sub:mem://b"):
+            while await state.subscriptions.subscribers("mem://a") != ["live"] or await redis.exists(
+                "t:sub:mem://b"
+            ):
                 assert await state.touch("live") and await state.begin("live", None) is not None
                 await anyio.sleep(0.05)
         for _ in range(30):  # many idle times later "live" is still listed
             assert await state.touch("live")
             await anyio.sleep(0.05)
-        assert await state.subscribers("mem://a") == ["live"]
+        assert await state.subscriptions.subscribers("mem://a") == ["live"]
         assert await redis.zcard("t:sub:mem://a") == 1
         await redis.aclose()
 

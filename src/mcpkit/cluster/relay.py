@@ -34,10 +34,10 @@ class ClusterRelay:
         self._token: EventLoopToken | None = None
 
     async def subscribe(self, session_id: str, uri: str, limit: int | None) -> bool:
-        return await self.state.subscribe(session_id, uri, limit)
+        return await self.state.subscriptions.subscribe(session_id, uri, limit)
 
     async def unsubscribe(self, session_id: str, uri: str) -> None:
-        await self.state.unsubscribe(session_id, uri)
+        await self.state.subscriptions.unsubscribe(session_id, uri)
 
     def changed(self, method: str) -> bool:
         """Publish a list_changed; callable from the event loop or from a sync tool's worker thread.
@@ -65,9 +65,9 @@ class ClusterRelay:
         note = orjson.dumps(
             {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}}
         )
-        for session_id in await state.subscribers(uri):
+        for session_id in await state.subscriptions.subscribers(uri):
             if await state.store(session_id, STANDALONE, note) == 0:
-                await state.drop_subscriber(uri, session_id)  # that session has ended
+                await state.subscriptions.drop_subscriber(uri, session_id)  # that session has ended
         await self._publish({"k": "updated", "uri": uri})
 
     async def log(self, level: str, data: Any, logger: str | None) -> None:

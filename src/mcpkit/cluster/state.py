@@ -23,6 +23,7 @@ from .events import Event, HistoryLost, decode, event_id, parse_id
 from .failover import FailoverWatch
 from .index import SessionIndex
 from .list_changes import Views, heard_at_start, not_heard
+from .uri_index import UriIndex
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -109,7 +110,6 @@ class SharedState:
         self._admit = script(scripts.ADMIT)
         self._create = script(scripts.CREATE)
         self._open = script(scripts.OPEN)
-        self._index = script(scripts.INDEX)
         self._begin = script(scripts.BEGIN)
         self._store = script(scripts.STORE)
         self._read = script(scripts.READ)
@@ -118,9 +118,8 @@ class SharedState:
         self._finish = script(scripts.FINISH)
         self._claim = script(scripts.CLAIM)
         self._touch = script(scripts.TOUCH)
-        self._subscribe = script(scripts.SUBSCRIBE)
         self._catch_up = script(scripts.CATCH_UP)
-        self._subscribers = script(scripts.SUBSCRIBERS)
+        self.subscriptions = UriIndex(redis, script, self.key, prefix, self.idle_ms)
         self._shed = script(scripts.SHED)
 
     async def upkeep(self, interval: float = 1.0) -> None:
@@ -137,10 +136,6 @@ class SharedState:
     def shared(self, part: str) -> str:
         """A key (or the bus channel) of the whole cluster: one slot, `{g}`, never a request's."""
         return f"{self.prefix}{{g}}:{part}"
-
-    def sub_key(self, uri: str) -> str:
-        """The sessions subscribed to `uri` (scripts.INDEX): a key of its own slot."""
-        return self.prefix + "sub:" + uri
 
     def alive_key(self, worker: str) -> str:
         """Set while `worker` beats (its heartbeat's TTL)."""
@@ -278,9 +273,7 @@ class SharedState:
         """The session is alive at `now`: its score in the session count moves (soon, see SessionIndex),
         and its subscriptions' now (`uris`: those due, see scripts.INDEX)."""
         self.index.touch(session_id, now)
-        score = now + self.idle_ms * 3 // 2
-        for uri in uris:
-            await self._index(keys=[self.sub_key(_text(uri))], args=[session_id, score, now])
+        await self.subscriptions.scored_again(session_id, now, uris)
 
     async def set_level(self, session_id: str, level: str) -> None:
         await self.redis.hset(self.key(session_id, "s"), "lvl", level)
@@ -420,7 +413,7 @@ class SharedState:
         owners, uris = await self._end(keys=self._keys(session_id), args=args)
         async with self.redis.pipeline(transaction=False) as pipe:
             for uri in uris:
-                pipe.zrem(self.sub_key(_text(uri)), session_id)
+                pipe.zrem(self.subscriptions.sub_key(_text(uri)), session_id)
             pipe.zrem(self.shared("sessions"), session_id)
             await pipe.execute()
         return [_text(o) for o in owners]
@@ -431,29 +424,6 @@ class SharedState:
         keys = [self.key(session_id, "s"), self.key(session_id, "e")]
         args = [self.key(session_id, ""), STANDALONE, "shed" if shed else "count"]
         return int(await self._shed(keys=keys, args=args))
-
-    async def subscribe(self, session_id: str, uri: str, limit: int | None) -> bool:
-        """The session hears updates of `uri`; False when it already has `limit` other subscriptions."""
-        keys = [self.key(session_id, "s"), self.key(session_id, "u")]
-        now = _now_ms()
-        args: list[Arg] = [now, self.idle_ms, uri, "" if limit is None else limit]
-        since = int(await self._subscribe(keys=keys, args=args))
-        if since > 0:  # the session's side first: a URI it lists is indexed again by its next requests
-            score = since + self.idle_ms * 3 // 2
-            await self._index(keys=[self.sub_key(uri)], args=[session_id, score, now])
-        return since != 0
-
-    async def unsubscribe(self, session_id: str, uri: str) -> None:
-        await self.redis.srem(self.key(session_id, "u"), uri)
-        await self.redis.zrem(self.sub_key(uri), session_id)
-
-    async def subscribers(self, uri: str) -> list[str]:
-        """The sessions subscribed to `uri` (one that ended may still be listed for half an idle time)."""
-        found = await self._subscribers(keys=[self.sub_key(uri)], args=[_now_ms()])
-        return [_text(sid) for sid in found]
-
-    async def drop_subscriber(self, uri: str, session_id: str) -> None:
-        await self.redis.zrem(self.sub_key(uri), session_id)
 
     async def level(self, session_id: str) -> str | None:
         raw = await self.redis.hget(self.key(session_id, "s"), "lvl")
