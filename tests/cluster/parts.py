@@ -332,6 +332,7 @@ defaults
     option redispatch
     retries 3
     retry-on conn-failure
+    http-reuse always
 
 frontend mcp
     bind 127.0.0.1:{port}
