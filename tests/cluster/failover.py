@@ -84,6 +84,12 @@ class Pair:
         """The replica stops following (promoted as it is): what the primary takes from now on is lost."""
         self.replica.command("REPLICAOF", "NO", "ONE")
 
+    def follow(self) -> None:
+        """The replica follows the primary again, and has caught up."""
+        self.replica.command("REPLICAOF", "127.0.0.1", self.primary.port)
+        until_linked(self.replica)
+        self.synced()
+
 
 @contextmanager
 def primary_and_replica(tmp_dir: Path | str) -> Iterator[Pair]:
@@ -101,9 +107,13 @@ def primary_and_replica(tmp_dir: Path | str) -> Iterator[Pair]:
             processes.append(process)
         primary, replica = processes
         assert isinstance(replica, Replica)
-        deadline = time.monotonic() + 10
-        while replica.command("INFO", "replication").get("master_link_status") != "up":
-            if time.monotonic() > deadline:
-                pytest.fail("the replica did not reach its primary")
-            time.sleep(0.05)
+        until_linked(replica)
         yield Pair(primary, replica)
+
+
+def until_linked(replica: RedisProcess) -> None:
+    deadline = time.monotonic() + 10
+    while replica.command("INFO", "replication").get("master_link_status") != "up":
+        if time.monotonic() > deadline:
+            pytest.fail("the replica did not reach its primary")
+        time.sleep(0.05)

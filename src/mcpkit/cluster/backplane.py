@@ -65,9 +65,10 @@ class RedisBackplane:
     process (letters and digits; a random suffix keeps each start distinct). `max_tasks`,
     `max_live_tasks`, `task_bytes` and `task_result_bytes`: the bounds of the tasks kept in the same
     Redis (cluster/task_store.py). `wait_replicas` / `wait_timeout`: a session's agreement (the
-    initialize response) and a created task are confirmed on this many replicas (Redis WAIT) before
-    they are answered, or refused as a store failure (see `durability`); 0, the default, answers once
-    the primary has them, and a failover may lose them (the client then finds the session or the task
+    initialize response), a created task and a task's end are confirmed on this many replicas (Redis
+    WAIT) before they are answered or reported, or refused as a store failure (an initialize: 503; a
+    task: -32011, answered once a replica has it; see `durability`); 0, the default, answers once the
+    primary has them, and a failover may lose them (the client then finds the session or the task
     gone, and a resumption across it is told which events were lost: docs/scale-out.md).
     """
 

@@ -1,7 +1,14 @@
 """Tasks in Redis: every worker of a cluster answers for every task, and a task outlives the worker that
 ran it. Each change is a compare-and-set on the record's revision (task_scripts.py), so of two workers
 acting on the same state only one succeeds; the other reads the task again and sees what changed.
-The bounds are those of server/tasks/store.py, across the cluster."""
+The bounds are those of server/tasks/store.py, across the cluster.
+
+With `durability` asking for replicas (`wait_replicas`), what a client relies on is confirmed on them
+before it is told: a created task before the CreateTaskResult, a task's end (its status, result or
+error) before the update returns (so before its status notification) and again by a reader that finds
+a task ended (so tasks/get, tasks/result and tasks/list never report an end that a failover could take
+back: the reader's WAIT covers the writer's write, earlier in the replication stream). Unconfirmed, each
+is the store unavailable (-32011): a client retrying is answered once a replica has it."""
 
 from __future__ import annotations
 
@@ -18,7 +25,7 @@ from ..protocol.errors import STORE_UNAVAILABLE, MCPError
 from ..protocol.tasks import Status
 from ..server.tasks.store import MIB, Change, TaskRecord, too_large
 from . import task_scripts
-from .durability import Durability
+from .durability import Durability, NotDurable
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -40,6 +47,11 @@ def _reachable(method: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Corou
     async def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return await method(*args, **kwargs)
+        except NotDurable as exc:
+            message = f"Service Unavailable: the task store's replicas did not confirm it ({exc})"
+            raise MCPError(
+                STORE_UNAVAILABLE, message, {"retryAfterMs": 1000, "reason": "not_durable"}
+            ) from None
         except RedisError as exc:
             message = f"Service Unavailable: the task store (Redis) is unreachable ({exc})"
             raise MCPError(STORE_UNAVAILABLE, message, {"retryAfterMs": 1000}) from None
@@ -101,13 +113,20 @@ class RedisTaskStore:
             ],
         )
         if kept:
-            await self.durability.confirm(self.space + "w")
+            await self._confirm()
         return bool(kept)
 
     @_reachable
     async def get(self, task_id: str) -> TaskRecord | None:
         raw = await self.redis.hget(self._key(task_id), "data")
-        return _load(raw) if raw is not None else None
+        record = _load(raw) if raw is not None else None
+        if record is not None and record.status.terminal:
+            await self._confirm()
+        return record
+
+    async def _confirm(self) -> None:
+        """What was written in the store's slot so far is on the replicas `durability` asks for."""
+        await self.durability.confirm(self.space + "w")
 
     @_reachable
     async def update(self, task_id: str, change: Change) -> tuple[TaskRecord | None, bool]:
@@ -127,6 +146,8 @@ class RedisTaskStore:
                 too_large(record)
                 written = await self._write(task_id, rev, record, _dump(record), _UNBOUNDED)
             if written > 0:
+                if record.status.terminal:
+                    await self._confirm()
                 return record, True
         raise RuntimeError(f"task {task_id!r} kept changing under {_TRIES} attempts to change it")
 
@@ -159,7 +180,10 @@ class RedisTaskStore:
             for task_id in ids:
                 pipe.hget(self._key(task_id.decode() if isinstance(task_id, bytes) else str(task_id)), "data")
             found = await pipe.execute()
-        return [_load(raw) for raw in found if raw is not None]
+        records = [_load(raw) for raw in found if raw is not None]
+        if any(record.status.terminal for record in records):
+            await self._confirm()
+        return records
 
 
 def _ms(seconds: float) -> int:
