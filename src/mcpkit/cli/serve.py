@@ -86,7 +86,8 @@ def _add_scale_out(http: Any) -> None:
     http.add_argument(
         "--redis",
         metavar="URL",
-        help="share sessions in this Redis (pip install 'mcpkit[redis]'), so any worker serves any request",
+        help="share sessions in this Redis (pip install 'mcpkit[redis]'), so any worker serves any request; "
+        "behind Sentinel: redis+sentinel://HOST:PORT[,HOST:PORT...]/SERVICE",
     )
     http.add_argument(
         "--redis-cluster",

@@ -3,9 +3,10 @@
     app = StreamableHTTPApp(server, backplane=RedisBackplane("redis://redis.internal:6379/0"))
 
 On a Redis Cluster, `RedisBackplane("redis://any-node:7000", cluster=True)` (the other nodes are
-discovered) or `RedisBackplane(redis=RedisCluster(...))`. Run the same app on as many workers and
-machines as you like, behind any load balancer, no sticky sessions. What is shared, and how, is in
-`scripts` (the Redis layout) and `http` (the flows).
+discovered) or `RedisBackplane(redis=RedisCluster(...))`; behind Sentinel,
+`RedisBackplane("redis+sentinel://sentinel-a:26379,sentinel-b:26379/mymaster")` (see `sentinel`).
+Run the same app on as many workers and machines as you like, behind any load balancer, no sticky
+sessions. What is shared, and how, is in `scripts` (the Redis layout) and `http` (the flows).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from .peers import SharedPeers
 from .pool import Traffic, WaitingPool
 from .relay import ClusterRelay
 from .replay_store import RedisReplayStore
+from .sentinel import async_primary, is_sentinel_url
 from .sessions import ClusterSessions
 from .startup import StoreRefused, check_reachable, redacted, shared_state_key
 from .state import SharedState
@@ -107,6 +109,8 @@ class RedisBackplane:
         limits = (idle_timeout, max_sessions, max_events, max_bytes, heartbeat, dead_after, max_in_flight)
         _positive(*limits, max_connections, pool_timeout, ended_retention, max_total_bytes)
         _check_store(url is not None or redis is not None, prefix, wait_replicas, wait_timeout)
+        if cluster and is_sentinel_url(url or ""):
+            raise ValueError("cluster=True takes a node's redis:// URL, not a Sentinel URL")
         self.url = url
         self._redis = redis
         self.prefix = prefix
@@ -130,6 +134,8 @@ class RedisBackplane:
     def client(self) -> Redis | RedisCluster:
         if self._redis is None and self.cluster:
             self._redis = self._cluster_client()
+        if self._redis is None and is_sentinel_url(self.url or ""):
+            self._redis = self._sentinel_client()
         if self._redis is None:
             from redis.asyncio import Redis
 
@@ -192,6 +198,18 @@ class RedisBackplane:
             socket_timeout=self.socket_timeout,
             socket_connect_timeout=self.socket_timeout,
         )
+
+    def _sentinel_client(self) -> Redis:
+        assert self.url is not None
+        client = async_primary(
+            self.url,
+            max_connections=self.max_connections,
+            timeout=self.pool_timeout,
+            socket_timeout=self.socket_timeout,
+        )
+        pool = client.connection_pool
+        self._traffic = pool.traffic if isinstance(pool, WaitingPool) else None
+        return client
 
     def durability(self) -> Durability:
         return Durability(self.client(), self.wait_replicas, self.wait_timeout)

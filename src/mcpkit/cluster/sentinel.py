@@ -1,0 +1,121 @@
+"""Redis behind Sentinel, named by one URL:
+
+    redis+sentinel://[:PASSWORD@]HOST[:PORT][,HOST[:PORT]...]/SERVICE[/DB]
+
+the sentinels (port 26379 unless given) and the name they monitor the primary under; `rediss+sentinel://`
+reaches the primary over TLS. PASSWORD (and a user before it) is the primary's, not the sentinels'. A
+client made here asks a sentinel where the primary is whenever it opens a connection, and drops its idle
+connections once the answer changes: after a failover, every new connection goes to the promoted replica,
+and a connection still open to the old primary fails (the request answered as an outage, 503, until then).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
+
+from redis.asyncio.sentinel import SentinelConnectionPool
+
+from .pool import WaitingPool
+
+if TYPE_CHECKING:
+    import redis
+    from redis.asyncio import Redis
+
+__all__ = ["SCHEMES", "SentinelTarget", "async_primary", "blocking_primary", "is_sentinel_url", "parse"]
+
+SCHEMES = ("redis+sentinel", "rediss+sentinel")
+_PORT = 26379
+
+
+@dataclass(frozen=True, slots=True)
+class SentinelTarget:
+    """What a sentinel URL names."""
+
+    sentinels: tuple[tuple[str, int], ...]
+    service: str
+    db: int = 0
+    username: str | None = None
+    password: str | None = None
+    ssl: bool = False
+
+    def primary_options(self) -> dict[str, Any]:
+        """How to reach the primary once a sentinel said where it is."""
+        options: dict[str, Any] = {"db": self.db, "username": self.username, "password": self.password}
+        return {**options, "ssl": True} if self.ssl else options
+
+
+def is_sentinel_url(url: str) -> bool:
+    return url.partition("://")[0].lower() in SCHEMES
+
+
+def parse(url: str) -> SentinelTarget:
+    """The sentinels, service and database a sentinel URL names; ValueError (its message one line,
+    without the password) when it names none."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in SCHEMES:
+        raise ValueError(f"not a Sentinel URL (scheme {parts.scheme!r}): {' or '.join(SCHEMES)}://")
+    userinfo, _, hosts = parts.netloc.rpartition("@")
+    username, _, password = userinfo.partition(":")
+    path = [p for p in parts.path.split("/") if p]
+    if not path or len(path) > 2 or (len(path) == 2 and not path[1].isdigit()):
+        raise ValueError("a Sentinel URL names its service after the hosts: .../SERVICE or .../SERVICE/DB")
+    sentinels = tuple(_host_port(host) for host in hosts.split(",") if host)
+    if not sentinels:
+        raise ValueError("a Sentinel URL names at least one sentinel: redis+sentinel://HOST:PORT/SERVICE")
+    return SentinelTarget(
+        sentinels,
+        unquote(path[0]),
+        int(path[1]) if len(path) == 2 else 0,
+        unquote(username) or None,
+        unquote(password) or None,
+        parts.scheme.lower() == "rediss+sentinel",
+    )
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, port = text, ""
+    if text.startswith("["):  # [v6 address]:port
+        host, _, rest = text[1:].partition("]")
+        port = rest.removeprefix(":")
+    elif ":" in text:
+        host, _, port = text.rpartition(":")
+    if not host or (port and not port.isdigit()):
+        raise ValueError(f"a Sentinel URL's hosts are HOST[:PORT], not {text!r}")
+    return host, int(port) if port else _PORT
+
+
+class WaitingSentinelPool(SentinelConnectionPool, WaitingPool):
+    """The backplane's pool (a command waits `timeout` for a free connection, its traffic counted) whose
+    connections go where the sentinels say the primary is."""
+
+
+def async_primary(url: str, *, max_connections: int, timeout: float, socket_timeout: float) -> Redis:
+    """The asyncio client of the primary a sentinel URL names, with the backplane's waiting pool."""
+    from redis.asyncio.sentinel import Sentinel
+
+    target = parse(url)
+    sockets: dict[str, Any] = {"socket_timeout": socket_timeout, "socket_connect_timeout": socket_timeout}
+    manager = Sentinel(target.sentinels, sentinel_kwargs=sockets)
+    client: Redis = manager.master_for(
+        target.service,
+        connection_pool_class=WaitingSentinelPool,
+        max_connections=max_connections,
+        timeout=timeout,
+        health_check_interval=30,
+        **sockets,
+        **target.primary_options(),
+    )
+    return client
+
+
+def blocking_primary(url: str, timeout: float) -> redis.Redis:
+    """A blocking client of the primary a sentinel URL names (for a program's start)."""
+    from redis.sentinel import Sentinel
+
+    target = parse(url)
+    sockets: dict[str, Any] = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
+    manager = Sentinel(target.sentinels, sentinel_kwargs=sockets)
+    client: redis.Redis = manager.master_for(target.service, **sockets, **target.primary_options())
+    return client
