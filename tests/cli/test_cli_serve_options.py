@@ -89,7 +89,8 @@ def test_http_options_without_http_are_refused(plain: str, extra: tuple[str, ...
 def test_a_redis_option_that_is_not_a_url_is_one_line(plain: str) -> None:
     done = mcpkit("serve", plain, "--http", "--workers", "2", "--redis", "notaurl")
     expected = (
-        "mcpkit: --redis 'notaurl' is not a Redis URL (redis://HOST[:PORT][/DB], rediss:// or unix://)\n"
+        "mcpkit: --redis 'notaurl' is not a Redis URL (redis://HOST[:PORT][/DB], rediss://, unix:// or "
+        "redis+sentinel://HOST:PORT[,HOST:PORT...]/SERVICE[/DB])\n"
     )
     assert (done.returncode, done.stderr) == (2, expected)
 

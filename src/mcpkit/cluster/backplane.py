@@ -108,9 +108,7 @@ class RedisBackplane:
     ) -> None:
         limits = (idle_timeout, max_sessions, max_events, max_bytes, heartbeat, dead_after, max_in_flight)
         _positive(*limits, max_connections, pool_timeout, ended_retention, max_total_bytes)
-        _check_store(url is not None or redis is not None, prefix, wait_replicas, wait_timeout)
-        if cluster and is_sentinel_url(url or ""):
-            raise ValueError("cluster=True takes a node's redis:// URL, not a Sentinel URL")
+        _check_store(url if redis is None else "", cluster, prefix, wait_replicas, wait_timeout)
         self.url = url
         self._redis = redis
         self.prefix = prefix
@@ -321,9 +319,13 @@ class RedisBackplane:
         )
 
 
-def _check_store(named: bool, prefix: str, wait_replicas: int, wait_timeout: float) -> None:
-    if not named:
+def _check_store(
+    url: str | None, cluster: bool, prefix: str, wait_replicas: int, wait_timeout: float
+) -> None:
+    if url is None:
         raise ValueError("RedisBackplane needs a url or a redis client")
+    if cluster and is_sentinel_url(url):
+        raise ValueError("cluster=True takes a node's redis:// URL, not a Sentinel URL")
     if "{" in prefix or "}" in prefix:
         raise ValueError("a RedisBackplane prefix holds no '{' or '}': the keys' hash tags are its own")
     if wait_replicas < 0 or wait_timeout <= 0:
