@@ -40,17 +40,19 @@ class Call:
     """One tools/call over raw HTTP, followed to its end across the failover: its POST stream, then
     resumptions with the last event id it got, on the next worker each time."""
 
-    def __init__(self, http: httpx.AsyncClient, workers: Workers, session_id: str, rid: int) -> None:
+    def __init__(
+        self, http: httpx.AsyncClient, workers: Workers, session_id: str, rid: int, tool: str, arguments: JSON
+    ) -> None:
         self.http, self.workers, self.session_id, self.rid = http, workers, session_id, rid
+        self.request = call(rid, tool, arguments, True)
         self.last_id: str | None = None
         self.progressed = anyio.Event()
         self.end: JSON | None = None  # the response, a result or an error
         self.refused: list[tuple[int, str]] = []  # every 4xx a resumption got (400 must never be one)
 
     async def run(self) -> None:
-        request = call(self.rid, "slow", {"n": 60, "delay": 0.05}, True)
-        url = self.workers.urls[self.rid % 3]
-        async with self.http.stream("POST", url, content=request, headers=with_session(self.session_id)) as r:
+        url, headers = self.workers.urls[self.rid % 3], with_session(self.session_id)
+        async with self.http.stream("POST", url, content=self.request, headers=headers) as r:
             assert r.status_code == 200
             await self._read(r)
         turn = self.rid
@@ -107,7 +109,10 @@ async def test_calls_in_flight_when_sentinel_fails_the_primary_over_each_end_wit
         backing = (group.primary, group.url)
         async with cluster(tmp_path, backing=backing) as workers, httpx.AsyncClient(timeout=30) as http:
             session_id = await initialize(http, workers.urls[0])
-            calls = [Call(http, workers, session_id, rid) for rid in range(1, CALLS + 1)]
+            slow = {"n": 60, "delay": 0.05}  # progress every 50 ms: writing when the primary goes
+            calls = [Call(http, workers, session_id, rid, "slow", slow) for rid in range(1, CALLS + 1)]
+            waiting = Call(http, workers, session_id, CALLS + 1, "hold_big", {"size": 10})  # writes nothing
+            calls.append(waiting)
             with anyio.fail_after(60):
                 async with anyio.create_task_group() as tg:
                     for one in calls:
@@ -115,9 +120,11 @@ async def test_calls_in_flight_when_sentinel_fails_the_primary_over_each_end_wit
                     for one in calls:
                         await one.progressed.wait()
                     await anyio.to_thread.run_sync(fail_over, group)
+                    workers.seen.release.set()  # its response goes to the promoted replica
             for one in calls:
                 assert all(status != 400 for status, _ in one.refused), one.refused
                 assert one.end is not None and {"result", "error", "http"} & set(one.end), one.end
+            assert waiting.end is not None and waiting.end["result"]["content"][0]["text"] == "released"
             fresh = await until_served(http, workers.urls[1])
             added = await http.post(
                 workers.urls[2], content=call(9, "add", {"a": 2, "b": 3}), headers=with_session(fresh)
