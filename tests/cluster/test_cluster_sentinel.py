@@ -30,7 +30,12 @@ def test_a_sentinel_url_names_its_sentinels_service_database_and_password() -> N
     assert parse("redis+sentinel://:s3cret@a:26380,b,[::1]:7000/mymaster/2") == SentinelTarget(
         (("a", 26380), ("b", 26379), ("::1", 7000)), "mymaster", 2, None, "s3cret", False
     )
-    assert parse("rediss+sentinel://one:1/svc").ssl
+    assert "s3cret" not in repr(parse("redis+sentinel://:s3cret@a/m"))
+    tls = parse(
+        "rediss+sentinel://u:p%40ss@one:1/svc/3?ssl_ca_certs=/ca.pem&socket_timeout=5"
+    ).primary_options()
+    assert tls["ssl"] and tls["ssl_ca_certs"] == "/ca.pem" and tls["socket_timeout"] == 5
+    assert (tls["username"], tls["password"], tls["db"]) == ("u", "p@ss", 3) and "host" not in tls
     for wrong in ("redis://a/svc", "redis+sentinel://a:1", "redis+sentinel:///svc", "redis+sentinel://a:x/s"):
         with pytest.raises(ValueError):
             parse(wrong)

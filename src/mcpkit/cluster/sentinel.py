@@ -1,9 +1,10 @@
 """Redis behind Sentinel, named by one URL:
 
-    redis+sentinel://[:PASSWORD@]HOST[:PORT][,HOST[:PORT]...]/SERVICE[/DB]
+    redis+sentinel://[:PASSWORD@]HOST[:PORT][,HOST[:PORT]...]/SERVICE[/DB][?OPTIONS]
 
 the sentinels (port 26379 unless given) and the name they monitor the primary under; `rediss+sentinel://`
-reaches the primary over TLS. PASSWORD (and a user before it) is the primary's, not the sentinels'. A
+reaches the primary over TLS. PASSWORD (and a user before it) and OPTIONS (redis-py's, as in a `redis://`
+URL: `ssl_ca_certs=...`) are the primary's; the sentinels are asked without either. A
 client made here asks a sentinel where the primary is whenever it opens a connection, and drops its idle
 connections once the answer changes: after a failover, every new connection goes to the promoted replica,
 and a connection still open to the old primary fails (the request answered as an outage, 503, until then).
@@ -11,9 +12,10 @@ and a connection still open to the old primary fails (the request answered as an
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from redis.asyncio.sentinel import SentinelConnectionPool
 
@@ -37,12 +39,20 @@ class SentinelTarget:
     service: str
     db: int = 0
     username: str | None = None
-    password: str | None = None
+    password: str = dataclasses.field(default="", repr=False)
     ssl: bool = False
+    query: str = ""
 
     def primary_options(self) -> dict[str, Any]:
-        """How to reach the primary once a sentinel said where it is."""
-        options: dict[str, Any] = {"db": self.db, "username": self.username, "password": self.password}
+        """How to reach the primary once a sentinel said where it is: redis-py's reading of the same URL
+        as `redis://` (`rediss://`), its host left to the sentinels."""
+        from redis.connection import parse_url
+
+        userinfo = f"{quote(self.username or '', safe='')}:{quote(self.password, safe='')}@"
+        scheme = "rediss" if self.ssl else "redis"
+        options: dict[str, Any] = parse_url(f"{scheme}://{userinfo}sentinel/{self.db}?{self.query}")
+        for chosen_by_sentinel in ("host", "port", "connection_class"):
+            options.pop(chosen_by_sentinel, None)
         return {**options, "ssl": True} if self.ssl else options
 
 
@@ -69,8 +79,9 @@ def parse(url: str) -> SentinelTarget:
         unquote(path[0]),
         int(path[1]) if len(path) == 2 else 0,
         unquote(username) or None,
-        unquote(password) or None,
+        unquote(password),
         parts.scheme.lower() == "rediss+sentinel",
+        parts.query,
     )
 
 
@@ -98,14 +109,13 @@ def async_primary(url: str, *, max_connections: int, timeout: float, socket_time
     target = parse(url)
     sockets: dict[str, Any] = {"socket_timeout": socket_timeout, "socket_connect_timeout": socket_timeout}
     manager = Sentinel(target.sentinels, sentinel_kwargs=sockets)
+    options = {**sockets, "health_check_interval": 30, **target.primary_options()}
     client: Redis = manager.master_for(
         target.service,
         connection_pool_class=WaitingSentinelPool,
         max_connections=max_connections,
         timeout=timeout,
-        health_check_interval=30,
-        **sockets,
-        **target.primary_options(),
+        **options,
     )
     return client
 
@@ -117,5 +127,5 @@ def blocking_primary(url: str, timeout: float) -> redis.Redis:
     target = parse(url)
     sockets: dict[str, Any] = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
     manager = Sentinel(target.sentinels, sentinel_kwargs=sockets)
-    client: redis.Redis = manager.master_for(target.service, **sockets, **target.primary_options())
+    client: redis.Redis = manager.master_for(target.service, **{**sockets, **target.primary_options()})
     return client
