@@ -50,7 +50,7 @@ class SentinelTarget:
 
         userinfo = f"{quote(self.username or '', safe='')}:{quote(self.password, safe='')}@"
         scheme = "rediss" if self.ssl else "redis"
-        options: dict[str, Any] = parse_url(f"{scheme}://{userinfo}sentinel/{self.db}?{self.query}")
+        options: dict[str, Any] = parse_url(f"{scheme}://{userinfo}sentinel/{self.db}?{self.query}")  # type: ignore[no-untyped-call]
         for chosen_by_sentinel in ("host", "port", "connection_class"):
             options.pop(chosen_by_sentinel, None)
         return {**options, "ssl": True} if self.ssl else options
