@@ -176,3 +176,33 @@ async def test_with_wait_replicas_a_task_is_reported_ended_only_once_a_replica_h
         await anyio.to_thread.run_sync(pair.follow)  # a full resync: the workers go on meanwhile
         assert (await gated.result())["content"][0]["text"] == "through"
         assert gated.task_id is not None and stored_status(pair.replica, gated.task_id) == "completed"
+
+
+async def test_a_task_end_a_failover_lost_is_written_again_by_the_worker_that_ended_it(
+    tmp_path: Path,
+) -> None:
+    async with (
+        failing_over(tmp_path) as (workers, pair, forwarder),
+        connect_http(workers.url, protocol_version=VERSION) as client,
+    ):
+        gated = await client.call_tool_as_task("gated", {})
+        task_id = gated.task_id
+        assert task_id is not None
+        pair.synced()
+        pair.cut()  # the task's end now reaches the primary only
+        workers.seen.gate.set()
+        with anyio.fail_after(10):
+            while stored_status(pair.primary, task_id) != "completed":
+                await anyio.sleep(0.05)
+        assert stored_status(pair.replica, task_id) == "working"
+        fail_over(pair, forwarder)
+        with anyio.fail_after(30):  # it would read as working until its ttl, its leg long over
+            while True:
+                try:
+                    result = await gated.result()
+                    break
+                except RemoteError as outage:  # until the workers reach the promoted replica
+                    assert outage.code in (-32011, -32603, -32010), outage
+                    await anyio.sleep(0.2)
+        assert result["content"][0]["text"] == "through"
+        assert stored_status(pair.replica, task_id) == "completed"

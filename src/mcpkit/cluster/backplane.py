@@ -262,6 +262,7 @@ class RedisBackplane:
             store = RedisTaskStore(
                 self.client(), self.prefix, durability=self.durability(), **self.task_bounds
             )
+            self.state().watch.also.append(store.store_again)  # task ends a failover lost, written again
             fanout.engine = TaskEngine(store, workers=ClusterTasks(self.state(), self.worker), **options)
         return fanout.engine
 

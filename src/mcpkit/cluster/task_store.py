@@ -8,10 +8,16 @@ before it is told: a created task before the CreateTaskResult, a task's end (its
 error) before the update returns (so before its status notification) and again by a reader that finds
 a task ended (so tasks/get, tasks/result and tasks/list never report an end that a failover could take
 back: the reader's WAIT covers the writer's write, earlier in the replication stream). Unconfirmed, each
-is the store unavailable (-32011): a client retrying is answered once a replica has it."""
+is the store unavailable (-32011): a client retrying is answered once a replica has it.
+
+A failover may still take an end back (with `wait_replicas=0`, or the primary lost before a replica
+confirmed it): the task would read as working again, its leg long over. So each worker keeps the ends it
+wrote in the last `window` seconds (at most `max_bytes` of them) and writes them again when the session
+store's failover watch sees another server answer (`store_again`, failover.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -81,6 +87,10 @@ class RedisTaskStore:
         self.max_bytes = max_bytes
         self.max_task_bytes = max_task_bytes
         self.durability = durability or Durability(redis)
+        self.ends: dict[str, tuple[float, bytes]] = {}  # task -> (when it ended here, its record)
+        self.ends_size = 0
+        self.window = 60.0
+        self.max_bytes_kept = 16 * MIB
         self._create = redis.register_script(task_scripts.CREATE)
         self._update = redis.register_script(task_scripts.UPDATE)
 
@@ -147,6 +157,7 @@ class RedisTaskStore:
                 written = await self._write(task_id, rev, record, _dump(record), _UNBOUNDED)
             if written > 0:
                 if record.status.terminal:
+                    self._ended(task_id, data)
                     await self._confirm()
                 return record, True
         raise RuntimeError(f"task {task_id!r} kept changing under {_TRIES} attempts to change it")
@@ -171,6 +182,32 @@ class RedisTaskStore:
         )
         return int(written)
 
+    def _ended(self, task_id: str, data: bytes) -> None:
+        """A task's end was written here: kept for `window` seconds, for `store_again`."""
+        old = self.ends.pop(task_id, None)
+        self.ends_size += len(data) - (len(old[1]) if old else 0)
+        self.ends[task_id] = (time.monotonic(), data)
+        horizon = time.monotonic() - self.window
+        while self.ends:
+            first = next(iter(self.ends))
+            when, kept = self.ends[first]
+            if when >= horizon and self.ends_size <= self.max_bytes_kept:
+                break
+            del self.ends[first]
+            self.ends_size -= len(kept)
+
+    async def store_again(self) -> int:
+        """The ends kept here written again where the store lost them (the task is back at an earlier
+        state of the same leg): how many were. For the failover watch, after a failover."""
+        again = 0
+        for task_id, (_, data) in list(self.ends.items()):
+            try:
+                _, changed = await self.update(task_id, _restored(_load(data)))
+            except MCPError:  # the store away again, or not confirming: the next failover tries again
+                break
+            again += changed
+        return again
+
     @_reachable
     async def owned(self, owner: str | None) -> list[TaskRecord]:
         ids = await self.redis.zrange(f"{self.space}tasks:own:{owner or ''}", 0, -1)
@@ -184,6 +221,19 @@ class RedisTaskStore:
         if any(record.status.terminal for record in records):
             await self._confirm()
         return records
+
+
+def _restored(end: TaskRecord) -> Change:
+    """The task as it ended, unless it has ended since or moved past that leg."""
+
+    def restore(task: TaskRecord) -> bool:
+        if task.status.terminal or task.leg > end.leg:
+            return False
+        for field in dataclasses.fields(TaskRecord):
+            setattr(task, field.name, getattr(end, field.name))
+        return True
+
+    return restore
 
 
 def _ms(seconds: float) -> int:
