@@ -1,6 +1,8 @@
 """What a visibility hook (`Server(visible=...)`) costs: one page of tools/list and one tools/call as the
 Registry and handlers answer them (no transport), over N tools of 10 tenants, without a hook and with a
-hook showing the caller its tenant's tenth.
+hook showing the caller its tenant's tenth; and, with the hook, what a cluster worker pays to work out a
+caller's views of every list (`Visibility.views`: once per initialize, per standalone GET, and per held
+GET stream on each list change).
 
     python benchmarks/visibility_overhead.py [--tools 1000] [--repetitions 5]
 
@@ -66,6 +68,10 @@ def main() -> None:
         label = "hook" if hooked else "no hook"
         page = f"tools/list page ({args.tools} tools): {listing:8.1f} µs"
         print(f"{label:8} {page}   per named call: {named:5.2f} µs")
+    visibility = server(args.tools, True).services.visibility
+    assert visibility is not None
+    runs = [per_call(lambda: visibility.views(AUTH), 50) for _ in range(args.repetitions)]
+    print(f"hook     views of every list ({args.tools} tools): {statistics.median(runs):8.1f} µs")
 
 
 if __name__ == "__main__":

@@ -28,31 +28,49 @@ def free_port() -> int:
 
 @asynccontextmanager
 async def serving(
-    app: Any, path: str = "/mcp", lifespan: Lifespan = "on", *, port: int = 0, graceful: bool = False
+    app: Any,
+    path: str = "/mcp",
+    lifespan: Lifespan = "on",
+    *,
+    port: int = 0,
+    graceful: bool = False,
+    tls: tuple[str, str] | None = None,
 ) -> AsyncIterator[str]:
     """`app` on a real server at 127.0.0.1:`port` (a free one unless told), on the running event loop; yields
     the URL of `path`. The one way tests serve an ASGI app in-process.
 
     Lifespan "off": the app is never told of startup or shutdown (it hosts its own tasks). `graceful`: on
-    asyncio, uvicorn runs the lifespan's shutdown at the end (hypercorn, on trio, always does)."""
+    asyncio, uvicorn runs the lifespan's shutdown at the end (hypercorn, on trio, always does). `tls`: a
+    certificate file and its key file, to serve https (asyncio only)."""
     on_trio = sniffio.current_async_library() == "trio"
     if on_trio:
+        assert tls is None, "https is served on asyncio only"
         async with _hypercorn(app, lifespan, port) as origin:
             yield origin + path
     else:
-        async with _uvicorn(app, lifespan, port, graceful) as origin:
+        async with _uvicorn(app, lifespan, port, graceful, tls) as origin:
             yield origin + path
 
 
 @asynccontextmanager
-async def _uvicorn(app: Any, lifespan: Lifespan, port: int, graceful: bool) -> AsyncIterator[str]:
+async def _uvicorn(
+    app: Any, lifespan: Lifespan, port: int, graceful: bool, tls: tuple[str, str] | None = None
+) -> AsyncIterator[str]:
     # asyncio turns Nagle off (TCP_NODELAY) only on a socket whose proto says TCP; a plain socket()
     # says 0, and every response's last write then waits ~40 ms for the client's delayed ACK.
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a fixed port a previous test just freed
     sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, lifespan=lifespan, log_level="critical", timeout_graceful_shutdown=1)
+    certificate, key = tls or (None, None)
+    config = uvicorn.Config(
+        app,
+        lifespan=lifespan,
+        log_level="critical",
+        timeout_graceful_shutdown=1,
+        ssl_certfile=certificate,
+        ssl_keyfile=key,
+    )
     server = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve, [sock])
@@ -60,7 +78,7 @@ async def _uvicorn(app: Any, lifespan: Lifespan, port: int, graceful: bool) -> A
             while not server.started:
                 await anyio.sleep(0.01)
         try:
-            yield f"http://127.0.0.1:{port}"
+            yield f"{'https' if tls else 'http'}://127.0.0.1:{port}"
         finally:
             server.should_exit = True
             server.force_exit = not graceful  # a forced exit skips the lifespan's shutdown

@@ -1,6 +1,9 @@
 """The login proxy's test bench: the upstream identity provider (npm oidc-provider WITHOUT dynamic
 registration, tests/auth/upstream_idp.mjs), mcpkit's AuthorizationServer in front of it beside a protected
-MCP server on a real uvicorn, and a browser made of httpx that keeps its cookies and fills in the forms."""
+MCP server on a real uvicorn, and a browser made of httpx that keeps its cookies and fills in the forms.
+
+The fixtures `upstream` (one provider a module), `proxy` and `browser` (alice's) are shared by the test
+modules that bind them: `upstream = identity_harness.upstream`, and so on."""
 
 from __future__ import annotations
 
@@ -50,6 +53,28 @@ def upstream_provider() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[str]:
+    """The upstream provider's issuer URL, one provider for a test module."""
+    with upstream_provider() as issuer:
+        yield issuer
+
+
+@pytest.fixture
+async def proxy(upstream: str) -> AsyncIterator[AuthorizationServer]:
+    """mcpkit's authorization server in front of `upstream`, served at ISSUER."""
+    async with running_proxy(upstream) as server:
+        yield server
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[BrowserSession]:
+    """Alice's browser (she signs in at the provider as alice)."""
+    session = BrowserSession("alice")
+    yield session
+    await session.aclose()
+
+
 def identity_server() -> Server:
     """A server whose tools say who called and call the provider's userinfo on the user's behalf."""
     server = Server("identity")
@@ -81,7 +106,7 @@ async def running_proxy(
     upstream_issuer: str, *, userinfo: bool = True, **options: Any
 ) -> AsyncIterator[AuthorizationServer]:
     """The AuthorizationServer for `upstream_issuer` beside the protected identity_server(), served at
-    ISSUER (client ID metadata documents may be http:// URLs here: the tests serve them on loopback).
+    ISSUER (client ID metadata documents may be http:// URLs on loopback here: the tests serve them).
     Without `userinfo`, the user is identified by the provider's ID token."""
     upstream = await Upstream.discover(
         upstream_issuer, "mcpkit-proxy", "mcpkit-proxy-secret", scopes=("openid", "profile"), name="Test IdP"
@@ -93,8 +118,7 @@ async def running_proxy(
         resource=RESOURCE,
         upstream=upstream,
         scopes=SCOPES,
-        allow_http_client_ids=True,
-        **options,
+        **{"allow_http_client_ids": True, "allow_private_client_ids": True, **options},
     )
     app = auth.protect(StreamableHTTPApp(identity_server()), required_scopes=["mcp:tools"])
     try:

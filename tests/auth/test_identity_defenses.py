@@ -5,9 +5,10 @@ skipped, replayed or carried to another client, and a consent form that other si
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import httpx
+import identity_harness
 import pytest
 from identity_harness import (
     CLIENT_REDIRECT,
@@ -19,32 +20,14 @@ from identity_harness import (
     query_of,
     redeem,
     register,
-    running_proxy,
-    upstream_provider,
 )
 
 from mcpkit.auth.identity import AuthorizationServer
 
+upstream = identity_harness.upstream
+proxy = identity_harness.proxy
+browser = identity_harness.browser
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[str]:
-    with upstream_provider() as issuer:
-        yield issuer
-
-
-@pytest.fixture
-async def proxy(upstream: str) -> AsyncIterator[AuthorizationServer]:
-    async with running_proxy(upstream) as server:
-        yield server
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[BrowserSession]:
-    session = BrowserSession("alice")
-    yield session
-    await session.aclose()
 
 
 @pytest.fixture

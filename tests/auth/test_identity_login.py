@@ -5,10 +5,10 @@ sees who the user is and calls the provider's API with the provider's token (`ct
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
+import identity_harness
 import orjson
 import pytest
 from identity_harness import (
@@ -20,7 +20,6 @@ from identity_harness import (
     redeem,
     register,
     running_proxy,
-    upstream_provider,
 )
 
 import peers
@@ -28,26 +27,10 @@ from mcpkit.auth.identity import AuthorizationServer, MemoryIdentityStore, Proxy
 from mcpkit.client import connect_http
 from mcpkit.transports.http_server.asgi import respond
 
+upstream = identity_harness.upstream
+proxy = identity_harness.proxy
+browser = identity_harness.browser
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[str]:
-    with upstream_provider() as issuer:
-        yield issuer
-
-
-@pytest.fixture
-async def proxy(upstream: str) -> AsyncIterator[AuthorizationServer]:
-    async with running_proxy(upstream) as server:
-        yield server
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[BrowserSession]:
-    session = BrowserSession("alice")
-    yield session
-    await session.aclose()
 
 
 async def tokens_for(browser: BrowserSession, scope: str = "mcp:tools") -> tuple[Request, dict[str, Any]]:

@@ -17,10 +17,11 @@ from urllib.parse import parse_qs
 
 import anyio
 import httpx2
+import identity_harness
 import pytest
 from anyio.streams.text import TextReceiveStream
 from auth_server import NPM_DIR, node
-from identity_harness import RESOURCE, running_proxy, upstream_provider
+from identity_harness import RESOURCE, running_proxy
 from mcp import ClientSession
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
@@ -31,15 +32,10 @@ from inspector.cdp import Browser, chromium
 from inspector.page import click, fill
 from mcpkit.transports.http_server.asgi import respond
 
+upstream = identity_harness.upstream
 pytestmark = [pytest.mark.interop, pytest.mark.anyio]
 TS_CLIENT = Path(__file__).with_name("ts_oauth_client.mjs")
 warnings.filterwarnings("ignore", category=UserWarning)
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[str]:
-    with upstream_provider() as issuer:
-        yield issuer
 
 
 @pytest.fixture

@@ -5,9 +5,7 @@ listed, and naming it is refused as HTTP 403 insufficient_scope with the scopes 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
@@ -19,11 +17,10 @@ from auth_server import RESOURCE, AuthServer, authorization_server, protected
 from conftest import requirement
 from mcpkit import Server
 from mcpkit.transports.http_server import StreamableHTTPApp
+from raw_caller import RawCaller, answer_of
 
 pytestmark = pytest.mark.anyio
 
-META = "io.modelcontextprotocol/"
-BASE = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 READER = "mcp:tools"
 WRITER = "mcp:tools commerce:write"
 
@@ -60,63 +57,11 @@ def shop() -> Server:
     return server
 
 
-class Caller:
+class Caller(RawCaller):
     """A raw HTTP caller of the protected server, in one era, with one token."""
 
     def __init__(self, http: httpx.AsyncClient, token: str, modern: bool) -> None:
-        self.http, self.token, self.modern, self.headers, self.rid = http, token, modern, dict(BASE), 0
-
-    async def open(self) -> None:
-        self.headers["authorization"] = f"Bearer {self.token}"
-        if self.modern:
-            self.headers["mcp-protocol-version"] = "2026-07-28"
-            return
-        hello = {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        }
-        opened = await self.send("initialize", hello)
-        assert opened.status_code == 200, opened.text
-        self.headers["mcp-session-id"] = opened.headers["mcp-session-id"]
-        self.headers["mcp-protocol-version"] = "2025-11-25"
-        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        assert (await self.http.post(RESOURCE, json=note, headers=self.headers)).status_code == 202
-
-    async def send(self, method: str, params: dict[str, Any]) -> httpx.Response:
-        headers, body = self.request(method, params)
-        return await self.http.post(RESOURCE, content=body, headers=headers)
-
-    def stream(self, method: str, params: dict[str, Any]) -> AbstractAsyncContextManager[httpx.Response]:
-        headers, body = self.request(method, params)
-        return self.http.stream("POST", RESOURCE, content=body, headers=headers)
-
-    def request(self, method: str, params: dict[str, Any]) -> tuple[dict[str, str], str]:
-        self.rid += 1
-        headers = dict(self.headers)
-        if self.modern:
-            meta = {META + "protocolVersion": "2026-07-28", META + "clientCapabilities": {}}
-            params = {**params, "_meta": meta}
-            headers["mcp-method"] = method
-            name = params.get("name") or params.get("uri")
-            if name is not None:
-                headers["mcp-name"] = name
-        message = {"jsonrpc": "2.0", "id": self.rid, "method": method, "params": params}
-        return headers, json.dumps(message)
-
-    async def result(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        response = await self.send(method, params)
-        assert response.status_code == 200, response.text
-        answer = answer_of(response)
-        assert "result" in answer, answer
-        return dict(answer["result"])
-
-
-def answer_of(response: httpx.Response) -> dict[str, Any]:
-    if response.headers["content-type"].startswith("application/json"):
-        return dict(response.json())
-    data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
-    return dict(json.loads([d for d in data if d][-1]))
+        super().__init__(http, token, modern, RESOURCE)
 
 
 def names(result: dict[str, Any], kind: str, key: str = "name") -> list[str]:
@@ -178,6 +123,44 @@ async def test_a_token_with_the_scope_sees_and_uses_everything(provider: AuthSer
     assert called["content"][0]["text"] == "a+1"
     assert read["contents"][0]["text"] == "a: 9.99"
     assert got["messages"][0]["content"]["text"] == "reprice a"
+
+
+def hiding_shop() -> Server:
+    """shop() with a visibility hook that hides one more scoped tool, `vault`, from every caller."""
+    server = shop()
+    server.add_tool(lambda: "gold", name="vault", scopes=["commerce:write"])
+    server.visibility(lambda _auth, kind, item: not (kind == "tools" and item.name == "vault"))
+    return server
+
+
+async def refusals(provider: AuthServer, server: Server, modern: bool) -> list[tuple[int, str, Any]]:
+    """How the FORBIDDEN requests of a reader, then `vault` and a tool nobody has, are answered."""
+    reader_token = await provider.token(scope=READER)
+    named = [*FORBIDDEN, ("tools/call", {"name": "vault", "arguments": {}})]
+    named.append(("tools/call", {"name": "nothing", "arguments": {}}))
+    async with protected(provider, StreamableHTTPApp(server)), httpx.AsyncClient() as http:
+        reader = Caller(http, reader_token, modern)
+        await reader.open()
+        answers = [await reader.send(method, params) for method, params in named]
+    return [(a.status_code, a.headers.get("www-authenticate", ""), answer_of(a)) for a in answers]
+
+
+@requirement("auth-server-insufficient-scope")
+@pytest.mark.parametrize("modern", [False, True], ids=["2025-11-25", "2026-07-28"])
+async def test_with_a_visibility_hook_a_visible_item_without_its_scope_is_the_same_403_challenge(
+    provider: AuthServer, modern: bool
+) -> None:
+    without_hook = await refusals(provider, shop(), modern)
+    with_hook = await refusals(provider, hiding_shop(), modern)
+    assert with_hook[:4] == without_hook[:4]
+    for status, challenge, body in with_hook[:4]:
+        assert status == 403 and 'error="insufficient_scope"' in challenge
+        assert 'scope="commerce:write mcp:tools"' in challenge and body["error"] == "insufficient_scope"
+    # hidden is unknown, word for word: no 403, nothing that names its scopes
+    (hidden_status, hidden_challenge, hidden), (unknown_status, _, unknown) = with_hook[4:]
+    assert hidden_status == unknown_status and hidden_challenge == ""
+    assert hidden["error"] == {"code": -32602, "message": "Unknown tool: 'vault'"}
+    assert unknown["error"] == {"code": -32602, "message": "Unknown tool: 'nothing'"}
 
 
 async def test_a_listen_naming_a_scoped_resource_is_refused_without_its_scope(provider: AuthServer) -> None:

@@ -16,12 +16,11 @@ from conftest import requirement
 from mcpkit import Context, Server
 from mcpkit.transports.http_server import StreamableHTTPApp
 from messages import initialize_params
+from raw_caller import BASE, META, answer_of
 
 pytestmark = pytest.mark.anyio
 
 V = "2026-07-28"
-META = "io.modelcontextprotocol/"
-BASE = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
 @pytest.fixture(scope="module")
@@ -52,14 +51,6 @@ async def rpc(
     message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
     auth = {"authorization": f"Bearer {token}"}
     return await http.post(RESOURCE, content=json.dumps(message), headers={**BASE, **auth, **headers})
-
-
-def answer_of(response: httpx.Response) -> dict[str, Any]:
-    """The JSON-RPC message of a JSON or a one-event SSE response."""
-    if response.headers["content-type"].startswith("application/json"):
-        return dict(response.json())
-    data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
-    return dict(json.loads([d for d in data if d][-1]))
 
 
 @requirement("security-session-binding")

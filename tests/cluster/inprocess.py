@@ -53,6 +53,11 @@ def make_server(seen: Seen, name: str, **options: Any) -> Server:
         return name
 
     @server.tool()
+    def session_object(ctx: Context) -> str:
+        """The Session object serving the call: the same while a worker keeps the session warm."""
+        return str(id(ctx.session))
+
+    @server.tool()
     async def hold(seconds: float) -> str:
         seen.holding += 1
         seen.most_held = max(seen.most_held, seen.holding)

@@ -179,6 +179,25 @@ async def test_a_list_changed_is_heard_once_by_each_session_created_before_it(st
     assert await state.catch_up("gone") == 0
 
 
+async def test_with_views_a_list_changed_is_heard_only_when_the_sessions_view_differs(
+    state: SharedState,
+) -> None:
+    tools, prompts = "notifications/tools/list_changed", "notifications/prompts/list_changed"
+    assert await state.create("s1", None, {tools: "t0", prompts: "p0"})
+    await state.agreed("s1", AGREED)
+    await state.changed(tools)
+    await state.changed(prompts)
+    assert await state.catch_up("s1", {tools: "t0", prompts: "p1"}) == 1  # prompts only: its view differs
+    await state.changed(tools)
+    assert await state.catch_up("s1", {tools: "t1", prompts: "p1"}) == 1  # now tools
+    assert await state.catch_up("s1", {tools: "t2", prompts: "p2"}) == 0  # views alone tell nothing
+    found = await state.read("s1", 0)
+    assert found is not None
+    assert [e.data for e in found[1]] == [
+        f'{{"jsonrpc":"2.0","method":"{m}"}}'.encode() for m in (prompts, tools)
+    ]
+
+
 # ---- how long events stay, and the cluster's budget for them -----------------------------------
 
 

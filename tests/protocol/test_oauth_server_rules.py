@@ -11,6 +11,7 @@ import pytest
 from mcpkit.protocol.oauth_clients import (
     client_from_document,
     client_from_registration,
+    fetch_address_problem,
     is_document_client_id,
     redirect_uri_problem,
 )
@@ -147,6 +148,36 @@ def test_a_metadata_document_client_id_is_an_https_url_with_a_path() -> None:
     ):
         assert not is_document_client_id(other), other
     assert is_document_client_id("http://127.0.0.1:9/c.json", allow_http=True)
+
+
+@pytest.mark.parametrize(
+    ("address", "kind"),
+    [
+        ("127.0.0.1", "loopback"),
+        ("::1", "loopback"),
+        ("10.1.2.3", "private"),
+        ("192.168.0.7", "private"),
+        ("fd00::7", "private"),
+        ("169.254.169.254", "link-local"),  # cloud instance metadata
+        ("fe80::1%eth0", "link-local"),
+        ("224.0.0.1", "multicast"),
+        ("240.0.0.1", "reserved"),
+        ("0.0.0.0", "unspecified"),
+        ("::", "unspecified"),
+        ("100.64.0.1", "not global"),  # carrier-grade NAT
+        ("::ffff:127.0.0.1", "loopback"),  # IPv4-mapped IPv6: judged by its IPv4 address
+        ("::ffff:10.0.0.1", "private"),
+        ("2002:a00:1::1", "private"),  # 6to4 of 10.0.0.1
+    ],
+)
+def test_the_server_fetches_nothing_from_its_own_network(address: str, kind: str) -> None:
+    assert fetch_address_problem(address) == f"{address} is not a public address ({kind})"
+
+
+def test_the_server_fetches_from_public_addresses() -> None:
+    for address in ("93.184.215.14", "2606:4700:4700::1111", "::ffff:93.184.215.14"):
+        assert fetch_address_problem(address) is None, address
+    assert fetch_address_problem("not-an-address") == "'not-an-address' is not an IP address"
 
 
 def test_a_metadata_document_must_name_its_own_url_and_claim_no_secret() -> None:

@@ -4,7 +4,6 @@ driven in this process (both eras), and the servers."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -16,10 +15,9 @@ import httpx
 from in_process import ORIGIN, Driver
 from mcpkit import Server
 from mcpkit.auth import AccessToken, APIKey, APIKeyVerifier, protect
+from raw_caller import RawCaller
 
 RESOURCE = ORIGIN + "/mcp"
-META = "io.modelcontextprotocol/"
-BASE = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 KINDS = ("tools", "resources", "resourceTemplates", "prompts")
 JSON = dict[str, Any]
 
@@ -130,51 +128,12 @@ async def http_to(app: Any) -> AsyncIterator[Callable[[], httpx.AsyncClient]]:
             tg.cancel_scope.cancel()
 
 
-class Caller:
-    """Raw JSON-RPC over Streamable HTTP for one principal (None: no token), in one era."""
+class Caller(RawCaller):
+    """Raw JSON-RPC over Streamable HTTP for one principal (None: no token), in one era, to the app
+    reached in this process (`http_to`)."""
 
     def __init__(self, http: httpx.AsyncClient, token: str | None, modern: bool) -> None:
-        self.http, self.modern, self.rid = http, modern, 0
-        self.headers = dict(BASE) | ({"authorization": f"Bearer {token}"} if token else {})
-
-    async def open(self) -> None:
-        if self.modern:
-            self.headers["mcp-protocol-version"] = "2026-07-28"
-            return
-        hello = {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        }
-        opened = await self.send("initialize", hello)
-        assert opened.status_code == 200, opened.text
-        self.headers["mcp-session-id"] = opened.headers["mcp-session-id"]
-        self.headers["mcp-protocol-version"] = "2025-11-25"
-        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        assert (await self.http.post(RESOURCE, json=note, headers=self.headers)).status_code == 202
-
-    async def send(self, method: str, params: JSON) -> httpx.Response:
-        self.rid += 1
-        headers = dict(self.headers)
-        if self.modern:
-            meta = {META + "protocolVersion": "2026-07-28", META + "clientCapabilities": {}}
-            params = {**params, "_meta": meta}
-            headers["mcp-method"] = method
-            name = params.get("name") or params.get("uri")
-            if isinstance(name, str):
-                headers["mcp-name"] = name
-        message = {"jsonrpc": "2.0", "id": self.rid, "method": method, "params": params}
-        return await self.http.post(RESOURCE, content=json.dumps(message), headers=headers)
-
-    async def answer(self, method: str, params: JSON) -> JSON:
-        """The status and the JSON-RPC answer (result or error) to one request."""
-        response = await self.send(method, params)
-        if response.headers.get("content-type", "").startswith("application/json"):
-            return {"status": response.status_code, **response.json()}
-        if response.status_code != 200:
-            return {"status": response.status_code, "body": response.text}
-        data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
-        return {"status": 200, **json.loads([d for d in data if d][-1])}
+        super().__init__(http, token, modern, RESOURCE)
 
     async def every_page(self, method: str) -> list[JSON]:
         """Every page of a list, following nextCursor (the answers as they came)."""

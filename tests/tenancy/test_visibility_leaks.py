@@ -111,7 +111,7 @@ def scoped_world() -> tuple[World, Server]:
     return world, server
 
 
-async def test_a_hidden_items_scopes_are_never_asked_for_so_a_refusal_cannot_tell_it_exists() -> None:
+async def test_a_hidden_items_scopes_are_never_asked_for_while_a_shown_ones_are_a_403_challenge() -> None:
     world, server = scoped_world()
     app = protected(StreamableHTTPApp(server), world.principals)
     async with http_to(app) as client:
@@ -120,12 +120,16 @@ async def test_a_hidden_items_scopes_are_never_asked_for_so_a_refusal_cannot_tel
             outsider = Caller(client(), world.principals[1].token, modern)
             await outsider.open()
             hidden = await outsider.answer("tools/call", {"name": "acme_pay", "arguments": {}})
-            shown = await outsider.answer("tools/call", {"name": "any_pay", "arguments": {}})
-            answers[modern] = (hidden["error"], shown["error"])
-    for hidden_error, shown_error in answers.values():
-        assert hidden_error == {"code": -32602, "message": "Unknown tool: 'acme_pay'"}
-        assert shown_error["code"] == -32602
-        assert shown_error["data"] == {"error": "insufficient_scope", "scope": "payments"}
+            unknown = await outsider.answer("tools/call", {"name": "no_pay", "arguments": {}})
+            shown = await outsider.send("tools/call", {"name": "any_pay", "arguments": {}})
+            answers[modern] = (hidden, unknown, shown.status_code, shown.headers.get("www-authenticate", ""))
+    for hidden, unknown, status, challenge in answers.values():
+        assert hidden["error"] == {"code": -32602, "message": "Unknown tool: 'acme_pay'"}
+        assert (
+            hidden["status"] == unknown["status"] and unknown["error"]["message"] == "Unknown tool: 'no_pay'"
+        )
+        # as without a hook: the scope challenge of basic/authorization, before the request is served
+        assert status == 403 and 'error="insufficient_scope"' in challenge and 'scope="payments"' in challenge
 
 
 async def test_callers_who_see_the_same_items_share_one_cached_page_and_others_get_their_own() -> None:

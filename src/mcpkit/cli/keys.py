@@ -1,6 +1,7 @@
 """`mcpkit serve FILE --http --api-keys PATH`: the MCP endpoint behind the API keys of a key file
-(mcpkit.auth.api_keys: `key subject scope...` lines, keys plain or `sha256:<hex>`). The probes and metrics
-stay open, as an orchestrator asks them without a key."""
+(mcpkit.auth.api_keys: `key subject scope...` lines, keys plain or `sha256:<hex>`), the tokens of the
+`--login-*` authorization server (cli.login), or either. The probes and metrics stay open, as an
+orchestrator asks them without a key."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from .errors import UsageError
 
-__all__ = ["check_api_keys", "with_api_keys"]
+__all__ = ["check_api_keys", "guarded"]
 
 
 def check_api_keys(path: str) -> None:
@@ -27,20 +28,45 @@ def check_api_keys(path: str) -> None:
         raise UsageError(f"--api-keys {path}: no keys in the file (lines of 'key subject scope...')")
 
 
-def with_api_keys(app: Any, path: str, resource: str) -> Any:
-    """`app` with its MCP endpoint (`app.path`) behind the keys of `path`, issued for `resource`."""
-    from ..auth import APIKeyVerifier, protect
+def guarded(app: Any, api_keys: tuple[str, str] | None, login: Any = None) -> Any:
+    """`app` with its MCP endpoint (`app.path`) behind the keys of `api_keys` (a key file and the resource
+    its keys are for), the tokens of `login` (an AuthorizationServer, whose endpoints are served beside
+    it), or either of them; `app` itself without both."""
+    from ..auth import AnyVerifier, APIKeyVerifier, ProtectedResource
+
+    if login is None:
+        if api_keys is None:
+            return app
+        keys = APIKeyVerifier.from_file(api_keys[0], audience=api_keys[1])
+        return _route(app, ProtectedResource(app, verifier=keys, resource=api_keys[1], dpop="disabled"))
+    verifier = login.verifier
+    if api_keys is not None:  # keys first: they are checked locally
+        verifier = AnyVerifier(APIKeyVerifier.from_file(api_keys[0], audience=api_keys[1]), verifier)
+    guard = ProtectedResource(
+        app,
+        verifier=verifier,
+        resource=login.resource,
+        authorization_servers=[login.issuer],
+        scopes_supported=login.scopes,
+    )
+    return _route(app, guard, login)
+
+
+def _route(app: Any, guard: Any, login: Any = None) -> Any:
     from ..transports.http_server.asgi import endpoint_path
 
-    verifier = APIKeyVerifier.from_file(path, audience=resource)
-    guarded = protect(app, verifier=verifier, resource=resource, dpop="disabled")
     endpoint = app.path
 
     async def route(scope: Any, receive: Any, send: Any) -> None:
-        # lifespan and the probes go to the app itself; only the MCP endpoint needs a key
-        if scope["type"] == "http" and endpoint_path(scope) == endpoint:
-            await guarded(scope, receive, send)
-        else:
-            await app(scope, receive, send)
+        # lifespan and the probes go to the app itself; only the MCP endpoint needs a key or a token
+        if scope["type"] == "http":
+            path = scope.get("path", "")
+            if login is not None and login.handles(path):
+                await login(scope, receive, send)
+                return
+            if endpoint_path(scope) == endpoint or path in guard.metadata_paths:
+                await guard(scope, receive, send)
+                return
+        await app(scope, receive, send)
 
     return route

@@ -4,6 +4,8 @@ mcpkit serve app.py                      # `server`, `mcp` or `app`, else create
 mcpkit serve app.py:make_it -- --db x    # a named object or factory; the words after `--` are its argv
 mcpkit serve app.py --http --host 0.0.0.0 --allow-host shop.example --reload
 mcpkit serve app.py --http --api-keys keys.txt   # the endpoint behind the keys of keys.txt
+mcpkit serve app.py --http --public-url https://mcp.example/mcp \
+    --login-issuer https://login.example --login-client-id ID --login-client-secret-file secret.txt
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
-from .keys import check_api_keys, with_api_keys
+from .keys import check_api_keys, guarded
 from .listen import bind, port_number, run_uvicorn
 from .load import is_file_target, load_target, split_target, stdout_to_stderr
+from .login import OPTIONS as LOGIN_OPTIONS
+from .login import add_login, login_server, login_settings
 from .ops import (
     add_operations,
     behind_proxies,
@@ -76,6 +80,7 @@ def add_serve(sub: Any) -> None:
         help="require an API key (Authorization: Bearer KEY) from PATH: lines of 'key subject scope...', "
         "a key as itself or as sha256:<hex>",
     )
+    add_login(serve)
     add_operations(serve)
     serve.set_defaults(run=run_serve)
 
@@ -106,6 +111,7 @@ _HTTP_ONLY = (
     "redis",
     "redis_cluster",
     "api_keys",
+    *LOGIN_OPTIONS,
 )
 
 
@@ -129,6 +135,8 @@ def _check_options(args: argparse.Namespace) -> None:
     if args.api_keys:
         check_api_keys(args.api_keys)
     args.state_key = shared_key(args.state_key_file, args.redis, args.cluster)
+    public_hosts(args)  # a bad --public-url is one line before the login is built from it
+    args.login = login_settings(args)
 
 
 def _logging(level: str | None, log_format: str) -> None:
@@ -170,6 +178,7 @@ def run_serve(args: argparse.Namespace) -> int:
             log_level=args.log_level,
             operations=ops,
             api_keys=_api_keys(args),
+            login=args.login,
             state_key=args.state_key,
         )
         return 0
@@ -179,9 +188,8 @@ def run_serve(args: argparse.Namespace) -> int:
     app = StreamableHTTPApp(
         server, allowed_hosts=hosts, allowed_origins=origins, operations=operations(ops, server)
     )
-    keys = _api_keys(args)
-    if keys is not None:
-        app = with_api_keys(app, *keys)
+    login = login_server(args.login, args.state_key) if args.login else None
+    app = guarded(app, _api_keys(args), login)
     sock = bind(args.host, args.port)
     _announce(args)
     run_uvicorn(behind_proxies(app, ops), sock, args.log_level, **uvicorn_options(ops))
@@ -226,6 +234,13 @@ def _announce(args: argparse.Namespace) -> None:
     where = f"http://{args.host}:{args.port}/mcp"
     more = f" with {args.workers} workers, sessions in {args.redis}" if args.workers > 1 or args.redis else ""
     print(f"mcpkit: serving on {where}{more}", file=sys.stderr)
+    if args.login:
+        upstream = args.login["upstream"]
+        print(
+            f"mcpkit: users sign in at {upstream['name']}, where client {upstream['client_id']} must have "
+            f"the redirect URI {args.login['issuer']}/callback",
+            file=sys.stderr,
+        )
     if args.host not in LOCAL and not args.allow_host:
         print(
             f"mcpkit: bound to {args.host}, but only requests for localhost are answered: "

@@ -17,8 +17,9 @@ from urllib.parse import urlsplit
 import orjson
 
 from .errors import Failure, UsageError
-from .keys import with_api_keys
+from .keys import guarded
 from .load import load_target
+from .login import login_server
 from .ops import behind_proxies, operations, uvicorn_options
 
 __all__ = [
@@ -55,14 +56,15 @@ def serve_workers(
     log_level: str | None = None,
     operations: dict[str, Any] | None = None,
     api_keys: tuple[str, str] | None = None,
+    login: dict[str, Any] | None = None,
     state_key: bytes | None = None,
 ) -> None:
     """Run `workers` processes on host:port until interrupted. Several workers need `redis_url`: without
     a shared store each would know only the sessions it created (`redis_cluster`: it names a node of a
-    Redis Cluster). `reload_dir`: one worker, restarted
-    when a file under that directory changes. `api_keys`: a key file and the resource URL its keys
-    are for (see cli.keys). `state_key`: the requestState key of every worker (None: one drawn for this
-    run)."""
+    Redis Cluster). `reload_dir`: one worker, restarted when a file under that directory changes.
+    `api_keys`: a key file and the resource URL its keys are for (see cli.keys). `login`: the settings of
+    the authorization server in front of the endpoint (cli.login), its store in that Redis. `state_key`:
+    the requestState key of every worker (None: one drawn for this run)."""
     import uvicorn
 
     os.environ[_TARGET] = target
@@ -73,6 +75,7 @@ def serve_workers(
         "hosts": list(allowed_hosts),
         "origins": list(allowed_origins),
         "api_keys": list(api_keys) if api_keys else None,
+        "login": login,
     }
     os.environ[_SETTINGS] = orjson.dumps({**settings, "operations": operations or {}}).decode()
     # one requestState key for every worker of this run, unless the server names its own
@@ -175,5 +178,9 @@ def build() -> Any:
         server, backplane=backplane, allowed_hosts=hosts, allowed_origins=origins, operations=ops
     )
     keys = settings.get("api_keys")
-    guarded = with_api_keys(app, *keys) if keys else app
-    return behind_proxies(guarded, settings.get("operations") or {})
+    login = None
+    if settings.get("login"):
+        redis = backplane.client() if backplane is not None else None
+        login = login_server(settings["login"], bytes.fromhex(key) if key else None, redis)
+    protected = guarded(app, tuple(keys) if keys else None, login)
+    return behind_proxies(protected, settings.get("operations") or {})

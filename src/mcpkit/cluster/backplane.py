@@ -30,18 +30,22 @@ from .peers import SharedPeers
 from .pool import Traffic, WaitingPool
 from .relay import ClusterRelay
 from .replay_store import RedisReplayStore
-from .sentinel import async_primary, is_sentinel_url
+from .sentinel import is_sentinel_url, sentinel_pool
 from .sessions import ClusterSessions
 from .startup import StoreRefused, check_reachable, redacted, shared_state_key
 from .state import SharedState
 from .task_store import RedisTaskStore
 from .tasks import ClusterTasks
+from .warm import WarmReplicas
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.asyncio.cluster import RedisCluster
 
 __all__ = ["RedisBackplane"]
+
+
+_WARM_IDLE = 60.0  # seconds a session stays warm on a worker without a request
 
 
 def _positive(*limits: float) -> None:
@@ -72,6 +76,9 @@ class RedisBackplane:
     task: -32011, answered once a replica has it; see `durability`); 0, the default, answers once the
     primary has them, and a failover may lose them (the client then finds the session or the task
     gone, and a resumption across it is told which events were lost: docs/scale-out.md).
+    `warm_sessions`: sessions this worker keeps running between their requests (the most recently
+    served; one idle for a minute, or half the idle timeout, is closed), so their next request here
+    is not restored from scratch (see `warm`); 0 restores every request.
     """
 
     # the parts made on first use: the shared state, what the bus reaches, the pool's round-trip counts
@@ -105,16 +112,16 @@ class RedisBackplane:
         task_result_bytes: int = 16 * 1024 * 1024,
         wait_replicas: int = 0,
         wait_timeout: float = 1.0,
+        warm_sessions: int = 1000,
     ) -> None:
         limits = (idle_timeout, max_sessions, max_events, max_bytes, heartbeat, dead_after, max_in_flight)
         _positive(*limits, max_connections, pool_timeout, ended_retention, max_total_bytes)
-        _check_store(url if redis is None else "", cluster, prefix, wait_replicas, wait_timeout)
+        _check_store(url or redis, cluster, prefix, wait_replicas, wait_timeout, warm_sessions)
         self.url = url
         self._redis = redis
         self.prefix = prefix
         self.cluster = cluster
-        self.wait_replicas = wait_replicas
-        self.wait_timeout = wait_timeout
+        self.wait_replicas, self.wait_timeout = wait_replicas, wait_timeout
         self.worker = re.sub(r"[^A-Za-z0-9]", "", worker) + secrets.token_hex(3)
         self.idle_timeout = idle_timeout
         self.max_sessions = max_sessions
@@ -128,17 +135,16 @@ class RedisBackplane:
         self.max_in_flight = max_in_flight
         self.max_connections, self.pool_timeout = max_connections, pool_timeout
         self.task_bounds = _task_bounds(max_tasks, max_live_tasks, task_bytes, task_result_bytes)
+        self.warm_sessions = warm_sessions
 
     def client(self) -> Redis | RedisCluster:
         if self._redis is None and self.cluster:
             self._redis = self._cluster_client()
-        if self._redis is None and is_sentinel_url(self.url or ""):
-            self._redis = self._sentinel_client()
         if self._redis is None:
             from redis.asyncio import Redis
 
             assert self.url is not None
-            pool = WaitingPool.from_url(
+            pool = (sentinel_pool if is_sentinel_url(self.url) else WaitingPool.from_url)(
                 self.url,
                 max_connections=self.max_connections,
                 timeout=self.pool_timeout,
@@ -196,18 +202,6 @@ class RedisBackplane:
             socket_timeout=self.socket_timeout,
             socket_connect_timeout=self.socket_timeout,
         )
-
-    def _sentinel_client(self) -> Redis:
-        assert self.url is not None
-        client = async_primary(
-            self.url,
-            max_connections=self.max_connections,
-            timeout=self.pool_timeout,
-            socket_timeout=self.socket_timeout,
-        )
-        pool = client.connection_pool
-        self._traffic = pool.traffic if isinstance(pool, WaitingPool) else None
-        return client
 
     def durability(self) -> Durability:
         return Durability(self.client(), self.wait_replicas, self.wait_timeout)
@@ -317,20 +311,24 @@ class RedisBackplane:
             heartbeat=self.heartbeat,
             dead_after=self.dead_after,
             fanout=fanout,
+            warm=WarmReplicas(self.warm_sessions, min(_WARM_IDLE, self.idle_timeout / 2)),
         )
 
 
 def _check_store(
-    url: str | None, cluster: bool, prefix: str, wait_replicas: int, wait_timeout: float
+    named: object, cluster: bool, prefix: str, wait_replicas: int, wait_timeout: float, warm: int
 ) -> None:
-    if url is None:
+    """`named`: the url, else the redis client (None: neither)."""
+    if named is None:
         raise ValueError("RedisBackplane needs a url or a redis client")
-    if cluster and is_sentinel_url(url):
+    if cluster and isinstance(named, str) and is_sentinel_url(named):
         raise ValueError("cluster=True takes a node's redis:// URL, not a Sentinel URL")
     if "{" in prefix or "}" in prefix:
         raise ValueError("a RedisBackplane prefix holds no '{' or '}': the keys' hash tags are its own")
     if wait_replicas < 0 or wait_timeout <= 0:
         raise ValueError("wait_replicas must be 0 or more and wait_timeout positive")
+    if warm < 0:
+        raise ValueError("warm_sessions must be 0 or more")
 
 
 _ASSEMBLY = """a Server served with a RedisBackplane is built with its parts:

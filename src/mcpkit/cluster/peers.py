@@ -43,7 +43,10 @@ class SharedPeers(Peers):
             await self.relay.unsubscribe(session_id, uri)
 
     def changed(self, method: str) -> None:
-        self.relay.changed(method)
+        if not self.relay.changed(method):
+            # told to nobody (items registered before the cluster runs, say): the audience's views
+            # before the next change are the ones with it, or that change would seem to add them
+            self._hearing(method, None)
 
     async def resource_updated(self, uri: str) -> None:
         await self.relay.resource_updated(uri)

@@ -39,16 +39,18 @@ class ClusterRelay:
     async def unsubscribe(self, session_id: str, uri: str) -> None:
         await self.state.unsubscribe(session_id, uri)
 
-    def changed(self, method: str) -> None:
-        """Publish a list_changed; callable from the event loop or from a sync tool's worker thread."""
+    def changed(self, method: str) -> bool:
+        """Publish a list_changed; callable from the event loop or from a sync tool's worker thread.
+        False when it is not sent (the cluster is not running)."""
         group, token = self.task_group, self._token
         if group is None or token is None:
             log.warning("%s not sent: the cluster is not running", method)
-            return
+            return False
         if in_async_context():
             group.start_soon(self._changed, method)
         else:  # a sync tool's worker thread: the loop starts it
             anyio.from_thread.run_sync(group.start_soon, self._changed, method, token=token)
+        return True
 
     async def _changed(self, method: str) -> None:
         """Counted in Redis first: a session with no GET open hears it on its next one."""

@@ -1,6 +1,7 @@
-"""A session as one worker serves it for one POST: restored from the shared record, its events stored in
+"""A session as one worker serves it for a POST: restored from the shared record, its events stored in
 Redis before they are written, its own requests to the client numbered so any worker can route the
-answers back here. A replica lives while its request does, and no longer."""
+answers back here. Between the session's requests on this worker it waits in `WarmReplicas` (warm.py),
+or is closed; what is per request (`planned` and the flags after it) starts over with `reuse`."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ class Replica(SessionStream):
         "primed",
         "request_ids",
         "restored",
+        "reusable",
         "sets_level",
         "store_failed",
     )
@@ -41,6 +43,14 @@ class Replica(SessionStream):
         self.here = here
         self.restored = restored
         self.request_ids = here.request_ids
+        self.reusable = True  # false once a request on it failed or was cancelled: closed after it
+        self._start(planned)
+
+    def reuse(self, planned: str) -> None:
+        """Serve the session's next request, whose stream is `planned`."""
+        self._start(planned)
+
+    def _start(self, planned: str) -> None:
         self.planned = planned  # the stream id its request's route gets, known to the cluster before
         self.sets_level: tuple[RequestId, str] | None = None  # a logging/setLevel, shared once it succeeds
         self.declared: tuple[JSON, JSON] = ({}, {})  # an initialize's client capabilities and info
@@ -57,7 +67,7 @@ class Replica(SessionStream):
         return facts
 
     def new_stream_id(self) -> str:
-        return self.planned  # a replica serves one request, whose stream the cluster named already
+        return self.planned  # one request at a time, whose stream the cluster named already
 
     def close_route(self, rid: RequestId, route: Route) -> None:
         super().close_route(rid, route)
@@ -86,6 +96,7 @@ class Replica(SessionStream):
     async def give_up(self, reason: str) -> None:
         """Answer each request still unanswered here with `lost_answer(reason)` (stored first, so its
         resumption anywhere ends with it too) and stop the handler."""
+        self.reusable = False
         for rid, route in list(self.routes.items()):
             data = lost_answer(rid, reason)
             try:
@@ -98,6 +109,7 @@ class Replica(SessionStream):
 
     def _lost(self, exc: RedisError) -> None:
         self.store_failed = True
+        self.reusable = False
         self.failure = exc  # a POST not answered yet is refused with it (503), not left empty
         self.close()
         self.here.health.lost(exc)

@@ -8,10 +8,10 @@ data of a stream's events, a hash seq -> data), `u` (the URIs it subscribed to).
 agreed version; empty until the initialize response), `caps`, `info` (the client's, JSON), `p` (the
 principal it is bound to), `lvl`, `seq` (the last event's number), `first` (the oldest kept), `gend` (the
 last event a standalone GET took for delivery), `gown` (the token of the standalone GET that holds the
-session's stream), `ur` (see `INDEX`), `g:<method>` (see CATCH_UP), `bytes` (the size of the indexed
-events), `rq:<id>` (the worker serving a request), `inf` (how many requests are in flight), `st:<stream>`
-(the id of the request whose stream is still open) and `as:<id>` (a request of ours to this session's
-client: the worker awaiting its answer).
+session's stream), `ur` (see `INDEX`), `g:<method>` and `w:<method>` (see CATCH_UP), `bytes` (the size
+of the indexed events), `rq:<id>` (the worker serving a request), `inf` (how many requests are in
+flight), `st:<stream>` (the id of the request whose stream is still open) and `as:<id>` (a request of ours
+to this session's client: the worker awaiting its answer).
 
 A stream's data is one key so that Redis itself drops it `ended_retention` after its final event, busy
 session or idle; an index entry whose data is gone reads as dropped ('x', 'X' for a final), so a resumption
@@ -59,11 +59,12 @@ redis.call('ZADD', KEYS[1], ARGV[1] + ARGV[2], ARGV[4])
 return redis.call('HGETALL', KEYS[2])
 """
 
-# KEYS: s; ARGV: idle_ms, principal, then the list_changed counts ADMIT returned, as method, count, ...
-# (a new session has heard every list_changed sent before it: CATCH_UP)
+# KEYS: s; ARGV: idle_ms, principal, then what it has heard (see CATCH_UP) as field, value, ...: the
+# list_changed counts ADMIT returned (`g:<method>`, a new session has heard every list_changed sent
+# before it) and, with a visibility hook, its principal's views (`w:<method>`)
 CREATE = """
 redis.call('HSET', KEYS[1], 'v', '', 'p', ARGV[2], 'seq', 0, 'first', 1, 'gend', 0)
-for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], 'g:' .. ARGV[i], ARGV[i + 1]) end
+for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1
 """
@@ -223,21 +224,26 @@ return append(ARGV[1], ARGV[2], ARGV[3], {ARGV[4], ARGV[5], ARGV[6], ARGV[7], AR
 )
 
 # `chg` counts each list_changed method's notifications, for the whole cluster; a session's `g:<method>`
-# is the count it has heard. KEYS: s, e, channel; ARGV: idle_ms, max_events, max_bytes, ended_ms, the
-# session's key prefix, the standalone stream, then the counts (read from `chg` just before) as
-# method, count, ...
+# is the count it has heard. With a visibility hook, `w:<method>` is the digest of the list as its
+# principal saw it when last told (or when the session began): a count it has not heard tells it only
+# if the view the worker passes differs. KEYS: s, e, channel; ARGV: idle_ms, max_events, max_bytes,
+# ended_ms, the session's key prefix, the standalone stream, then the counts (read from `chg` just
+# before) as method, count, view ('' without a hook), ...
 # -> the notifications stored on the session's standalone stream (one per method it has not heard yet).
 CATCH_UP = (
     _APPEND
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local stored = 0
-for i = 7, #ARGV, 2 do
-  local method, count = ARGV[i], tonumber(ARGV[i + 1])
+for i = 7, #ARGV, 3 do
+  local method, count, view = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2]
   if (tonumber(redis.call('HGET', KEYS[1], 'g:' .. method)) or 0) < count then
     redis.call('HSET', KEYS[1], 'g:' .. method, count)
-    append(ARGV[6], '{"jsonrpc":"2.0","method":"' .. method .. '"}', 'm', ARGV)
-    stored = stored + 1
+    if view == '' or redis.call('HGET', KEYS[1], 'w:' .. method) ~= view then
+      if view ~= '' then redis.call('HSET', KEYS[1], 'w:' .. method, view) end
+      append(ARGV[6], '{"jsonrpc":"2.0","method":"' .. method .. '"}', 'm', ARGV)
+      stored = stored + 1
+    end
   end
 end
 return stored

@@ -23,9 +23,8 @@ from .pool import WaitingPool
 
 if TYPE_CHECKING:
     import redis
-    from redis.asyncio import Redis
 
-__all__ = ["SCHEMES", "SentinelTarget", "async_primary", "blocking_primary", "is_sentinel_url", "parse"]
+__all__ = ["SCHEMES", "SentinelTarget", "blocking_primary", "is_sentinel_url", "parse", "sentinel_pool"]
 
 SCHEMES = ("redis+sentinel", "rediss+sentinel")
 _PORT = 26379
@@ -101,23 +100,19 @@ class WaitingSentinelPool(SentinelConnectionPool, WaitingPool):
     """The backplane's pool (a command waits `timeout` for a free connection, its traffic counted) whose
     connections go where the sentinels say the primary is."""
 
+    def __init__(self, service: str, manager: Any, **options: Any) -> None:
+        super().__init__(service, manager, **options)  # type: ignore[no-untyped-call]
 
-def async_primary(url: str, *, max_connections: int, timeout: float, socket_timeout: float) -> Redis:
-    """The asyncio client of the primary a sentinel URL names, with the backplane's waiting pool."""
+
+def sentinel_pool(url: str, **options: Any) -> WaitingSentinelPool:
+    """The backplane's waiting pool (`options` as `WaitingPool.from_url` takes them) whose connections
+    go to the primary the sentinel URL names."""
     from redis.asyncio.sentinel import Sentinel
 
     target = parse(url)
-    sockets: dict[str, Any] = {"socket_timeout": socket_timeout, "socket_connect_timeout": socket_timeout}
+    sockets = {k: v for k, v in options.items() if k.startswith("socket_")}
     manager = Sentinel(target.sentinels, sentinel_kwargs=sockets)
-    options = {**sockets, "health_check_interval": 30, **target.primary_options()}
-    client: Redis = manager.master_for(
-        target.service,
-        connection_pool_class=WaitingSentinelPool,
-        max_connections=max_connections,
-        timeout=timeout,
-        **options,
-    )
-    return client
+    return WaitingSentinelPool(target.service, manager, **{**options, **target.primary_options()})
 
 
 def blocking_primary(url: str, timeout: float) -> redis.Redis:

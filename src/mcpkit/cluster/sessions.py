@@ -19,13 +19,13 @@ from functools import partial
 
 import anyio
 import orjson
+from anyio.abc import TaskGroup
 from redis.exceptions import RedisError
 
 from ..protocol.errors import INTERNAL_ERROR
 from ..protocol.http_rules import SESSION_NOT_FOUND, HTTPRefusal, asks_for_notifications, request_version
 from ..protocol.jsonrpc import JSON, Notification, Request, RequestId
 from ..protocol.utilities import read_cancel
-from ..runtime.groups import single_error
 from ..runtime.stream import Restored
 from ..transports.http_server.asgi import JSON_HEADERS, respond
 from ..transports.http_server.delivery import Answering, deliver
@@ -40,6 +40,7 @@ from .state import DuplicateRequest, SessionBusy, SharedState
 from .store_health import SessionFull, StoreHealth
 from .tails import Tails, lost_answer
 from .this_worker import ThisWorker
+from .warm import WarmReplicas
 
 __all__ = ["ClusterSessions"]
 
@@ -62,6 +63,7 @@ class ClusterSessions:
         heartbeat: float,
         dead_after: float,
         fanout: Fanout,
+        warm: WarmReplicas | None = None,
     ) -> None:
         self.state, self.worker = state, worker
         self._serve = serve
@@ -87,11 +89,14 @@ class ClusterSessions:
         )
         self.awaiting = self.here.awaiting  # our requests to clients: (session, id) -> the replica that asked
         self.serving = self.here.serving  # (session, request id as JSON) -> the replica serving it
-        self.tails = Tails(self.here)
         self.fanout = fanout  # what the bus brings for the Server's peers and tasks
+        self.tails = Tails(self.here, views=fanout.views)
         self.budget = EventBudget(state, worker)
         self._unsettled: list[tuple[str, RequestId, str, str | None]] = []
         self._reclaim = Reclaimer(state, dead_after)
+        self.warm = warm if warm is not None else WarmReplicas(0, 1.0)
+        self._group: TaskGroup | None = None  # where replicas' sessions run, between requests too
+        self._started = anyio.Event()
 
     def inbox_of(self, worker: str) -> str:
         return f"{self.state.prefix}w:{worker}"
@@ -106,6 +111,9 @@ class ClusterSessions:
 
     async def run(self) -> None:
         async with anyio.create_task_group() as tg:
+            self._group = tg
+            self._started.set()
+            tg.start_soon(self._sweep)
             tg.start_soon(self.signals.run)
             tg.start_soon(self._settle_later)
             tg.start_soon(self.fanout.run)
@@ -122,6 +130,18 @@ class ClusterSessions:
                 log.debug("heartbeat failed: %s", exc)
             await anyio.sleep(self.heartbeat)
 
+    async def _sweep(self) -> None:
+        while True:
+            await anyio.sleep(min(self.warm.max_idle / 2, 5.0))
+            self.warm.sweep()
+
+    async def _serving(self, replica: Replica) -> None:
+        """`replica`'s session runs from now on, between its requests too."""
+        if self._group is None:
+            await self._started.wait()
+        assert self._group is not None
+        self._group.start_soon(self._run, replica)
+
     async def alive(self, worker: str) -> bool:
         return await self.here.alive(worker)
 
@@ -132,6 +152,7 @@ class ClusterSessions:
             await replica.give_up("worker_shutdown")
 
     async def aclose(self) -> None:
+        self.warm.close_all()
         for replica in list(self.serving.values()):
             replica.close()
         self.tails.end_all()
@@ -141,7 +162,8 @@ class ClusterSessions:
     async def new(self, exchange: Exchange) -> None:
         session_id = secrets.token_urlsafe(32)
         with self.health.reachable():
-            created = await self.state.create(session_id, exchange.principal)
+            views = self.fanout.views(exchange.auth)
+            created = await self.state.create(session_id, exchange.principal, views)
         if not created:
             raise HTTPRefusal(503, "Service Unavailable: too many sessions", INTERNAL_ERROR, retry_after="5")
         message = exchange.message
@@ -150,6 +172,7 @@ class ClusterSessions:
         with self.health.reachable():
             await self.state.begin_initialize(session_id, self.worker, message.id, stream_id)
         replica = Replica(session_id, self.here, None, stream_id)
+        await self._serving(replica)
         params = message.params
         caps, info = params.get("capabilities"), params.get("clientInfo")
         replica.declared = (caps if isinstance(caps, dict) else {}, info if isinstance(info, dict) else {})
@@ -216,7 +239,12 @@ class ClusterSessions:
         except SessionFull as busy:  # answered as one process answers it: the request's error, as JSON
             await respond(exchange.send, 200, busy.response(), JSON_HEADERS)
             return
-        replica = Replica(session_id, self.here, restored, stream_id)
+        replica = self.warm.take(session_id, restored)
+        if replica is not None:
+            replica.reuse(stream_id)
+        else:
+            replica = Replica(session_id, self.here, restored, stream_id)
+            await self._serving(replica)
         if request.method == "logging/setLevel" and isinstance(request.params.get("level"), str):
             replica.sets_level = (request.id, request.params["level"])
         await self._serve_request(replica, exchange, request)
@@ -230,15 +258,14 @@ class ClusterSessions:
         stored = not self.answering.json_response or asks_for_notifications(request.method, request.params)
         try:
             # a Redis failure before the response started (its priming event not stored) is a 503
-            with self.health.reachable(), single_error():
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._run, replica)
-                    try:
-                        await deliver(replica, exchange, self.answering)
-                        if replica.routes:
-                            await replica.closed_routes.wait()
-                    finally:
-                        replica.close()
+            with self.health.reachable():
+                try:
+                    await deliver(replica, exchange, self.answering)
+                    if replica.routes:
+                        await replica.closed_routes.wait()
+                except BaseException:
+                    replica.close()
+                    raise
             if not replica.store_failed:
                 self.health.ok()
         finally:
@@ -250,6 +277,7 @@ class ClusterSessions:
                 await self._settle(replica, request.id, stored)
                 if asked:
                     await self._forget_asked(replica.session_id, [rid for _, rid in asked])
+            self.warm.keep(replica)  # or closed
 
     async def _forget_asked(self, session_id: str, rids: list[RequestId]) -> None:
         """Requests of ours the client never answered: a late answer is then refused, not routed."""
@@ -354,6 +382,7 @@ class ClusterSessions:
         route = replica.routes.get(rid)
         if route is not None:
             replica.close_route(rid, route)
+            replica.reusable = False  # its handler may still be stopping: the next request gets a new one
             if route.stream_id is not None:
                 replica.answered = True  # no response: the stream just ends
                 await self.state.store(session_id, route.stream_id, b"", final=True)
@@ -382,6 +411,7 @@ class ClusterSessions:
     async def _on_bus(self, message: JSON) -> None:
         kind, session_id = message.get("k"), message.get("sid")
         if kind == "end" and isinstance(session_id, str):
+            self.warm.forget(session_id)
             for (sid, _), replica in list(self.serving.items()):
                 if sid == session_id:
                     replica.close()

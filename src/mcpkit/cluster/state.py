@@ -16,10 +16,12 @@ from ..runtime.stream import Restored
 from ..transports.http_server.event_store import EventsExpired, Replay, UnknownEventId
 from ..transports.http_server.sessions import STANDALONE
 from . import scripts
+from .batch import scripts_of
 from .durability import Durability
 from .events import Event, HistoryLost, decode, event_id, parse_id
 from .failover import FailoverWatch
 from .index import SessionIndex
+from .list_changes import Views, heard_at_start, not_heard
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -79,21 +81,22 @@ class SharedState:
         self.max_total_bytes = max_total_bytes
         self.full = False  # set by the budget: past it, `create` and `begin` of a request raise EventLogFull
         self.stored = 0  # event bytes this worker stored since the budget last counted them
-        self._admit = redis.register_script(scripts.ADMIT)
-        self._create = redis.register_script(scripts.CREATE)
-        self._index = redis.register_script(scripts.INDEX)
-        self._begin = redis.register_script(scripts.BEGIN)
-        self._store = redis.register_script(scripts.STORE)
-        self._read = redis.register_script(scripts.READ)
-        self._end = redis.register_script(scripts.END)
-        self._take_asked = redis.register_script(scripts.TAKE_ASKED)
-        self._finish = redis.register_script(scripts.FINISH)
-        self._claim = redis.register_script(scripts.CLAIM)
-        self._touch = redis.register_script(scripts.TOUCH)
-        self._subscribe = redis.register_script(scripts.SUBSCRIBE)
-        self._catch_up = redis.register_script(scripts.CATCH_UP)
-        self._subscribers = redis.register_script(scripts.SUBSCRIBERS)
-        self._shed = redis.register_script(scripts.SHED)
+        script = scripts_of(redis)
+        self._admit = script(scripts.ADMIT)
+        self._create = script(scripts.CREATE)
+        self._index = script(scripts.INDEX)
+        self._begin = script(scripts.BEGIN)
+        self._store = script(scripts.STORE)
+        self._read = script(scripts.READ)
+        self._end = script(scripts.END)
+        self._take_asked = script(scripts.TAKE_ASKED)
+        self._finish = script(scripts.FINISH)
+        self._claim = script(scripts.CLAIM)
+        self._touch = script(scripts.TOUCH)
+        self._subscribe = script(scripts.SUBSCRIBE)
+        self._catch_up = script(scripts.CATCH_UP)
+        self._subscribers = script(scripts.SUBSCRIBERS)
+        self._shed = script(scripts.SHED)
 
     async def upkeep(self, interval: float = 1.0) -> None:
         """What a worker does for the cluster off its requests' path, every `interval`: the session count
@@ -137,8 +140,9 @@ class SharedState:
         lives, the prefix of `d:<stream>` (a stream's event data) and the standalone stream."""
         return [self.ended_ms, self.key(session_id, ""), STANDALONE]
 
-    async def create(self, session_id: str, principal: str | None) -> bool:
+    async def create(self, session_id: str, principal: str | None, views: Views | None = None) -> bool:
         """Reserve a new session (not served until `agreed`); False at `max_sessions` in the cluster.
+        `views`: what its principal sees of each list now, with a visibility hook (see `catch_up`).
         Raises EventLogFull past the event budget."""
         if self.full:
             raise EventLogFull
@@ -146,7 +150,7 @@ class SharedState:
         counts = await self._admit(keys=keys, args=[_now_ms(), self.idle_ms, self.max_sessions, session_id])
         if not isinstance(counts, list):
             return False
-        args: list[Arg] = [self.idle_ms, principal or "", *counts]
+        args: list[Arg] = [self.idle_ms, principal or "", *heard_at_start(counts, views)]
         await self._create(keys=[self.key(session_id, "s")], args=args)
         return True
 
@@ -238,14 +242,15 @@ class SharedState:
         """One more `method` (a list_changed) for every session: see `catch_up`."""
         await self.redis.hincrby(self.shared("chg"), method, 1)
 
-    async def catch_up(self, session_id: str) -> int:
+    async def catch_up(self, session_id: str, views: Views | None = None) -> int:
         """Store on the session's standalone stream each list_changed it has not heard since it was
-        created (once per method, however many there were); how many."""
+        created (once per method, however many there were); how many. With `views` (a visibility
+        hook's: what its principal sees of each list now), only those whose view differs from the
+        one it was last told of (or began with) are stored."""
         counts = await self.redis.hgetall(self.shared("chg"))
         keys = [self.key(session_id, "s"), self.key(session_id, "e"), self.channel(session_id)]
         args: list[Arg] = [self.idle_ms, self.max_events, self.max_bytes, *self._limits(session_id)]
-        for method, count in counts.items():
-            args += [method, count]
+        args += not_heard(counts, views)
         return int(await self._catch_up(keys=keys, args=args))
 
     async def begin_initialize(self, session_id: str, worker: str, request_id: Any, stream_id: str) -> None:

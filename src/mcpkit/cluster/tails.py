@@ -9,6 +9,7 @@ blocks a new one.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from time import monotonic
 from typing import TYPE_CHECKING, Any
@@ -26,10 +27,12 @@ from ..transports.http_server.event_store import UnknownEventId
 from ..transports.http_server.exchange import Exchange
 from ..transports.http_server.sessions import STANDALONE
 from .events import Event, HistoryLost, parse_id
+from .list_changes import Views
 from .signals import Wake
 from .state import TakenOver
 
 if TYPE_CHECKING:
+    from ..protocol.resource_auth import AccessToken
     from .this_worker import ThisWorker
 
 __all__ = ["Tails"]
@@ -42,6 +45,7 @@ class Held:
     """The standalone GET this worker holds for a session."""
 
     token: str
+    viewer: AccessToken | None  # the token the GET came with: whose views its list_changed follow
     wake: Wake = field(default_factory=Wake)
     over: bool = False
     after: int | None = None  # the last event the GETs before it took (None: the session is gone)
@@ -51,9 +55,21 @@ class Held:
         self.wake.set()
 
 
+def _no_views(_viewer: AccessToken | None) -> Views | None:
+    return None
+
+
 class Tails:
-    def __init__(self, here: ThisWorker[Any], poll: float = 1.0) -> None:
+    def __init__(
+        self,
+        here: ThisWorker[Any],
+        poll: float = 1.0,
+        views: Callable[[AccessToken | None], Views | None] = _no_views,
+    ) -> None:
+        """`views(viewer)`: what the viewer sees of each list here, with a visibility hook (else None),
+        so a list_changed reaches a session only when its view changed (see `list_changes`)."""
         self.here = here
+        self.views = views
         self.poll = poll  # how often a tail reads while its wake-ups cannot reach it
         # an open standalone GET keeps its session alive, as in one process
         self.keep = max(0.01, here.state.idle_ms / 4000)
@@ -82,12 +98,12 @@ class Tails:
             await _write_all(exchange, first)
             return
         after = events[-1].seq if events else parsed[2]
-        held = await self._claim(session_id) if stream_id == STANDALONE else None
+        held = await self._claim(session_id, exchange.auth) if stream_id == STANDALONE else None
         await self._tail(session_id, stream_id, after, exchange, first, held)
 
     async def _standalone(self, session_id: str, exchange: Exchange) -> None:
         state = self.here.state
-        held = await self._claim(session_id)
+        held = await self._claim(session_id, exchange.auth)
         found = await state.read(session_id, held.after, held.token) if held.after is not None else None
         events = [e for e in found[1] if e.stream_id == STANDALONE and e.data] if found else []
         first = b"".join(encode_event(e.data, event_id=e.event_id) for e in events[-_BACKLOG:])
@@ -116,15 +132,15 @@ class Tails:
         after = max([e.seq for e in events if e.epoch and int(e.epoch) <= int(epoch)], default=0)
         await self._tail(session_id, lost.stream_id, after, exchange, b"", None)
 
-    async def _claim(self, session_id: str) -> Held:
-        """This GET holds the session's standalone stream: the one before it, here or on another
-        worker, ends, and nothing it took is delivered again."""
+    async def _claim(self, session_id: str, viewer: AccessToken | None) -> Held:
+        """This GET (sent with `viewer`) holds the session's standalone stream: the one before it, here
+        or on another worker, ends, and nothing it took is delivered again."""
         previous = self.held.get(session_id)
         if previous is not None:
             previous.end()
-        held = self.held[session_id] = Held(secrets.token_hex(8))
+        held = self.held[session_id] = Held(secrets.token_hex(8), viewer)
         held.after = await self.here.state.claim(session_id, held.token)
-        await self.here.state.catch_up(session_id)
+        await self.here.state.catch_up(session_id, self.views(viewer))
         await self.here.signals.send(self.here.signals.bus, _takeover(session_id, held))
         return held
 
@@ -227,9 +243,12 @@ class Tails:
         """A change published on the bus: stored for the standalone streams held here (a list_changed
         for the others waits in Redis for their next GET)."""
         state, kind = self.here.state, message.get("k")
-        for session_id in list(self.held):
+        views: dict[int, Views | None] = {}  # by token: the GETs of one caller are decided once
+        for session_id, held in list(self.held.items()):
             if kind == "changed":
-                await state.catch_up(session_id)
+                if id(held.viewer) not in views:
+                    views[id(held.viewer)] = self.views(held.viewer)
+                await state.catch_up(session_id, views[id(held.viewer)])
                 continue
             note = await self._note(session_id, message) if kind == "log" else None
             if note is not None:

@@ -19,6 +19,7 @@ __all__ = [
     "ClientInfo",
     "client_from_document",
     "client_from_registration",
+    "fetch_address_problem",
     "is_document_client_id",
     "redirect_uri_problem",
 ]
@@ -91,10 +92,49 @@ def _internal_host(host: str) -> bool:
     if host.lower() in _LOOPBACK:
         return True
     try:
-        address = ipaddress.ip_address(host)
+        ipaddress.ip_address(host)
     except ValueError:
         return False
-    return not address.is_global
+    return fetch_address_problem(host) is not None
+
+
+def fetch_address_problem(address: str) -> str | None:
+    """Why the server may not fetch from `address` (an IP address, as a resolver gives it) for a stranger,
+    or None: a private, loopback, link-local, reserved, multicast, unspecified or otherwise not global
+    address is its own network's (server-side request forgery), as is one an IPv4-mapped, 6to4 or Teredo
+    IPv6 address carries."""
+    try:
+        found = ipaddress.ip_address(address.split("%")[0])
+    except ValueError:
+        return f"{address!r} is not an IP address"
+    for ip in _carried(found):
+        kinds = [kind for kind, flag in _kinds(ip) if flag]
+        if kinds or not ip.is_global:
+            return f"{address} is not a public address ({kinds[0] if kinds else 'not global'})"
+    return None
+
+
+def _carried(
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address,
+) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """`ip`, and the IPv4 address an IPv6 one carries (its traffic reaches that one)."""
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return [ip]
+    if ip.ipv4_mapped is not None:
+        return [ip.ipv4_mapped]
+    inner = [ip.sixtofour, ip.teredo[1] if ip.teredo else None]
+    return [ip, *(v4 for v4 in inner if v4 is not None)]
+
+
+def _kinds(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> list[tuple[str, bool]]:
+    return [
+        ("unspecified", ip.is_unspecified),
+        ("loopback", ip.is_loopback),
+        ("link-local", ip.is_link_local),
+        ("multicast", ip.is_multicast),
+        ("reserved", ip.is_reserved),
+        ("private", ip.is_private),
+    ]
 
 
 def _is_loopback_ip(host: str) -> bool:

@@ -28,6 +28,8 @@ __all__ = ["Extension", "ExtensionHandler", "string_param"]
 # fn(params, ctx): ctx is the request's server.Context (typed Any here: context.py imports the registry)
 ExtensionHandler = Callable[[JSON, Any], Awaitable[JSON] | JSON]
 F = TypeVar("F", bound=ExtensionHandler)
+# Whether the caller sees an item: `shows(kind, item)`, registry.Shows (which imports this module)
+Shows = Callable[[str, Any], bool]
 
 
 class Extension:
@@ -61,16 +63,24 @@ class Extension:
         rule = extension_rule(self.identifier)
         return dict.fromkeys(self.handlers, rule)
 
-    async def handle(self, method: str, ctx: RequestContext, params: JSON) -> JSON:
+    async def handle(
+        self, method: str, ctx: RequestContext, params: JSON, shows: Shows | None = None
+    ) -> JSON:
         """Answer `method`: -32021 when the extension requires the client to declare it and this
-        request's client capabilities do not."""
+        request's client capabilities do not. `shows`: what the caller sees of the server's items
+        (a visibility hook's, server/visibility.py; None: all of them)."""
         if self.require_client and not declared(ctx.client_capabilities, self.identifier):
             raise missing_extension(self.identifier)
-        outcome = self.handlers[method](params, ctx)
+        outcome = self.answer(method, params, ctx, shows)
         result = await outcome if inspect.isawaitable(outcome) else outcome
         if not isinstance(result, dict):
             raise TypeError(f"the handler of {method!r} returned {type(result).__name__}, not a dict")
         return result
+
+    def answer(self, method: str, params: JSON, ctx: Any, shows: Shows | None) -> Awaitable[JSON] | JSON:
+        """What `method`'s handler answers. An extension whose answers name the server's items
+        overrides it to leave out those `shows` hides, as unknown (server/skills.py)."""
+        return self.handlers[method](params, ctx)
 
 
 def string_param(params: JSON, name: str, method: str) -> str:

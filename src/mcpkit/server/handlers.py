@@ -175,7 +175,7 @@ async def extension_method(method: str, services: Services, ctx: Context, params
     extension = services.registry.extension_for(method)
     if extension is None:
         raise MethodNotFound(f"Method not found: {method!r}")
-    return await extension.handle(method, ctx, params)
+    return await extension.handle(method, ctx, params, shows_of(services, ctx))
 
 
 def handler_for(method: str) -> Handler:

@@ -17,6 +17,7 @@ from ..protocol.errors import InvalidParams, MCPError
 from ..protocol.jsonrpc import JSON
 
 if TYPE_CHECKING:
+    from ..protocol.resource_auth import AccessToken
     from ..runtime.session import Session
     from .subscriptions import Listener
 
@@ -28,6 +29,11 @@ class Audience(Protocol):
 
     def hearing(self, method: str, params: JSON | None) -> Callable[[object], bool]:
         """`hears(member)` for one notification, a member being a Session or a Listener."""
+        ...
+
+    def views(self, viewer: AccessToken | None) -> dict[str, str]:
+        """What `viewer` sees of each list now, as a digest by the list_changed method announcing it:
+        equal on every process whose registry holds the same items (a cluster compares them)."""
         ...
 
 

@@ -40,7 +40,7 @@ from .skills import Skill, add_skill
 from .tasks.engine import TaskEngine
 from .tools import Tool
 from .tracing import ServerTracing
-from .visibility import VisibleFn
+from .visibility import Viewer, VisibleFn
 
 __all__ = ["Server"]
 
@@ -329,11 +329,11 @@ class Server:
             assert isinstance(asker, RoundTrip)  # only a round trip raises it
             return asker.result(need)
 
-    def scopes_for(self, method: str, params: JSON) -> frozenset[str]:
-        """The scopes a request's token must grant: those of the item it names (Streamable HTTP
-        refuses a request without them as 403 insufficient_scope, before it reaches a handler); with
-        a visibility hook none, as a hidden item's would tell it exists (dispatch asks for them)."""
-        return self.registry.scopes_for(method, params, self.services.unknown_caller())
+    def scopes_for(self, method: str, params: JSON, auth: Viewer = None) -> frozenset[str]:
+        """The scopes a request's token must grant: those of the item it names (Streamable HTTP refuses a
+        request without them as 403 insufficient_scope, before dispatch); with a visibility hook, only of
+        an item the holder of `auth` sees: a hidden item's would tell it exists (it is unknown)."""
+        return self.registry.scopes_for(method, params, self.services.shows_to(auth))
 
     def mirrored_headers(self, tool: str) -> list[tuple[str, tuple[str, ...]]]:
         """The `x-mcp-header` parameters of `tool` (Streamable HTTP checks them against the body); with

@@ -14,6 +14,7 @@ from .request_state import StateSealer
 from .tasks.engine import TaskEngine
 
 if TYPE_CHECKING:
+    from ..protocol.resource_auth import AccessToken
     from .visibility import Visibility
 
 __all__ = ["Services"]
@@ -34,6 +35,10 @@ class Services:
         """What the caller of a message from `origin` sees (None: everything, no visibility hook);
         `member`, the session it came on, speaks for that caller from now on."""
         return self.visibility.viewing(member, origin) if self.visibility is not None else None
+
+    def shows_to(self, auth: AccessToken | None) -> Shows | None:
+        """What the caller holding `auth` sees (None: everything, no visibility hook)."""
+        return self.visibility.shows(auth) if self.visibility is not None else None
 
     def unknown_caller(self) -> Shows | None:
         """What a caller not known yet sees: nothing with a visibility hook, else everything (None)."""

@@ -3,14 +3,18 @@
 `server.skill("skills/pdf-processing")` reads the directory once: its SKILL.md frontmatter names the
 skill, every file becomes a resource `skill://<prefix/><name>/<path>`, and the extension's methods
 answer from that snapshot: skills/list, skills/get and resources/directory/read (`directoryRead`).
+With a visibility hook (server/visibility.py) they answer from the files the caller sees, as
+resources: a skill whose SKILL.md it does not see is unknown to it, and a file it does not see is
+absent from the skill's entry and its directories.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Protocol
 
 from ..protocol.errors import InvalidParams
 from ..protocol.jsonrpc import JSON
@@ -26,7 +30,7 @@ from ..protocol.skills import (
 )
 from ..protocol.versions import is_stateless
 from .extensions import Extension, string_param
-from .registry import Registry
+from .registry import Registry, Shows
 from .request import RequestContext
 from .resources import resource_from
 
@@ -34,6 +38,18 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = ["Skill", "SkillCatalog", "add_skill"]
+
+Sees = Callable[[str], bool]  # whether the caller sees the resource at a URI
+
+
+def _everything(_uri: str) -> bool:
+    return True
+
+
+class _Method(Protocol):
+    """One of the extension's methods: what the caller `sees` (everything unless told) decides."""
+
+    def __call__(self, params: JSON, ctx: RequestContext, sees: Sees = _everything) -> JSON: ...
 
 
 class Skill:
@@ -54,15 +70,18 @@ class Skill:
         self.root = "skill://" + "/".join(p for p in (prefix.strip("/"), name) if p)
         self.uri = f"{self.root}/SKILL.md"
 
-    def entry(self) -> JSON:
-        """The skill's entry: its frontmatter verbatim and every file's digest and size."""
+    def entry(self, sees: Sees = _everything) -> JSON:
+        """The skill's entry: its frontmatter verbatim and the digest and size of every file `sees`."""
         resources = [
-            {"uri": f"{self.root}/{p}", "digest": digest(d), "size": len(d)} for p, d in self.files.items()
+            {"uri": uri, "digest": digest(d), "size": len(d)}
+            for p, d in self.files.items()
+            if sees(uri := f"{self.root}/{p}")
         ]
         return {"uri": self.uri, "frontmatter": self.frontmatter, "resources": resources}
 
-    def children(self, uri: str) -> list[JSON] | None:
-        """The direct children of directory `uri` of this skill, or None if it is not one."""
+    def children(self, uri: str, sees: Sees = _everything) -> list[JSON] | None:
+        """The direct children of directory `uri` of this skill (those holding a file `sees`), or None
+        if it is not one."""
         if uri != self.root and not uri.startswith(self.root + "/"):
             return None
         # pathlib and mimetypes are imported where used: ~3 ms of the start of every server otherwise
@@ -75,6 +94,8 @@ class Skill:
             parts = PurePosixPath(path).parts
             depth = len(folder.parts) if folder else 0
             if len(parts) <= depth or (folder and PurePosixPath(*parts[:depth]) != folder):
+                continue
+            if not sees(f"{self.root}/{path}"):
                 continue
             child = f"{uri}/{parts[depth]}"
             leaf = len(parts) == depth + 1
@@ -104,26 +125,36 @@ class SkillCatalog(Extension):
         super().__init__(SKILLS_EXTENSION, {"directoryRead": True})
         self.registry = registry  # the one serving the skills: its page size and cache hint
         self.skills: dict[str, Skill] = {}
-        self.add_method("skills/list", self.list_skills)
-        self.add_method("skills/get", self.get_skill)
-        self.add_method("resources/directory/read", self.read_directory)
+        self.methods: dict[str, _Method] = {
+            "skills/list": self.list_skills,
+            "skills/get": self.get_skill,
+            "resources/directory/read": self.read_directory,
+        }
+        for name, fn in self.methods.items():
+            self.add_method(name, fn)
 
-    def list_skills(self, params: JSON, ctx: RequestContext) -> JSON:
-        skills = list(self.skills.values())
+    def answer(self, method: str, params: JSON, ctx: RequestContext, shows: Shows | None) -> JSON:
+        """What the caller sees, as resources/read would serve it (hidden is unknown)."""
+        sees = _everything if shows is None else functools.partial(self.registry.knows, shows=shows)
+        return self.methods[method](params, ctx, sees)
+
+    def list_skills(self, params: JSON, ctx: RequestContext, sees: Sees = _everything) -> JSON:
+        skills = [s for s in self.skills.values() if sees(s.uri)]
         start, stop, next_cursor = page(len(skills), params.get("cursor"), self.registry.page_size)
-        result: JSON = {"skills": [s.entry() for s in skills[start:stop]]}
+        result: JSON = {"skills": [s.entry(sees) for s in skills[start:stop]]}
         return self._finish(result, next_cursor, ctx)
 
-    def get_skill(self, params: JSON, ctx: RequestContext) -> JSON:
+    def get_skill(self, params: JSON, ctx: RequestContext, sees: Sees = _everything) -> JSON:
         uri = string_param(params, "uri", "skills/get")
         skill = self.skills.get(uri)
-        if skill is None:
+        if skill is None or not sees(uri):
             raise InvalidParams(f"No skill is served at {uri}")
-        return self._finish({"skill": skill.entry()}, None, ctx)
+        return self._finish({"skill": skill.entry(sees)}, None, ctx)
 
-    def read_directory(self, params: JSON, ctx: RequestContext) -> JSON:
+    def read_directory(self, params: JSON, ctx: RequestContext, sees: Sees = _everything) -> JSON:
         uri = string_param(params, "uri", "resources/directory/read")
-        children = next((c for s in self.skills.values() if (c := s.children(uri)) is not None), None)
+        shown = (s for s in self.skills.values() if sees(s.uri))
+        children = next((c for s in shown if (c := s.children(uri, sees)) is not None), None)
         if children is None:
             raise InvalidParams(f"{uri} is not a directory resource")
         start, stop, next_cursor = page(len(children), params.get("cursor"), self.registry.page_size)

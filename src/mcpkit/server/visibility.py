@@ -19,12 +19,16 @@ before its first request after initialize it hears of no item (whose it would be
 from __future__ import annotations
 
 import functools
+import hashlib
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 from weakref import WeakKeyDictionary
 
+import orjson
+
 from ..protocol.jsonrpc import JSON
+from ..protocol.versions import LATEST
 from .registry import LIST_CHANGED, Registry, Shows
 from .scopes import permits
 
@@ -39,6 +43,7 @@ VisibleFn = Callable[["AccessToken | None", str, Any], bool]
 Hears = Callable[[object], bool]
 
 _UPDATED: Final = "notifications/resources/updated"
+_MAX_SIGNED: Final = 10_000  # items' serialised definitions kept for `views`
 
 
 def _everyone(_member: object) -> bool:
@@ -61,6 +66,7 @@ class Visibility:
         self._viewers: WeakKeyDictionary[object, Viewer] = WeakKeyDictionary()
         self._before = {kind: dict(registry.of(kind)) for kind in LIST_CHANGED}
         self._swap = threading.Lock()  # a sync tool's worker thread may change the registry too
+        self._signed: dict[tuple[str, Any], bytes] = {}  # see _signature
 
     def shows(self, viewer: Viewer) -> Shows:
         """What `viewer` sees: `shows(kind, item) -> bool`."""
@@ -112,6 +118,29 @@ class Visibility:
             return decided[id(viewer)]
 
         return hears
+
+    def views(self, viewer: Viewer) -> dict[str, str]:
+        """What `viewer` sees of each list, a digest by the list_changed method announcing it: the keys
+        and definitions of the items it sees (the same on every worker whose registry holds the same
+        items, which an item's identity is not)."""
+        granted = viewer.scopes if viewer is not None else None
+        digests: dict[str, hashlib.blake2b] = {}
+        for kind, method in LIST_CHANGED.items():
+            digest = digests.setdefault(method, hashlib.blake2b(digest_size=16))
+            for key, item in sorted(list(self.registry.of(kind).items())):
+                if permits(item.scopes, granted) and self.fn(viewer, kind, item):
+                    digest.update(self._signature(kind, key, item))
+        return {method: digest.hexdigest() for method, digest in digests.items()}
+
+    def _signature(self, kind: str, key: str, item: Any) -> bytes:
+        """An item as `views` hashes it, serialised once per item registered."""
+        signed = self._signed.get((key, item))
+        if signed is None:
+            if len(self._signed) >= _MAX_SIGNED:  # items removed since are let go
+                self._signed.clear()
+            definition = [kind, key, item.definition(LATEST)]
+            signed = self._signed[(key, item)] = orjson.dumps(definition, option=orjson.OPT_SORT_KEYS)
+        return signed
 
     def _view(self, items: dict[str, Any], kind: str, viewer: Viewer) -> frozenset[tuple[str, int]]:
         """The items of one kind `viewer` sees, each by key and identity (a replaced item differs)."""

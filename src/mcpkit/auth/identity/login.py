@@ -71,7 +71,11 @@ class LoginFlow:
         except OAuthError as exc:
             await send_html(send, 400, error_page("Invalid request", exc.description))
             return
-        client = await self.clients.find(params.get("client_id") or "") if params.get("client_id") else None
+        try:
+            client = await self.clients.find(params["client_id"]) if params.get("client_id") else None
+        except OAuthError as exc:  # its metadata document may not be fetched
+            await send_html(send, 400, error_page("Unknown application", exc.description))
+            return
         if client is None:
             await send_html(send, 400, error_page("Unknown application", "The client_id is not known here."))
             return

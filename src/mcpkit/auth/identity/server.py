@@ -50,6 +50,9 @@ class AuthorizationServer:
     seals the provider's tokens and signs consent forms: give every worker sharing a `store` the same
     one; without it a random key is made, so nothing survives a restart. `protect(app)` serves these
     endpoints beside `app` behind the tokens they issue; the server is also an ASGI app of its own.
+    Client ID metadata documents are fetched only from public addresses, never through a redirect:
+    `allow_private_client_ids` (development, tests) lets them come from private, loopback and
+    link-local ones; `allow_http_client_ids` lets them be http:// URLs.
     """
 
     def __init__(
@@ -65,6 +68,7 @@ class AuthorizationServer:
         refresh_ttl: float = 30 * 86400,
         http_client: httpx.AsyncClient | None = None,
         allow_http_client_ids: bool = False,
+        allow_private_client_ids: bool = False,
     ) -> None:
         self.issuer = issuer.rstrip("/")
         self.resource = resource
@@ -74,7 +78,12 @@ class AuthorizationServer:
         self.store: IdentityStore = store if store is not None else MemoryIdentityStore()
         self.http = http_client or httpx.AsyncClient(timeout=10.0)
         keys = Keys(secret_key or os.urandom(32))
-        self.clients = ClientRegistry(self.store, self.http, allow_http_client_ids=allow_http_client_ids)
+        self.clients = ClientRegistry(
+            self.store,
+            self.http,
+            allow_http_client_ids=allow_http_client_ids,
+            allow_private_client_ids=allow_private_client_ids,
+        )
         self.tokens = TokenService(
             self.store, keys, issuer=self.issuer, access_ttl=access_ttl, refresh_ttl=refresh_ttl
         )
@@ -90,6 +99,10 @@ class AuthorizationServer:
             http=self.http,
             callback_url=self.callback_url,
         )
+        self._serve_paths()
+
+    def _serve_paths(self) -> None:
+        """The metadata and where each endpoint is, below the issuer's path."""
         self.metadata = server_metadata(
             self.issuer, self.scopes, {k: self.prefix + v for k, v in _PATHS.items()}
         )

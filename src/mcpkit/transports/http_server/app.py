@@ -41,7 +41,7 @@ from ...protocol.jsonrpc import (
     classify,
     decode,
 )
-from ...protocol.resource_auth import AuthRefusal
+from ...protocol.resource_auth import AccessToken, AuthRefusal
 from .asgi import AUTH_SCOPE_KEY, Receive, Scope, Send, endpoint_path, handle, read_body, respond
 from .clients import ClientCounts, SessionKey, client_address
 from .delivery import Answering, serve_alone
@@ -207,7 +207,7 @@ class StreamableHTTPApp:
         exchange.body = await read_body(headers, exchange.receive, self.max_body, self.body_timeout)
         exchange.message = message = await self._parse(exchange)
         if exchange.auth is not None and isinstance(message, Request):
-            self._check_scopes(exchange.auth.scopes, message)
+            self._check_scopes(exchange.auth, message)
         kind = post_kind(headers, message, keeps_sessions=not self.sessionless)
         if kind is PostKind.STATELESS_NOTICE:
             await respond(exchange.send, 202, b"", [])
@@ -228,11 +228,12 @@ class StreamableHTTPApp:
         await self._registry.hosted()
         await (self._host.post(exchange) if kind is PostKind.IN_SESSION else self._host.new(exchange))
 
-    def _check_scopes(self, granted: frozenset[str], request: Request) -> None:
-        """AuthRefusal 403 insufficient_scope for a request naming an item its token may not use; the
-        protect() wrapper words it as a WWW-Authenticate challenge (authorization "Scope Challenge")."""
-        needed = self._scopes_for(request.method, request.params)
-        missing = needed - granted
+    def _check_scopes(self, auth: AccessToken, request: Request) -> None:
+        """AuthRefusal 403 insufficient_scope for a request naming an item its token may not use (of
+        those its caller sees); the protect() wrapper words it as a WWW-Authenticate challenge
+        (authorization "Scope Challenge")."""
+        needed = self._scopes_for(request.method, request.params, auth)
+        missing = needed - auth.scopes
         if missing:
             reason = f"{request.method} needs {' '.join(sorted(missing))}"
             raise AuthRefusal(403, "insufficient_scope", reason, tuple(sorted(needed)))

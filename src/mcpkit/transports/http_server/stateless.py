@@ -21,6 +21,7 @@ from ...protocol.errors import MCPError
 from ...protocol.http_rules import asks_for_notifications
 from ...protocol.http_stateless import check_request_headers, retry_after, status_for_error
 from ...protocol.jsonrpc import Request, encode, error_message
+from ...protocol.resource_auth import AccessToken
 from ...protocol.sse import encode_event
 from ...runtime.mailbox import Mailbox
 from .asgi import JSON_HEADERS, respond, until_disconnect
@@ -55,14 +56,24 @@ def header_mirror_of(target: object) -> HeaderMirror:
 
 @runtime_checkable
 class NamesScopes(Protocol):
-    """A target that names the OAuth scopes a request needs (a Server does, from its items' `scopes`)."""
+    """A target that names the OAuth scopes a request needs (a Server does, from its items' `scopes`,
+    of the items the caller holding `auth` sees)."""
 
-    def scopes_for(self, method: str, params: dict[str, Any]) -> frozenset[str]: ...
+    def scopes_for(
+        self, method: str, params: dict[str, Any], auth: AccessToken | None = None
+    ) -> frozenset[str]: ...
 
 
-def scopes_of(target: object) -> Callable[[str, dict[str, Any]], frozenset[str]]:
+ScopesFor = Callable[[str, dict[str, Any], AccessToken | None], frozenset[str]]
+
+
+def scopes_of(target: object) -> ScopesFor:
     """The target's `scopes_for` if it is a NamesScopes, else one that asks for none."""
-    return target.scopes_for if isinstance(target, NamesScopes) else (lambda _method, _params: frozenset())
+    return (
+        target.scopes_for
+        if isinstance(target, NamesScopes)
+        else (lambda _method, _params, _auth: frozenset())
+    )
 
 
 async def answer_stateless(
