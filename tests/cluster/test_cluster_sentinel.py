@@ -48,7 +48,10 @@ class Call:
     def __init__(
         self, http: httpx.AsyncClient, workers: Workers, session_id: str, rid: int, tool: str, arguments: JSON
     ) -> None:
-        self.http, self.workers, self.session_id, self.rid = http, workers, session_id, rid
+        self.http = http
+        self.workers = workers
+        self.session_id = session_id
+        self.rid = rid
         self.request = call(rid, tool, arguments, True)
         self.last_id: str | None = None
         self.progressed = anyio.Event()
