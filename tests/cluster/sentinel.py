@@ -49,7 +49,9 @@ class SentinelProcess(RedisProcess):
 
 class Sentinels:
     def __init__(self, primary: RedisProcess, replica: RedisProcess, sentinels: list[SentinelProcess]):
-        self.primary, self.replica, self.sentinels = primary, replica, sentinels
+        self.primary = primary
+        self.replica = replica
+        self.sentinels = sentinels
         hosts = ",".join(f"127.0.0.1:{s.port}" for s in sentinels)
         self.url = f"redis+sentinel://{hosts}/{SERVICE}"
 
