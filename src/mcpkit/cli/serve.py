@@ -232,7 +232,11 @@ def allowed(args: argparse.Namespace) -> tuple[list[str], list[str]]:
 
 def _announce(args: argparse.Namespace) -> None:
     where = f"http://{args.host}:{args.port}/mcp"
-    more = f" with {args.workers} workers, sessions in {args.redis}" if args.workers > 1 or args.redis else ""
+    more = ""
+    if args.redis:
+        from ..cluster.startup import redacted  # the password stays out of the log
+
+        more = f" with {args.workers} workers, sessions in {redacted(args.redis)}"
     print(f"mcpkit: serving on {where}{more}", file=sys.stderr)
     if args.login:
         upstream = args.login["upstream"]
