@@ -32,9 +32,15 @@ from http_load import HTTPConn, concurrent_calls  # noqa: E402
 from parts import cluster, redis_server  # noqa: E402
 
 
-def calls_per_second(port: int, calls: int) -> float:
-    rate, _p99, _cpu = asyncio.run(concurrent_calls(port, 64, calls))
-    return rate
+def calls_per_second(ports: list[int], calls: int) -> float:
+    """At C=64 through each of `ports` at once (one: haproxy; several: each session on one worker)."""
+
+    async def spread() -> float:
+        share = 64 // len(ports)
+        runs = await asyncio.gather(*(concurrent_calls(port, share, calls // len(ports)) for port in ports))
+        return sum(rate for rate, _p99, _cpu in runs)
+
+    return asyncio.run(spread())
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -52,10 +58,11 @@ def redis_cpu_seconds(url: str) -> float:
     return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
-def measured(group: Any, redis_url: str, calls: int) -> tuple[float, float, float]:
-    """(calls/s, worker CPU µs per call, Redis CPU µs per call) of one run at C=64."""
+def measured(group: Any, redis_url: str, calls: int, sticky: bool) -> tuple[float, float, float]:
+    """(calls/s, worker CPU µs per call, Redis CPU µs per call) of one run at C=64; `sticky`: each
+    session's calls straight to one worker, not through haproxy."""
     workers, store = cpu_seconds(group.workers.pids), redis_cpu_seconds(redis_url)
-    rate = calls_per_second(group.proxy.port, calls)
+    rate = calls_per_second(group.workers.ports if sticky else [group.proxy.port], calls)
     worker_us = (cpu_seconds(group.workers.pids) - workers) / calls * 1e6
     return rate, worker_us, (redis_cpu_seconds(redis_url) - store) / calls * 1e6
 
@@ -102,14 +109,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows: dict[str, list[tuple[float, float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp, redis_server(tmp) as store:
-        setups = [
-            ("no backplane, 1 worker", 1, {}),
-            *[(f"Redis, {n} worker(s)", n, {"MCPKIT_REDIS_URL": store.url}) for n in (1, 2, 3)],
+        shared = {"MCPKIT_REDIS_URL": store.url}
+        setups: list[tuple[str, int, dict[str, str], bool]] = [
+            ("no backplane, 1 worker", 1, {}, False),
+            *[(f"Redis, {n} worker(s)", n, shared, False) for n in (1, 2, 3)],
+            # what three processes on this machine cost a call, Redis or not: the sessions stay put
+            ("no backplane, 3 workers, each session on one", 3, {}, True),
+            ("Redis, 3 workers, each session on one", 3, shared, True),
         ]
         for _ in range(args.repeat):
-            for label, n, env in setups:
+            for label, n, env, sticky in setups:
                 with cluster(n, env=env, tmp_dir=tmp) as group:
-                    rows.setdefault(label, []).append(measured(group, store.url, args.calls))
+                    rows.setdefault(label, []).append(measured(group, store.url, args.calls, sticky))
         with cluster(3, env={"MCPKIT_REDIS_URL": store.url}, tmp_dir=tmp) as group:
             trips = round_trips(store.url, group.proxy.port)
     columns = ["calls/s", "worker CPU per call (µs)", "Redis CPU per call (µs)"]

@@ -23,11 +23,13 @@ __all__ = ["Replica"]
 
 class Replica(SessionStream):
     __slots__ = (
+        "agreement",
         "answered",
         "closed_routes",
         "declared",
         "here",
         "planned",
+        "preprimed",
         "primed",
         "request_ids",
         "restored",
@@ -37,21 +39,29 @@ class Replica(SessionStream):
     )
 
     def __init__(
-        self, session_id: str, here: ThisWorker[Replica], restored: Restored | None, planned: str
+        self,
+        session_id: str,
+        here: ThisWorker[Replica],
+        restored: Restored | None,
+        planned: str,
+        preprimed: str | None = None,
     ) -> None:
         super().__init__(session_id)
         self.here = here
         self.restored = restored
         self.request_ids = here.request_ids
         self.reusable = True  # false once a request on it failed or was cancelled: closed after it
-        self._start(planned)
+        self.agreement: Restored | None = None  # an initialize's, written with its response
+        self._start(planned, preprimed)
 
-    def reuse(self, planned: str) -> None:
-        """Serve the session's next request, whose stream is `planned`."""
-        self._start(planned)
+    def reuse(self, planned: str, preprimed: str | None = None) -> None:
+        """Serve the session's next request, whose stream is `planned` (and whose priming event, if
+        `begin` stored it, has the id `preprimed`)."""
+        self._start(planned, preprimed)
 
-    def _start(self, planned: str) -> None:
+    def _start(self, planned: str, preprimed: str | None) -> None:
         self.planned = planned  # the stream id its request's route gets, known to the cluster before
+        self.preprimed = preprimed  # the priming event stored with `begin`, not stored again
         self.sets_level: tuple[RequestId, str] | None = None  # a logging/setLevel, shared once it succeeds
         self.declared: tuple[JSON, JSON] = ({}, {})  # an initialize's client capabilities and info
         self.closed_routes = anyio.Event()
@@ -77,8 +87,15 @@ class Replica(SessionStream):
     async def record(self, stream_id: str | None, data: bytes, final: bool = False) -> str | None:
         if stream_id is None or self.closed or self.session_id is None:
             return None
+        if stream_id == self.planned and self.preprimed is not None and not data and not final:
+            primed, self.preprimed = self.preprimed, None  # the priming event (streams.prime)
+            self.primed = True
+            return primed
+        agreed, self.agreement = self.agreement, None
         try:
-            seq, event_id = await self.here.state.record(self.session_id, stream_id, data, final=final)
+            seq, event_id = await self.here.state.record(
+                self.session_id, stream_id, data, final=final, agreed=agreed
+            )
         except RedisError as exc:
             # not stored, so not sent: the connection ends, and the client's resumption finds the rest
             self._lost(exc)
@@ -136,9 +153,16 @@ class Replica(SessionStream):
         await super().send(out)
 
     async def agreed(self, out: Outgoing) -> None:
-        if self.session_id is not None and self.version is not None:
-            caps, info = self.declared
-            await self.here.state.agreed(self.session_id, Restored(self.version, caps, info))
+        """Written with the initialize response (`record`), or on its own when that is not stored."""
+        if self.session_id is None or self.version is None:
+            return
+        caps, info = self.declared
+        agreement = Restored(self.version, caps, info)
+        route = self.routes.get(out.answers) if out.answers is not None else None
+        if route is not None and route.stream_id is not None:
+            self.agreement = agreement
+        else:  # a JSON answer
+            await self.here.state.agreed(self.session_id, agreement)
 
     async def send_standalone(self, data: bytes) -> None:
         """Stored for the session's GET stream, wherever it is open (or the next one)."""

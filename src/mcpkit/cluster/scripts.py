@@ -34,6 +34,7 @@ __all__ = [
     "END",
     "FINISH",
     "INDEX",
+    "OPEN",
     "READ",
     "SHED",
     "STORE",
@@ -57,16 +58,6 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[1] + ARGV[2], ARGV[4])
 return redis.call('HGETALL', KEYS[2])
-"""
-
-# KEYS: s; ARGV: idle_ms, principal, then what it has heard (see CATCH_UP) as field, value, ...: the
-# list_changed counts ADMIT returned (`g:<method>`, a new session has heard every list_changed sent
-# before it) and, with a visibility hook, its principal's views (`w:<method>`)
-CREATE = """
-redis.call('HSET', KEYS[1], 'v', '', 'p', ARGV[2], 'seq', 0, 'first', 1, 'gend', 0)
-for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-return 1
 """
 
 # `sub:<uri>` (a sorted set, a key of its own) lists the sessions subscribed to the URI, each scored by
@@ -98,28 +89,6 @@ local function keep(now, idle)
   return {}
 end
 """
-
-# KEYS: s, e, u, d:<standalone>; ARGV: now_ms, idle_ms, principal, request field ('' for none), worker,
-# stream ('' for none), request id (JSON), max_in_flight
-# -> nil (no such session, or not its principal's), 'dup', 'busy' (max_in_flight requests of the
-# session in flight), or {v, caps, info, lvl, URIs to score again...}
-BEGIN = (
-    _KEEP
-    + """
-local rec = redis.call('HMGET', KEYS[1], 'v', 'caps', 'info', 'p', 'lvl', 'inf')
-if not rec[1] or rec[1] == '' or rec[4] ~= ARGV[3] then return nil end
-if ARGV[4] ~= '' then
-  if redis.call('HEXISTS', KEYS[1], ARGV[4]) == 1 then return 'dup' end
-  if tonumber(rec[6] or '0') >= tonumber(ARGV[8]) then return 'busy' end
-  redis.call('HSET', KEYS[1], ARGV[4], ARGV[5])
-  redis.call('HINCRBY', KEYS[1], 'inf', 1)
-  if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'st:' .. ARGV[6], ARGV[7]) end
-end
-local found = {rec[1], rec[2] or '{}', rec[3] or '{}', rec[5] or ''}
-for _, uri in ipairs(keep(ARGV[1], ARGV[2])) do table.insert(found, uri) end
-return found
-"""
-)
 
 # KEYS: s, e, u, d:<standalone>; ARGV: now_ms, idle_ms -> 0 when there is no such session, else the URIs
 # to score again
@@ -163,7 +132,7 @@ _APPEND = (
     + _OPEN
     + _KEPT
     + """
-local function append(stream, data, flag, lim)
+local function append(stream, data, flag, lim, channel)
   local max_events, max_bytes, kp = tonumber(lim[2]), tonumber(lim[3]), lim[5]
   local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
   local clock = redis.call('TIME')
@@ -200,19 +169,104 @@ local function append(stream, data, flag, lim)
     if next(open_streams(KEYS[1])) == nil then ttl = lim[4] end
   end
   redis.call('PEXPIRE', KEYS[2], ttl)
-  redis.call('SPUBLISH', KEYS[3], stream)
+  redis.call('SPUBLISH', channel or KEYS[3], stream)
   return {seq, epoch}
 end
 """
 )
 
+# A new session's record, its initialize in flight (and that request's stream primed, when asked):
+# KEYS[1..3] s, e, channel; `a`: idle_ms, principal, request field ('' for none), worker, stream, request
+# id (JSON), 'p' to prime, then append's max_events, max_bytes, ended_ms, key prefix, standalone;
+# `heard`: field, value pairs of what it has heard (see CATCH_UP): `g:<method>` counts (a new session
+# has heard every list_changed sent before it) and, with a visibility hook, `w:<method>` views
+# -> {the priming event's seq (0: none), its epoch}
+_OPENED = """
+local function opened(a, heard)
+  redis.call('HSET', KEYS[1], 'v', '', 'p', a[2], 'seq', 0, 'first', 1, 'gend', 0)
+  for i = 1, #heard, 2 do redis.call('HSET', KEYS[1], heard[i], heard[i + 1]) end
+  if a[3] ~= '' then
+    redis.call('HSET', KEYS[1], a[3], a[4], 'inf', 1)
+    if a[5] ~= '' then redis.call('HSET', KEYS[1], 'st:' .. a[5], a[6]) end
+  end
+  redis.call('PEXPIRE', KEYS[1], a[1])
+  if a[7] == 'p' and a[5] ~= '' then return append(a[5], '', 'm', {a[1], a[8], a[9], a[10], a[11], a[12]}) end
+  return {0, ''}
+end
+"""
+
+# KEYS: s, e, channel; ARGV: the 12 of `opened`, then its `heard` pairs (the counts from ADMIT) -> as
+# `opened`. On a Redis Cluster, after ADMIT in its own slot.
+CREATE = (
+    _APPEND
+    + _OPENED
+    + """
+local a, heard = {}, {}
+for i = 1, 12 do a[i] = ARGV[i] end
+for i = 13, #ARGV do heard[#heard + 1] = ARGV[i] end
+return opened(a, heard)
+"""
+)
+
+# ADMIT and CREATE in one round trip, on one Redis (whose scripts may touch keys of any slot): KEYS: s, e,
+# channel, sessions, chg; ARGV: the 12 of `opened`, now_ms, max_sessions, sid, then the views as `w:`
+# field, value pairs -> 0 at max_sessions, else as `opened`.
+OPEN = (
+    _APPEND
+    + _OPENED
+    + """
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[13])
+if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[14]) then return 0 end
+redis.call('ZADD', KEYS[4], ARGV[13] + ARGV[1], ARGV[15])
+local a, heard = {}, {}
+for i = 1, 12 do a[i] = ARGV[i] end
+local counts = redis.call('HGETALL', KEYS[5])
+for i = 1, #counts, 2 do heard[#heard + 1] = 'g:' .. counts[i]; heard[#heard + 1] = counts[i + 1] end
+for i = 16, #ARGV do heard[#heard + 1] = ARGV[i] end
+return opened(a, heard)
+"""
+)
+
+# KEYS: s, e, u, d:<standalone>, channel; ARGV: now_ms, idle_ms, principal, request field ('' for none),
+# worker, stream ('' for none), request id (JSON), max_in_flight, 'p' to store the stream's priming event
+# (an empty one, see `append`) or '', then append's max_events, max_bytes, ended_ms, key prefix, standalone
+# -> nil (no such session, or not its principal's), 'dup', 'busy' (max_in_flight requests of the
+# session in flight), or {v, caps, info, lvl, the priming event's seq (0: none) and epoch, URIs to score
+# again...}
+BEGIN = (
+    _KEEP
+    + _APPEND
+    + """
+local rec = redis.call('HMGET', KEYS[1], 'v', 'caps', 'info', 'p', 'lvl', 'inf')
+if not rec[1] or rec[1] == '' or rec[4] ~= ARGV[3] then return nil end
+if ARGV[4] ~= '' then
+  if redis.call('HEXISTS', KEYS[1], ARGV[4]) == 1 then return 'dup' end
+  if tonumber(rec[6] or '0') >= tonumber(ARGV[8]) then return 'busy' end
+  redis.call('HSET', KEYS[1], ARGV[4], ARGV[5])
+  redis.call('HINCRBY', KEYS[1], 'inf', 1)
+  if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'st:' .. ARGV[6], ARGV[7]) end
+end
+local found = {rec[1], rec[2] or '{}', rec[3] or '{}', rec[5] or '', 0, ''}
+if ARGV[9] == 'p' and ARGV[6] ~= '' then
+  local lim = {ARGV[2], ARGV[10], ARGV[11], ARGV[12], ARGV[13], ARGV[14]}
+  local primed = append(ARGV[6], '', 'm', lim, KEYS[5])
+  found[5], found[6] = primed[1], primed[2]
+end
+for _, uri in ipairs(keep(ARGV[1], ARGV[2])) do table.insert(found, uri) end
+return found
+"""
+)
+
+
 # KEYS: s, e, channel; ARGV: stream, data, flag ('f' final, 'm' message), idle_ms, max_events, max_bytes,
-# ended_ms, the session's key prefix, the standalone stream
+# ended_ms, the session's key prefix, the standalone stream, and for an initialize response the session's
+# agreement (v, caps, info: `agreed` in the same round trip)
 # -> {the event's seq, its epoch}; 0 when the session is gone; -1 when the stream was already finished.
 STORE = (
     _APPEND
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if ARGV[10] then redis.call('HSET', KEYS[1], 'v', ARGV[10], 'caps', ARGV[11], 'info', ARGV[12]) end
 if ARGV[3] == 'f' then
   local rid = redis.call('HGET', KEYS[1], 'st:' .. ARGV[1])
   if not rid then return -1 end

@@ -26,7 +26,7 @@ from ..protocol.errors import INTERNAL_ERROR
 from ..protocol.http_rules import SESSION_NOT_FOUND, HTTPRefusal, asks_for_notifications, request_version
 from ..protocol.jsonrpc import JSON, Notification, Request, RequestId
 from ..protocol.utilities import read_cancel
-from ..runtime.stream import Restored
+from ..protocol.versions import SUPPORTED_VERSIONS
 from ..transports.http_server.asgi import JSON_HEADERS, respond
 from ..transports.http_server.delivery import Answering, deliver
 from ..transports.http_server.exchange import Exchange
@@ -36,7 +36,7 @@ from .fanout import Fanout
 from .reclaim import Reclaimer
 from .replica import Replica
 from .signals import Signals
-from .state import DuplicateRequest, SessionBusy, SharedState
+from .state import Began, DuplicateRequest, SessionBusy, SharedState
 from .store_health import SessionFull, StoreHealth
 from .tails import Tails, lost_answer
 from .this_worker import ThisWorker
@@ -161,17 +161,23 @@ class ClusterSessions:
 
     async def new(self, exchange: Exchange) -> None:
         session_id = secrets.token_urlsafe(32)
-        with self.health.reachable():
-            views = self.fanout.views(exchange.auth)
-            created = await self.state.create(session_id, exchange.principal, views)
-        if not created:
-            raise HTTPRefusal(503, "Service Unavailable: too many sessions", INTERNAL_ERROR, retry_after="5")
         message = exchange.message
         assert isinstance(message, Request)
         stream_id = self.next_stream()
         with self.health.reachable():
-            await self.state.begin_initialize(session_id, self.worker, message.id, stream_id)
-        replica = Replica(session_id, self.here, None, stream_id)
+            views = self.fanout.views(exchange.auth)
+            opened = await self.state.open(
+                session_id,
+                exchange.principal,
+                views,
+                worker=self.worker,
+                request_id=message.id,
+                stream_id=stream_id,
+                prime=self._primes(exchange, message),
+            )
+        if opened is None:
+            raise HTTPRefusal(503, "Service Unavailable: too many sessions", INTERNAL_ERROR, retry_after="5")
+        replica = Replica(session_id, self.here, None, stream_id, opened.primed)
         await self._serving(replica)
         params = message.params
         caps, info = params.get("capabilities"), params.get("clientInfo")
@@ -201,53 +207,71 @@ class ClusterSessions:
         self.health.ok()
 
     async def _restore(
-        self, session_id: str, exchange: Exchange, request: Request | None = None, stream_id: str = ""
-    ) -> Restored:
-        """The session's agreement (404 when there is none for this principal), its idle time restarted."""
+        self,
+        session_id: str,
+        exchange: Exchange,
+        request: Request | None = None,
+        stream_id: str = "",
+        prime: bool = False,
+    ) -> Began:
+        """The session's agreement (404 when there is none for this principal), its idle time restarted;
+        with `prime`, its request stream's priming event is stored too."""
         begin = partial(
-            self.state.begin,
+            self.state.begin_request,
             session_id,
             exchange.principal,
             worker=self.worker,
             request_id=request.id if request is not None else None,
             stream_id=stream_id or None,
+            prime=prime,
         )
         try:
             with self.health.reachable():
                 try:
-                    restored = await begin()
+                    began = await begin()
                 except SessionBusy:
                     if not await self._reclaim(session_id):  # dead workers' requests hold places
                         raise
-                    restored = await begin()
+                    began = await begin()
         except DuplicateRequest:
             rid = request.id if request is not None else None
             raise HTTPRefusal(400, f"Bad Request: request id {rid!r} is already in flight") from None
         except SessionBusy:
             assert request is not None
             raise SessionFull(request.id, self.state.max_in_flight) from None
-        if restored is None:
+        if began is None:
             raise HTTPRefusal(404, "Session not found", SESSION_NOT_FOUND)
         header = exchange.headers.get("mcp-protocol-version")
-        exchange.version = request_version(header, restored.version, self.strict_version)
-        return restored
+        exchange.version = request_version(header, began.restored.version, self.strict_version)
+        return began
 
     async def _request(self, session_id: str, exchange: Exchange, request: Request) -> None:
         stream_id = self.next_stream()
         try:
-            restored = await self._restore(session_id, exchange, request, stream_id)
+            began = await self._restore(
+                session_id, exchange, request, stream_id, self._primes(exchange, request)
+            )
         except SessionFull as busy:  # answered as one process answers it: the request's error, as JSON
             await respond(exchange.send, 200, busy.response(), JSON_HEADERS)
             return
+        restored, primed = began
         replica = self.warm.take(session_id, restored)
         if replica is not None:
-            replica.reuse(stream_id)
+            replica.reuse(stream_id, primed)
         else:
-            replica = Replica(session_id, self.here, restored, stream_id)
+            replica = Replica(session_id, self.here, restored, stream_id, primed)
             await self._serving(replica)
         if request.method == "logging/setLevel" and isinstance(request.params.get("level"), str):
             replica.sets_level = (request.id, request.params["level"])
         await self._serve_request(replica, exchange, request)
+
+    def _primes(self, exchange: Exchange, request: Request) -> bool:
+        """Whether the request's SSE stream opens with a priming event, as far as its header tells
+        (without one, the session's version decides later, and the event is stored then)."""
+        version = exchange.headers.get("mcp-protocol-version")
+        sse = not self.answering.json_response or asks_for_notifications(request.method, request.params)
+        known = version in SUPPORTED_VERSIONS
+        return sse and known and self.answering.retry_for(version or "") is not None
 
     async def _serve_request(self, replica: Replica, exchange: Exchange, request: Request) -> None:
         """Serve one request on `replica` until its response is stored, even past a dropped POST (the
@@ -335,7 +359,7 @@ class ClusterSessions:
             await self._serve_notification(session_id, exchange, note)
 
     async def _serve_notification(self, session_id: str, exchange: Exchange, note: Notification) -> None:
-        restored = await self._restore(session_id, exchange)
+        restored = (await self._restore(session_id, exchange)).restored
         replica = Replica(session_id, self.here, restored, "")
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._run, replica)

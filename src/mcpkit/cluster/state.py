@@ -7,10 +7,11 @@ call what; `signals` carries the wake-ups and routed messages between workers.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
 import orjson
+from redis.asyncio.cluster import RedisCluster
 
 from ..runtime.stream import Restored
 from ..transports.http_server.event_store import EventsExpired, Replay, UnknownEventId
@@ -25,11 +26,33 @@ from .list_changes import Views, heard_at_start, not_heard
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
-    from redis.asyncio.cluster import RedisCluster
 
-__all__ = ["DuplicateRequest", "Event", "EventLogFull", "SessionBusy", "SharedState", "TakenOver"]
+__all__ = [
+    "Began",
+    "DuplicateRequest",
+    "Event",
+    "EventLogFull",
+    "Opened",
+    "SessionBusy",
+    "SharedState",
+    "TakenOver",
+]
 
 Arg = bytes | str | int | float
+
+
+class Began(NamedTuple):
+    """What `begin` found of a session, and the id of its request stream's priming event when it was
+    asked to store one (None otherwise)."""
+
+    restored: Restored
+    primed: str | None
+
+
+class Opened(NamedTuple):
+    """A session `open` reserved: the id of its initialize stream's priming event, when it stored one."""
+
+    primed: str | None
 
 
 class DuplicateRequest(Exception):
@@ -67,6 +90,7 @@ class SharedState:
         durability: Durability | None = None,
     ) -> None:
         self.redis = redis
+        self.sharded = isinstance(redis, RedisCluster)  # a script touches one slot only
         self.durability = durability or Durability(redis)
         self.max_in_flight = max_in_flight
         self.prefix = prefix
@@ -84,6 +108,7 @@ class SharedState:
         script = scripts_of(redis)
         self._admit = script(scripts.ADMIT)
         self._create = script(scripts.CREATE)
+        self._open = script(scripts.OPEN)
         self._index = script(scripts.INDEX)
         self._begin = script(scripts.BEGIN)
         self._store = script(scripts.STORE)
@@ -141,26 +166,51 @@ class SharedState:
         return [self.ended_ms, self.key(session_id, ""), STANDALONE]
 
     async def create(self, session_id: str, principal: str | None, views: Views | None = None) -> bool:
-        """Reserve a new session (not served until `agreed`); False at `max_sessions` in the cluster.
-        `views`: what its principal sees of each list now, with a visibility hook (see `catch_up`).
-        Raises EventLogFull past the event budget."""
+        """Reserve a new session (`open` with no request in flight); False at `max_sessions`."""
+        return await self.open(session_id, principal, views) is not None
+
+    async def open(
+        self,
+        session_id: str,
+        principal: str | None,
+        views: Views | None = None,
+        *,
+        worker: str = "",
+        request_id: Any = None,
+        stream_id: str | None = None,
+        prime: bool = False,
+    ) -> Opened | None:
+        """Reserve a new session (not served until `agreed`), its initialize `request_id` in flight on
+        `worker` with its stream `stream_id` (primed when `prime`); None at `max_sessions` in the
+        cluster. `views`: what its principal sees of each list now, with a visibility hook (see
+        `catch_up`). One round trip on one Redis; two on a Redis Cluster, whose admission is in the
+        cluster-wide slot. Raises EventLogFull past the event budget."""
         if self.full:
             raise EventLogFull
-        keys = [self.shared("sessions"), self.shared("chg")]
-        counts = await self._admit(keys=keys, args=[_now_ms(), self.idle_ms, self.max_sessions, session_id])
-        if not isinstance(counts, list):
-            return False
-        args: list[Arg] = [self.idle_ms, principal or "", *heard_at_start(counts, views)]
-        await self._create(keys=[self.key(session_id, "s")], args=args)
-        return True
+        field = _request_field(request_id) if request_id is not None else ""
+        args: list[Arg] = [self.idle_ms, principal or "", field, worker, stream_id or ""]
+        args += [orjson.dumps(request_id), "p" if prime else "", self.max_events, self.max_bytes]
+        args += self._limits(session_id)
+        keys = [self.key(session_id, "s"), self.key(session_id, "e"), self.channel(session_id)]
+        if self.sharded:
+            admit: list[Arg] = [_now_ms(), self.idle_ms, self.max_sessions, session_id]
+            counts = await self._admit(keys=[self.shared("sessions"), self.shared("chg")], args=admit)
+            if not isinstance(counts, list):
+                return None
+            found = await self._create(keys=keys, args=[*args, *heard_at_start(counts, views)])
+        else:
+            keys += [self.shared("sessions"), self.shared("chg")]
+            args += [_now_ms(), self.max_sessions, session_id, *heard_at_start([], views)]
+            found = await self._open(keys=keys, args=args)
+            if not isinstance(found, list):
+                return None
+        seq, epoch = int(found[0]), _text(found[1])
+        return Opened(event_id(stream_id, epoch, seq) if stream_id and seq > 0 else None)
 
     async def agreed(self, session_id: str, restored: Restored) -> None:
-        caps, info = orjson.dumps(restored.client_capabilities), orjson.dumps(restored.client_info)
         """The session's agreement, served from now on: confirmed on replicas first when the backplane
         asks for it (see `durability`), as the initialize response acknowledges it."""
-        await self.redis.hset(
-            self.key(session_id, "s"), mapping={"v": restored.version, "caps": caps, "info": info}
-        )
+        await self.redis.hset(self.key(session_id, "s"), mapping=_agreement(restored))  # type: ignore[arg-type]
         await self.durability.confirm(self.key(session_id, "w"))
 
     async def begin(
@@ -172,27 +222,48 @@ class SharedState:
         request_id: Any = None,
         stream_id: str | None = None,
     ) -> Restored | None:
+        """`begin_request` without a priming event: what the session agreed."""
+        began = await self.begin_request(
+            session_id, principal, worker=worker, request_id=request_id, stream_id=stream_id
+        )
+        return began.restored if began is not None else None
+
+    async def begin_request(
+        self,
+        session_id: str,
+        principal: str | None,
+        *,
+        worker: str = "",
+        request_id: Any = None,
+        stream_id: str | None = None,
+        prime: bool = False,
+    ) -> Began | None:
         """The session's agreement, its idle time restarted; None when there is no such session (or it
         is another principal's). With `request_id`: that request is in flight on `worker` (raises
         DuplicateRequest if it already is, SessionBusy past `max_in_flight`), and `stream_id` is its
-        open stream; EventLogFull past the event budget (answers and notifications are still taken:
-        they complete what was admitted)."""
+        open stream, whose priming event (2025-11-25) is stored in the same round trip when `prime`;
+        EventLogFull past the event budget (answers and notifications are still taken: they complete
+        what was admitted)."""
         if self.full and request_id is not None:
             raise EventLogFull
         field = _request_field(request_id) if request_id is not None else ""
         now = _now_ms()
         args: list[Arg] = [now, self.idle_ms, principal or "", field, worker]
-        args += [stream_id or "", orjson.dumps(request_id), self.max_in_flight]
-        found = await self._begin(keys=self._kept_keys(session_id), args=args)
+        args += [stream_id or "", orjson.dumps(request_id), self.max_in_flight, "p" if prime else ""]
+        args += [self.max_events, self.max_bytes, *self._limits(session_id)]
+        keys = [*self._kept_keys(session_id), self.channel(session_id)]
+        found = await self._begin(keys=keys, args=args)
         if found is None:
             return None
         if found == b"dup":
             raise DuplicateRequest(request_id)
         if found == b"busy":
             raise SessionBusy(request_id)
-        version, caps, info, level, *uris = found
+        version, caps, info, level, seq, epoch, *uris = found
         await self._kept(session_id, now, uris)
-        return Restored(version.decode(), orjson.loads(caps), orjson.loads(info), level.decode() or None)
+        restored = Restored(version.decode(), orjson.loads(caps), orjson.loads(info), level.decode() or None)
+        primed = event_id(stream_id, _text(epoch), int(seq)) if stream_id and int(seq) > 0 else None
+        return Began(restored, primed)
 
     async def touch(self, session_id: str) -> bool:
         """The session's idle time restarted (a GET open on it is activity); False when it is gone."""
@@ -223,13 +294,25 @@ class SharedState:
         return await self.store(session_id, stream_id, data, final=True)
 
     async def record(
-        self, session_id: str, stream_id: str, data: bytes, *, final: bool = False
+        self,
+        session_id: str,
+        stream_id: str,
+        data: bytes,
+        *,
+        final: bool = False,
+        agreed: Restored | None = None,
     ) -> tuple[int, str | None]:
-        """`store`, and the id of the event stored (None when it was not)."""
+        """`store`, and the id of the event stored (None when it was not). `agreed`: the session's
+        agreement, written with the initialize response that makes it (`agreed`, in the same round trip
+        and confirmed on replicas after it when the backplane asks for it)."""
         keys = [self.key(session_id, "s"), self.key(session_id, "e"), self.channel(session_id)]
         args: list[Arg] = [stream_id, data, "f" if final else "m", self.idle_ms, self.max_events]
         args += [self.max_bytes, *self._limits(session_id)]
+        if agreed is not None:
+            args += list(_agreement(agreed).values())
         found = await self._store(keys=keys, args=args)
+        if agreed is not None:
+            await self.durability.confirm(self.key(session_id, "w"))
         if not isinstance(found, list):
             return int(found), None
         seq = int(found[0])
@@ -252,12 +335,6 @@ class SharedState:
         args: list[Arg] = [self.idle_ms, self.max_events, self.max_bytes, *self._limits(session_id)]
         args += not_heard(counts, views)
         return int(await self._catch_up(keys=keys, args=args))
-
-    async def begin_initialize(self, session_id: str, worker: str, request_id: Any, stream_id: str) -> None:
-        """The initialize request of a session just created is in flight on `worker`."""
-        rid = orjson.dumps(request_id)
-        fields = {_request_field(request_id): worker, "st:" + stream_id: rid, "inf": 1}
-        await self.redis.hset(self.key(session_id, "s"), mapping=fields)  # type: ignore[arg-type]
 
     async def finish(self, session_id: str, request_id: Any, stream_id: str) -> None:
         """A request answered without a stored stream is no longer in flight."""
@@ -381,6 +458,12 @@ class SharedState:
     async def level(self, session_id: str) -> str | None:
         raw = await self.redis.hget(self.key(session_id, "s"), "lvl")
         return _text(raw) if raw else None
+
+
+def _agreement(restored: Restored) -> dict[str | bytes, str | bytes]:
+    """The record fields of a session's agreement."""
+    caps, info = orjson.dumps(restored.client_capabilities), orjson.dumps(restored.client_info)
+    return {"v": restored.version, "caps": caps, "info": info}
 
 
 def _request_field(request_id: Any) -> str:
