@@ -89,7 +89,8 @@ def test_http_options_without_http_are_refused(plain: str, extra: tuple[str, ...
 def test_a_redis_option_that_is_not_a_url_is_one_line(plain: str) -> None:
     done = mcpkit("serve", plain, "--http", "--workers", "2", "--redis", "notaurl")
     expected = (
-        "mcpkit: --redis 'notaurl' is not a Redis URL (redis://HOST[:PORT][/DB], rediss:// or unix://)\n"
+        "mcpkit: --redis 'notaurl' is not a Redis URL (redis://HOST[:PORT][/DB], rediss://, unix:// or "
+        "redis+sentinel://HOST:PORT[,HOST:PORT...]/SERVICE[/DB])\n"
     )
     assert (done.returncode, done.stderr) == (2, expected)
 
@@ -100,6 +101,19 @@ def test_a_redis_that_does_not_answer_is_one_line(plain: str) -> None:
     assert done.returncode == 3
     assert done.stderr.startswith(f"mcpkit: cannot reach Redis at redis://127.0.0.1:{port}: ")
     assert len(done.stderr.splitlines()) == 1
+
+
+def test_sentinels_that_do_not_answer_are_one_line_without_the_password(plain: str) -> None:
+    port = peers.free_port()
+    done = mcpkit("serve", plain, "--http", "--redis", f"redis+sentinel://:pw@127.0.0.1:{port}/mymaster")
+    assert done.returncode == 3
+    assert done.stderr.startswith(
+        f"mcpkit: cannot reach Redis at redis+sentinel://***@127.0.0.1:{port}/mymaster: "
+    )
+    assert len(done.stderr.splitlines()) == 1 and "pw" not in done.stderr
+    clustered = mcpkit("serve", plain, "--http", "--redis-cluster", f"redis+sentinel://127.0.0.1:{port}/m")
+    line = "mcpkit: --redis-cluster takes a node's redis:// URL; a Sentinel URL goes to --redis\n"
+    assert (clustered.returncode, clustered.stderr) == (2, line)
 
 
 def test_serving_is_announced_in_one_line_once_bound_and_requests_are_logged(plain: str) -> None:

@@ -15,13 +15,21 @@ from pathlib import Path
 import anyio
 import anyio.abc
 import pytest
+import redis
 
 from cluster.parts import RedisProcess, find_binary, free_port
 
-__all__ = ["Forwarder", "Pair", "primary_and_replica"]
+__all__ = ["Forwarder", "Pair", "Primary", "Replica", "primary_and_replica", "until_linked"]
 
 
-class Replica(RedisProcess):
+class Primary(RedisProcess):
+    """A redis-server that serves a replica's sync at once (not after the default 5 s wait for more)."""
+
+    def argv(self) -> list[str]:
+        return [*super().argv(), "--repl-diskless-sync-delay", "0"]
+
+
+class Replica(Primary):
     primary = 0  # the port of the primary it follows
 
     def argv(self) -> list[str]:
@@ -84,13 +92,19 @@ class Pair:
         """The replica stops following (promoted as it is): what the primary takes from now on is lost."""
         self.replica.command("REPLICAOF", "NO", "ONE")
 
+    def follow(self) -> None:
+        """The replica follows the primary again, and has caught up."""
+        self.replica.command("REPLICAOF", "127.0.0.1", self.primary.port)
+        until_linked(self.replica, self.primary)
+        self.synced()
+
 
 @contextmanager
 def primary_and_replica(tmp_dir: Path | str) -> Iterator[Pair]:
     binary = find_binary("redis-server", "redis-server")
     with ExitStack() as stack:
         processes: list[RedisProcess] = []
-        for kind in (RedisProcess, Replica):
+        for kind in (Primary, Replica):
             directory = Path(tempfile.mkdtemp(prefix="redis-", dir=tmp_dir))
             stack.callback(shutil.rmtree, directory, True)
             process = kind(binary, directory, free_port(), appendonly=False)
@@ -101,9 +115,28 @@ def primary_and_replica(tmp_dir: Path | str) -> Iterator[Pair]:
             processes.append(process)
         primary, replica = processes
         assert isinstance(replica, Replica)
-        deadline = time.monotonic() + 10
-        while replica.command("INFO", "replication").get("master_link_status") != "up":
-            if time.monotonic() > deadline:
-                pytest.fail("the replica did not reach its primary")
-            time.sleep(0.05)
+        until_linked(replica, primary)
         yield Pair(primary, replica)
+
+
+def until_linked(replica: RedisProcess, primary: RedisProcess) -> None:
+    """Until the replica follows the primary and acknowledges its writes: after a diskless sync the
+    primary sends it nothing more until its first acknowledgement (up to a second later), and a WAIT
+    before that does not count it."""
+    deadline = time.monotonic() + 10
+    while replica.command("INFO", "replication").get("master_link_status") != "up" or not _acked(primary):
+        if time.monotonic() > deadline:
+            pytest.fail("the replica did not reach its primary")
+        time.sleep(0.05)
+
+
+def _acked(primary: RedisProcess) -> bool:
+    """A write to the primary reached its replica within 100 ms."""
+    client = redis.Redis.from_url(primary.url, socket_timeout=5)
+    try:
+        with client.pipeline(transaction=False) as pipe:
+            pipe.set("test:linked", b"1")
+            pipe.wait(1, 100)
+            return int(pipe.execute()[1]) >= 1
+    finally:
+        client.close()

@@ -5,8 +5,10 @@ to any worker)."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -47,6 +49,25 @@ def test_several_workers_without_redis_is_refused_in_one_line() -> None:
     ]
 
 
+def test_the_serving_line_names_the_redis_without_its_password(tmp_path: Path) -> None:
+    with redis_server(tmp_path) as redis:
+        redis.command("CONFIG", "SET", "requirepass", "hunter2")
+        url = f"redis://:hunter2@127.0.0.1:{redis.port}/0"
+        port = free_port()
+        command = [sys.executable, "-m", "mcpkit.cli", "serve", str(HERE / "cli_server.py"), "--http"]
+        command += ["--port", str(port), "--redis", url, "--log-level", "critical"]
+        env = {"PYTHONPATH": str(REPO / "src")}
+        child = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            assert child.stderr is not None
+            line = child.stderr.readline()
+            until_listening(port)  # stopped once started: a SIGTERM while starting is not heard
+        finally:
+            child.terminate()
+            child.wait(timeout=30)
+    assert "hunter2" not in line and f"sessions in redis://***@127.0.0.1:{redis.port}/0" in line
+
+
 def test_one_session_is_served_by_every_worker_of_mcpkit_serve(tmp_path: Path) -> None:
     with redis_server(tmp_path) as redis:
         assert len(worker_pids(["--redis", redis.url])) == 2  # both workers served the one session
@@ -67,6 +88,17 @@ def test_redis_and_redis_cluster_together_are_refused_in_one_line() -> None:
     )
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == ["mcpkit: --redis and --redis-cluster: give one of them"]
+
+
+def until_listening(port: int) -> None:
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, f"nothing listens on {port}"
+            time.sleep(0.1)
 
 
 def worker_pids(store: list[str]) -> set[int]:

@@ -7,6 +7,7 @@ has it."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 
 from cluster.failover import Forwarder, Pair, primary_and_replica
 from cluster.inprocess import Workers, cluster
+from cluster.parts import RedisProcess
 from cluster.test_cluster_sessions import VERSION, call, initialize, resume, with_session
 from cluster.test_cluster_streams import Reader, announced, get_stream
 from mcpkit import RemoteError
@@ -145,4 +147,62 @@ async def test_with_wait_replicas_a_session_or_a_task_is_acknowledged_only_once_
                 await client.call_tool_as_task("blob", {"kib": 1})
             assert refused.value.code == -32011 and "replica" in str(refused.value)
         opened = await http.post(workers.urls[0], content=body(INITIALIZE), headers=HEADERS)
-        assert b'"result"' not in opened.content  # no initialize answered: no session that may vanish
+        assert opened.status_code == 503 and "mcp-session-id" not in opened.headers  # no session to vanish
+
+
+def stored_status(redis: RedisProcess, task_id: str) -> str | None:
+    """The status of the task as `redis` has it (None: it has no such task)."""
+    raw = redis.command("HGET", f"mcp:{{t}}:task-rec:{task_id}", "data")
+    return None if raw is None else str(json.loads(raw)["status"])
+
+
+async def test_with_wait_replicas_a_task_is_reported_ended_only_once_a_replica_has_its_end(
+    tmp_path: Path,
+) -> None:
+    options = {"wait_replicas": 1, "wait_timeout": 0.3}
+    async with (
+        failing_over(tmp_path, **options) as (workers, pair, _),
+        connect_http(workers.url, protocol_version=VERSION) as client,
+    ):
+        done = await client.call_tool_as_task("blob", {"kib": 1})
+        assert (await done.result())["content"]
+        assert done.task_id is not None and stored_status(pair.replica, done.task_id) == "completed"
+        gated = await client.call_tool_as_task("gated", {})
+        pair.cut()  # the task's end now reaches the primary only
+        workers.seen.gate.set()
+        with pytest.raises(RemoteError) as unconfirmed:
+            await gated.result()
+        assert unconfirmed.value.code == -32011 and "replicas did not confirm" in str(unconfirmed.value)
+        await anyio.to_thread.run_sync(pair.follow)  # a full resync: the workers go on meanwhile
+        assert (await gated.result())["content"][0]["text"] == "through"
+        assert gated.task_id is not None and stored_status(pair.replica, gated.task_id) == "completed"
+
+
+async def test_a_task_end_a_failover_lost_is_written_again_by_the_worker_that_ended_it(
+    tmp_path: Path,
+) -> None:
+    async with (
+        failing_over(tmp_path) as (workers, pair, forwarder),
+        connect_http(workers.url, protocol_version=VERSION) as client,
+    ):
+        gated = await client.call_tool_as_task("gated", {})
+        task_id = gated.task_id
+        assert task_id is not None
+        pair.synced()
+        pair.cut()  # the task's end now reaches the primary only
+        workers.seen.gate.set()
+        with anyio.fail_after(10):
+            while stored_status(pair.primary, task_id) != "completed":
+                await anyio.sleep(0.05)
+        assert stored_status(pair.replica, task_id) == "working"
+        fail_over(pair, forwarder)
+        with anyio.fail_after(30):  # it would read as working until its ttl, its leg long over
+            while True:
+                try:
+                    result = await gated.result()
+                    break
+                except RemoteError as outage:  # until the workers reach the promoted replica
+                    assert outage.code in (-32011, -32603, -32010), outage
+                    await anyio.sleep(0.2)
+        assert result["content"][0]["text"] == "through"
+        assert stored_status(pair.replica, task_id) == "completed"

@@ -91,7 +91,8 @@ def _add_scale_out(http: Any) -> None:
     http.add_argument(
         "--redis",
         metavar="URL",
-        help="share sessions in this Redis (pip install 'mcpkit[redis]'), so any worker serves any request",
+        help="share sessions in this Redis (pip install 'mcpkit[redis]'), so any worker serves any request; "
+        "behind Sentinel: redis+sentinel://HOST:PORT[,HOST:PORT...]/SERVICE",
     )
     http.add_argument(
         "--redis-cluster",
@@ -231,7 +232,11 @@ def allowed(args: argparse.Namespace) -> tuple[list[str], list[str]]:
 
 def _announce(args: argparse.Namespace) -> None:
     where = f"http://{args.host}:{args.port}/mcp"
-    more = f" with {args.workers} workers, sessions in {args.redis}" if args.workers > 1 or args.redis else ""
+    more = ""
+    if args.redis:
+        from ..cluster.startup import redacted  # the password stays out of the log
+
+        more = f" with {args.workers} workers, sessions in {redacted(args.redis)}"
     print(f"mcpkit: serving on {where}{more}", file=sys.stderr)
     if args.login:
         upstream = args.login["upstream"]

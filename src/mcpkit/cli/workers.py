@@ -94,11 +94,14 @@ def serve_workers(
 def check_redis_url(url: str, cluster: bool = False) -> None:
     """Failure (one line) unless `url` is a Redis URL whose server answers PING: checked once here, not
     by every worker crashing and being restarted."""
-    scheme = urlsplit(url).scheme
-    if scheme not in ("redis", "rediss", "unix"):
+    scheme = urlsplit(url).scheme.lower()
+    if scheme not in ("redis", "rediss", "unix", "redis+sentinel", "rediss+sentinel"):
         raise UsageError(
-            f"--redis {url!r} is not a Redis URL (redis://HOST[:PORT][/DB], rediss:// or unix://)"
+            f"--redis {url!r} is not a Redis URL (redis://HOST[:PORT][/DB], rediss://, unix:// or "
+            "redis+sentinel://HOST:PORT[,HOST:PORT...]/SERVICE[/DB])"
         )
+    if cluster and scheme.endswith("+sentinel"):
+        raise UsageError("--redis-cluster takes a node's redis:// URL; a Sentinel URL goes to --redis")
     from ..cluster.startup import StoreRefused, check_reachable
 
     try:

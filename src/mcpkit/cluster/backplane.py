@@ -3,9 +3,10 @@
     app = StreamableHTTPApp(server, backplane=RedisBackplane("redis://redis.internal:6379/0"))
 
 On a Redis Cluster, `RedisBackplane("redis://any-node:7000", cluster=True)` (the other nodes are
-discovered) or `RedisBackplane(redis=RedisCluster(...))`. Run the same app on as many workers and
-machines as you like, behind any load balancer, no sticky sessions. What is shared, and how, is in
-`scripts` (the Redis layout) and `http` (the flows).
+discovered) or `RedisBackplane(redis=RedisCluster(...))`; behind Sentinel,
+`RedisBackplane("redis+sentinel://sentinel-a:26379,sentinel-b:26379/mymaster")` (see `sentinel`).
+Run the same app on as many workers and machines as you like, behind any load balancer, no sticky
+sessions. What is shared, and how, is in `scripts` (the Redis layout) and `http` (the flows).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from .peers import SharedPeers
 from .pool import Traffic, WaitingPool
 from .relay import ClusterRelay
 from .replay_store import RedisReplayStore
+from .sentinel import is_sentinel_url, sentinel_pool
 from .sessions import ClusterSessions
 from .startup import StoreRefused, check_reachable, redacted, shared_state_key
 from .state import SharedState
@@ -69,9 +71,10 @@ class RedisBackplane:
     process (letters and digits; a random suffix keeps each start distinct). `max_tasks`,
     `max_live_tasks`, `task_bytes` and `task_result_bytes`: the bounds of the tasks kept in the same
     Redis (cluster/task_store.py). `wait_replicas` / `wait_timeout`: a session's agreement (the
-    initialize response) and a created task are confirmed on this many replicas (Redis WAIT) before
-    they are answered, or refused as a store failure (see `durability`); 0, the default, answers once
-    the primary has them, and a failover may lose them (the client then finds the session or the task
+    initialize response), a created task and a task's end are confirmed on this many replicas (Redis
+    WAIT) before they are answered or reported, or refused as a store failure (an initialize: 503; a
+    task: -32011, answered once a replica has it; see `durability`); 0, the default, answers once the
+    primary has them, and a failover may lose them (the client then finds the session or the task
     gone, and a resumption across it is told which events were lost: docs/scale-out.md).
     `warm_sessions`: sessions this worker keeps running between their requests (the most recently
     served; one idle for a minute, or half the idle timeout, is closed), so their next request here
@@ -113,7 +116,7 @@ class RedisBackplane:
     ) -> None:
         limits = (idle_timeout, max_sessions, max_events, max_bytes, heartbeat, dead_after, max_in_flight)
         _positive(*limits, max_connections, pool_timeout, ended_retention, max_total_bytes)
-        _check_store(url is not None or redis is not None, prefix, wait_replicas, wait_timeout, warm_sessions)
+        _check_store(url or redis, cluster, prefix, wait_replicas, wait_timeout, warm_sessions)
         self.url = url
         self._redis = redis
         self.prefix = prefix
@@ -141,7 +144,7 @@ class RedisBackplane:
             from redis.asyncio import Redis
 
             assert self.url is not None
-            pool = WaitingPool.from_url(
+            pool = (sentinel_pool if is_sentinel_url(self.url) else WaitingPool.from_url)(
                 self.url,
                 max_connections=self.max_connections,
                 timeout=self.pool_timeout,
@@ -253,6 +256,7 @@ class RedisBackplane:
             store = RedisTaskStore(
                 self.client(), self.prefix, durability=self.durability(), **self.task_bounds
             )
+            self.state().watch.also.append(store.store_again)  # task ends a failover lost, written again
             fanout.engine = TaskEngine(store, workers=ClusterTasks(self.state(), self.worker), **options)
         return fanout.engine
 
@@ -311,9 +315,14 @@ class RedisBackplane:
         )
 
 
-def _check_store(named: bool, prefix: str, wait_replicas: int, wait_timeout: float, warm: int) -> None:
-    if not named:
+def _check_store(
+    named: object, cluster: bool, prefix: str, wait_replicas: int, wait_timeout: float, warm: int
+) -> None:
+    """`named`: the url, else the redis client (None: neither)."""
+    if named is None:
         raise ValueError("RedisBackplane needs a url or a redis client")
+    if cluster and isinstance(named, str) and is_sentinel_url(named):
+        raise ValueError("cluster=True takes a node's redis:// URL, not a Sentinel URL")
     if "{" in prefix or "}" in prefix:
         raise ValueError("a RedisBackplane prefix holds no '{' or '}': the keys' hash tags are its own")
     if wait_replicas < 0 or wait_timeout <= 0:

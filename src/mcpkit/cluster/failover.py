@@ -5,7 +5,8 @@ stream would wait for a response nobody sends any more). Each worker keeps the f
 the last `window` seconds (at most `max_bytes` of them) and, once a second, asks Redis who it is (the
 servers' run ids): when another server answers than before (a failover, or a restart that kept nothing),
 it stores them again. A final event that is still there is not stored twice (the script refuses a second
-one); a session the failover lost stays lost (its client gets 404 and starts a new one).
+one); a session the failover lost stays lost (its client gets 404 and starts a new one). The task store
+does the same with the tasks this worker ended (`also`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 
 # how a final event is stored again: (session, stream, data) -> its seq (<= 0: not stored)
 StoreFinal = Callable[[str, str, bytes], Awaitable[int]]
+# another part's recent writes stored again: how many were missing
+StoreAgain = Callable[[], Awaitable[int]]
 
 __all__ = ["FailoverWatch"]
 
@@ -45,6 +48,7 @@ class FailoverWatch:
         self.recent: deque[tuple[float, str, str, bytes]] = deque()  # (when, session, stream, data)
         self.size = 0
         self.servers: frozenset[str] | None = None  # the run ids that answered last
+        self.also: list[StoreAgain] = []  # what else stores its recent writes again (the task store)
 
     def stored(self, session_id: str, stream_id: str, data: bytes) -> None:
         """A stream's final event was stored: kept for `window` seconds."""
@@ -72,7 +76,9 @@ class FailoverWatch:
         for _, session_id, stream_id, data in list(self.recent):
             if await self.store_final(session_id, stream_id, data) > 0:
                 again += 1
-        log.warning("the session store changed servers (a failover?): %d lost responses stored again", again)
+        ends = [await store_again() for store_again in self.also]
+        what = "%d lost responses and %d task ends stored again"
+        log.warning("the session store changed servers (a failover?): " + what, again, sum(ends))
 
     async def run_once(self) -> None:
         try:

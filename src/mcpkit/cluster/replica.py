@@ -127,6 +127,7 @@ class Replica(SessionStream):
     def _lost(self, exc: RedisError) -> None:
         self.store_failed = True
         self.reusable = False
+        self.failure = exc  # a POST not answered yet is refused with it (503), not left empty
         self.close()
         self.here.health.lost(exc)
 

@@ -183,7 +183,12 @@ class ClusterSessions:
         caps, info = params.get("capabilities"), params.get("clientInfo")
         replica.declared = (caps if isinstance(caps, dict) else {}, info if isinstance(info, dict) else {})
         exchange.response_headers.append((b"mcp-session-id", session_id.encode()))
-        await self._serve_request(replica, exchange, message)
+        try:
+            await self._serve_request(replica, exchange, message)
+        except HTTPRefusal:  # no client holds the session's id: nothing of it is kept
+            with contextlib.suppress(RedisError):
+                await self.state.end(session_id)
+            raise
 
     async def post(self, exchange: Exchange) -> None:
         message = exchange.message

@@ -17,6 +17,8 @@ import secrets
 
 import redis
 
+from .sentinel import blocking_primary, is_sentinel_url
+
 __all__ = ["SECRET_KEY_NAME", "StoreRefused", "check_reachable", "redacted", "shared_state_key"]
 
 SECRET_KEY_NAME = "state-secret"
@@ -36,9 +38,12 @@ def redacted(url: str) -> str:
 
 
 def _client(url: str, timeout: float, cluster: bool) -> redis.Redis | redis.RedisCluster:
-    """A blocking client of Redis at `url`; `cluster`: a Redis Cluster, `url` naming any one node."""
+    """A blocking client of Redis at `url`; `cluster`: a Redis Cluster, `url` naming any one node; a
+    `redis+sentinel://` URL: the primary its sentinels name (cluster/sentinel.py)."""
     kind = redis.RedisCluster if cluster else redis.Redis
     try:
+        if is_sentinel_url(url) and not cluster:
+            return blocking_primary(url, timeout)
         return kind.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
     except (ValueError, redis.RedisError, OSError) as exc:  # a cluster client asks for the slots at once
         raise StoreRefused(f"cannot reach Redis at {redacted(url)}: {exc}") from None

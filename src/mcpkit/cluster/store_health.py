@@ -1,6 +1,7 @@
 """What a cluster worker says when Redis fails it: a 503 with Retry-After while the store is away (logged
-once when an outage starts and once when it ends), the busy answer when the worker's own connections ran
-out (not an outage), and the busy answer when a session has `max_in_flight` requests in flight."""
+once when an outage starts and once when it ends) or its replicas do not confirm a write (`wait_replicas`),
+the busy answer when the worker's own connections ran out (not an outage), and the busy answer when a
+session has `max_in_flight` requests in flight."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from redis.exceptions import RedisError
 from ..protocol.errors import INTERNAL_ERROR, SERVER_BUSY
 from ..protocol.http_rules import HTTPRefusal
 from ..protocol.jsonrpc import RequestId, encode, error_response
+from .durability import NotDurable
 from .pool import PoolExhausted
 from .state import EventLogFull
 
@@ -38,6 +40,11 @@ class StoreHealth:
             raise HTTPRefusal(
                 429, f"Server busy: {exc}; retry shortly", SERVER_BUSY, retry_after="1"
             ) from None
+        except NotDurable as exc:  # Redis answered; the write stays unacknowledged (docs/scale-out.md)
+            self.lost(exc)
+            message = f"Service Unavailable: {exc}; retry later"
+            data = {"reason": "not_durable"}
+            raise HTTPRefusal(503, message, INTERNAL_ERROR, data=data, retry_after="1") from None
         except RedisError as exc:
             self.lost(exc)
             message = "Service Unavailable: the session store (Redis) is unreachable"
@@ -48,7 +55,12 @@ class StoreHealth:
         if isinstance(exc, PoolExhausted):  # this worker is busy, Redis is fine
             return
         if not self.down:
-            log.warning("the session store (Redis) is unreachable: %s", exc)
+            what = (
+                "did not confirm a write on enough replicas"
+                if isinstance(exc, NotDurable)
+                else "is unreachable"
+            )
+            log.warning("the session store (Redis) %s: %s", what, exc)
         self.down = True
 
     def ok(self) -> None:

@@ -1,10 +1,23 @@
 """Tasks in Redis: every worker of a cluster answers for every task, and a task outlives the worker that
 ran it. Each change is a compare-and-set on the record's revision (task_scripts.py), so of two workers
 acting on the same state only one succeeds; the other reads the task again and sees what changed.
-The bounds are those of server/tasks/store.py, across the cluster."""
+The bounds are those of server/tasks/store.py, across the cluster.
+
+With `durability` asking for replicas (`wait_replicas`), what a client relies on is confirmed on them
+before it is told: a created task before the CreateTaskResult, a task's end (its status, result or
+error) before the update returns (so before its status notification) and again by a reader that finds
+a task ended (so tasks/get, tasks/result and tasks/list never report an end that a failover could take
+back: the reader's WAIT covers the writer's write, earlier in the replication stream). Unconfirmed, each
+is the store unavailable (-32011): a client retrying is answered once a replica has it.
+
+A failover may still take an end back (with `wait_replicas=0`, or the primary lost before a replica
+confirmed it): the task would read as working again, its leg long over. So each worker keeps the ends it
+wrote in the last `window` seconds (at most `max_bytes` of them) and writes them again when the session
+store's failover watch sees another server answer (`store_again`, failover.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -18,7 +31,7 @@ from ..protocol.errors import STORE_UNAVAILABLE, MCPError
 from ..protocol.tasks import Status
 from ..server.tasks.store import MIB, Change, TaskRecord, too_large
 from . import task_scripts
-from .durability import Durability
+from .durability import Durability, NotDurable
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -40,6 +53,11 @@ def _reachable(method: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Corou
     async def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return await method(*args, **kwargs)
+        except NotDurable as exc:
+            message = f"Service Unavailable: the task store's replicas did not confirm it ({exc})"
+            raise MCPError(
+                STORE_UNAVAILABLE, message, {"retryAfterMs": 1000, "reason": "not_durable"}
+            ) from None
         except RedisError as exc:
             message = f"Service Unavailable: the task store (Redis) is unreachable ({exc})"
             raise MCPError(STORE_UNAVAILABLE, message, {"retryAfterMs": 1000}) from None
@@ -69,6 +87,10 @@ class RedisTaskStore:
         self.max_bytes = max_bytes
         self.max_task_bytes = max_task_bytes
         self.durability = durability or Durability(redis)
+        self.ends: dict[str, tuple[float, bytes]] = {}  # task -> (when it ended here, its record)
+        self.ends_size = 0
+        self.window = 60.0
+        self.max_bytes_kept = 16 * MIB
         self._create = redis.register_script(task_scripts.CREATE)
         self._update = redis.register_script(task_scripts.UPDATE)
 
@@ -101,13 +123,20 @@ class RedisTaskStore:
             ],
         )
         if kept:
-            await self.durability.confirm(self.space + "w")
+            await self._confirm()
         return bool(kept)
 
     @_reachable
     async def get(self, task_id: str) -> TaskRecord | None:
         raw = await self.redis.hget(self._key(task_id), "data")
-        return _load(raw) if raw is not None else None
+        record = _load(raw) if raw is not None else None
+        if record is not None and record.status.terminal:
+            await self._confirm()
+        return record
+
+    async def _confirm(self) -> None:
+        """What was written in the store's slot so far is on the replicas `durability` asks for."""
+        await self.durability.confirm(self.space + "w")
 
     @_reachable
     async def update(self, task_id: str, change: Change) -> tuple[TaskRecord | None, bool]:
@@ -127,6 +156,9 @@ class RedisTaskStore:
                 too_large(record)
                 written = await self._write(task_id, rev, record, _dump(record), _UNBOUNDED)
             if written > 0:
+                if record.status.terminal:
+                    self._ended(task_id, data)
+                    await self._confirm()
                 return record, True
         raise RuntimeError(f"task {task_id!r} kept changing under {_TRIES} attempts to change it")
 
@@ -150,6 +182,32 @@ class RedisTaskStore:
         )
         return int(written)
 
+    def _ended(self, task_id: str, data: bytes) -> None:
+        """A task's end was written here: kept for `window` seconds, for `store_again`."""
+        old = self.ends.pop(task_id, None)
+        self.ends_size += len(data) - (len(old[1]) if old else 0)
+        self.ends[task_id] = (time.monotonic(), data)
+        horizon = time.monotonic() - self.window
+        while self.ends:
+            first = next(iter(self.ends))
+            when, kept = self.ends[first]
+            if when >= horizon and self.ends_size <= self.max_bytes_kept:
+                break
+            del self.ends[first]
+            self.ends_size -= len(kept)
+
+    async def store_again(self) -> int:
+        """The ends kept here written again where the store lost them (the task is back at an earlier
+        state of the same leg): how many were. For the failover watch, after a failover."""
+        again = 0
+        for task_id, (_, data) in list(self.ends.items()):
+            try:
+                _, changed = await self.update(task_id, _restored(_load(data)))
+            except MCPError:  # the store away again, or not confirming: the next failover tries again
+                break
+            again += changed
+        return again
+
     @_reachable
     async def owned(self, owner: str | None) -> list[TaskRecord]:
         ids = await self.redis.zrange(f"{self.space}tasks:own:{owner or ''}", 0, -1)
@@ -159,7 +217,23 @@ class RedisTaskStore:
             for task_id in ids:
                 pipe.hget(self._key(task_id.decode() if isinstance(task_id, bytes) else str(task_id)), "data")
             found = await pipe.execute()
-        return [_load(raw) for raw in found if raw is not None]
+        records = [_load(raw) for raw in found if raw is not None]
+        if any(record.status.terminal for record in records):
+            await self._confirm()
+        return records
+
+
+def _restored(end: TaskRecord) -> Change:
+    """The task as it ended, unless it has ended since or moved past that leg."""
+
+    def restore(task: TaskRecord) -> bool:
+        if task.status.terminal or task.leg > end.leg:
+            return False
+        for field in dataclasses.fields(TaskRecord):
+            setattr(task, field.name, getattr(end, field.name))
+        return True
+
+    return restore
 
 
 def _ms(seconds: float) -> int:

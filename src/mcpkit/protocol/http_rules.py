@@ -50,11 +50,20 @@ _EVENT_ID: Final = re.compile(r"([A-Za-z0-9_.]+)-([0-9]{1,18})")
 class HTTPRefusal(Exception):
     """Refused before any response started: an HTTP status and a JSON-RPC error (code, message)."""
 
-    def __init__(self, status: int, message: str, code: int = INVALID_REQUEST, **headers: str) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        code: int = INVALID_REQUEST,
+        *,
+        data: JSON | None = None,
+        **headers: str,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.code = code
+        self.data = data  # the JSON-RPC error's `data`, when there is more to say than the message
         self.headers = headers
         self.rid: RequestId | None = None  # the refused request's id, when it was read before the refusal
 

@@ -150,7 +150,10 @@ class TaskEngine:
         task_id = leg.record.task_id
         if self.legs.get(task_id) is leg:
             del self.legs[task_id]
-        await self.change(task_id, session, peers, settled(leg.number, leg.outcome))
+        try:
+            await self.change(task_id, session, peers, settled(leg.number, leg.outcome))
+        except MCPError as exc:  # a shared store failed it: unwritten, or written and not confirmed
+            log.warning("the outcome of task %s is not stored for sure: %s", task_id, exc)
 
     async def change(
         self, task_id: str, session: Session | None, peers: Peers, change: Change

@@ -98,7 +98,7 @@ async def respond(send: Send, status: int, body: bytes, headers: Headers) -> Non
 async def refuse(send: Send, refusal: HTTPRefusal) -> None:
     """The status and JSON-RPC error body of a refused request (no id unless the refusal names it)."""
     extra = [(k.replace("_", "-").encode(), v.encode()) for k, v in refusal.headers.items()]
-    body = encode(error_response(refusal.rid, refusal.code, refusal.message))
+    body = encode(error_response(refusal.rid, refusal.code, refusal.message, refusal.data))
     await respond(send, refusal.status, body, JSON_HEADERS + extra)
 
 

@@ -21,7 +21,7 @@ from ...protocol.versions import Feature, has
 from .asgi import respond
 from .exchange import Exchange
 from .sessions import SessionStream
-from .streams import prime, reply_json, write_sse
+from .streams import prime, reply_json, reply_whole, write_sse
 
 __all__ = ["Answering", "deliver", "serve_alone"]
 
@@ -72,7 +72,9 @@ async def _answer(session: SessionStream, exchange: Exchange, request: Request, 
         except HTTPRefusal:
             session.close_route(request.id, route)
             raise
-        if sse:
+        if sse and request.method == "initialize":  # its session id with its result, not before
+            await reply_whole(session, receiver, exchange, first)
+        elif sse:
             await write_sse(route, receiver, exchange, first=first)
         else:
             await reply_json(session, receiver, request.id, exchange)

@@ -109,6 +109,7 @@ class SessionStream(Attributes):
         "backlog",
         "client",
         "closed",
+        "failure",
         "init_id",
         "last_seen",
         "pre_agreed",
@@ -136,6 +137,8 @@ class SessionStream(Attributes):
         self.version: str | None = None  # negotiated, once the initialize response went out
         self.init_id: RequestId | None = None
         self.closed = False
+        # what made it stop serving (a cluster's store failing it): a POST not answered yet is refused with it
+        self.failure: Exception | None = None
         self.client: str | None = None  # who holds it, when the server can tell (`clients`)
         self.principal: str | None = None  # whose access token opened it, on a protected server
         self.pre_agreed: str | None = None  # a sessionless POST's version, served without initialize

@@ -15,7 +15,7 @@ from .event_store import EventStore, Replay, UnknownEventId
 from .exchange import Exchange
 from .sessions import STANDALONE, Item, Route, SessionStream
 
-__all__ = ["prime", "reply_json", "resume", "stream_standalone", "write_sse"]
+__all__ = ["prime", "reply_json", "reply_whole", "resume", "stream_standalone", "write_sse"]
 
 
 async def prime(session: SessionStream, route: Route) -> bytes:
@@ -87,13 +87,36 @@ async def settled(receiver: Mailbox[Item]) -> list[Item]:
     return receiver.take_ready()
 
 
+async def reply_whole(
+    session: SessionStream, receiver: Mailbox[Item], exchange: Exchange, first: bytes
+) -> None:
+    """Answer with the request's SSE stream in one body, once its response is there: an initialize's, so
+    the Mcp-Session-Id goes out only with the InitializeResult (transports "Session Management"), and a
+    session that failed before it (`failure`: a cluster's store refused it) is refused as an HTTP error
+    (which `failure` becomes) instead of an empty stream naming a session nobody keeps."""
+    items = await settled(receiver)
+    if not (items and items[-1].final):
+        async with until_disconnect(exchange.receive) as gone:
+            async for item in receiver:
+                items.append(item)
+                if item.final:
+                    break
+        if gone.is_set():
+            return
+    if not (items and items[-1].final) and session.failure is not None:
+        raise session.failure
+    body = first + b"".join(encode_event(item.data, event_id=item.event_id) for item in items)
+    await respond(exchange.send, 200, body, SSE_HEADERS + exchange.response_headers)
+
+
 async def reply_json(
     session: SessionStream, receiver: Mailbox[Item], rid: RequestId, exchange: Exchange
 ) -> None:
     """Answer with the response as application/json; messages before it go to the standalone stream,
     as a JSON answer has no room for them. A request cancelled meanwhile gets no response (utilities
     "Cancellation"), so its POST is answered with an SSE stream that ends at once (a request's POST is
-    JSON or SSE, never 202); one whose session ended meanwhile gets 404, as its next request would."""
+    JSON or SSE, never 202); one whose session ended meanwhile gets 404, as its next request would, or
+    the session's `failure` raised."""
     response = None
     for item in await settled(receiver):
         if item.final:
@@ -112,6 +135,8 @@ async def reply_json(
             return
     receiver.discard()
     send, extra = exchange.send, exchange.response_headers
+    if response is None and session.failure is not None:
+        raise session.failure
     if response is None and session.closed:
         ended = error_response(rid, SESSION_NOT_FOUND, "Session not found: it ended before the response")
         await respond(send, 404, encode(ended), JSON_HEADERS + extra)
