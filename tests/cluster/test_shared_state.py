@@ -3,6 +3,7 @@ side relies on, one test each (the rules of InMemoryEventStore where they are th
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -12,6 +13,7 @@ import anyio
 import pytest
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from cluster.parts import redis_server
 from cluster.redis_cluster import redis_cluster
@@ -318,3 +320,25 @@ async def test_past_the_budget_ended_streams_go_first_then_new_work_is_refused_u
     await elsewhere.check()
     assert not state.full and not other.full and budget.total == elsewhere.total == 0
     assert await other.begin("a", None, worker="w", request_id=2, stream_id="p3_w") == AGREED
+
+
+async def test_a_heartbeat_the_store_lost_counts_as_current_until_its_worker_could_write_it_again(
+    tmp_path: Path,
+) -> None:
+    with redis_server(tmp_path) as redis:
+        client = Redis.from_url(redis.url)
+        state = SharedState(
+            client, prefix="h:", idle_timeout=30, max_sessions=3, max_events=5, heartbeat_ttl=1.0
+        )
+        await state.watch.run_once()  # who answers now
+        await client.set(state.alive_key("w1"), b"1", px=60_000)
+        assert await state.beating("w1")
+        assert not await state.beating("w2")  # never beat: dead
+        redis.stop()
+        redis.start()  # nothing kept: w1's heartbeat is gone with every other key, another server answers
+        with contextlib.suppress(RedisConnectionError):
+            await client.ping()  # the connection the restart broke is dropped here
+        assert await state.beating("w1")  # lost by the store, not by w1
+        await anyio.sleep(1.2)
+        assert not await state.beating("w1")  # a live w1 would have written it again by now
+        await client.aclose()

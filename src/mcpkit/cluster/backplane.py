@@ -237,6 +237,7 @@ class RedisBackplane:
                 ended_retention=self.ended_retention,
                 max_total_bytes=self.max_total_bytes,
                 durability=self.durability(),
+                heartbeat_ttl=self.dead_after,
             )
         return self._state
 

@@ -48,6 +48,7 @@ class FailoverWatch:
         self.recent: deque[tuple[float, str, str, bytes]] = deque()  # (when, session, stream, data)
         self.size = 0
         self.servers: frozenset[str] | None = None  # the run ids that answered last
+        self.changed_at: float | None = None  # when other servers than before answered (monotonic)
         self.also: list[StoreAgain] = []  # what else stores its recent writes again (the task store)
 
     def stored(self, session_id: str, stream_id: str, data: bytes) -> None:
@@ -71,6 +72,7 @@ class FailoverWatch:
         before, self.servers = self.servers, servers
         if before is None or servers <= before:
             return
+        self.changed_at = time.monotonic()
         self._trim()
         again = 0
         for _, session_id, stream_id, data in list(self.recent):
@@ -79,6 +81,10 @@ class FailoverWatch:
         ends = [await store_again() for store_again in self.also]
         what = "%d lost responses and %d task ends stored again"
         log.warning("the session store changed servers (a failover?): " + what, again, sum(ends))
+
+    def changed_within(self, seconds: float) -> bool:
+        """Whether the store changed servers in the last `seconds` (as far as the last check saw)."""
+        return self.changed_at is not None and time.monotonic() - self.changed_at < seconds
 
     async def run_once(self) -> None:
         try:

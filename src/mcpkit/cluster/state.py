@@ -89,11 +89,13 @@ class SharedState:
         ended_retention: float = 30.0,
         max_total_bytes: int = 256 * 1024 * 1024,
         durability: Durability | None = None,
+        heartbeat_ttl: float = 6.0,
     ) -> None:
         self.redis = redis
         self.sharded = isinstance(redis, RedisCluster)  # a script touches one slot only
         self.durability = durability or Durability(redis)
         self.max_in_flight = max_in_flight
+        self.heartbeat_ttl = heartbeat_ttl  # how long a worker's heartbeat lives (the backplane's dead_after)
         self.prefix = prefix
         self.bus = self.shared("bus")  # the shard channel every worker reads (signals.py)
         self.idle_ms = int(idle_timeout * 1000)
@@ -142,8 +144,14 @@ class SharedState:
         return f"{self.prefix}alive:{worker}"
 
     async def beating(self, worker: str) -> bool:
-        """Whether `worker`'s heartbeat is current."""
-        return bool(await self.redis.exists(self.alive_key(worker)))
+        """Whether `worker`'s heartbeat is current. One missing just after the store changed servers (a
+        failover to a replica that lacked it, a restart that kept nothing) counts as current for a
+        heartbeat's lifetime (`heartbeat_ttl`), within which every live worker writes its own again:
+        a live worker's requests and tasks are not given up for a heartbeat the failover lost."""
+        if await self.redis.exists(self.alive_key(worker)):
+            return True
+        await self.watch.run_once()  # a failover since the last look would explain it
+        return self.watch.changed_within(self.heartbeat_ttl)
 
     def channel(self, session_id: str) -> str:
         """Where a stored event of the session is announced (the stream it is on)."""
