@@ -120,6 +120,22 @@ def _answer_or_none(http: httpx.Client, url: str, task_id: str) -> Any:
         return None
 
 
+def test_a_task_that_ends_while_redis_is_away_has_its_end_written_once_redis_is_back(tmp_path: Path) -> None:
+    with redis_server(tmp_path, appendonly=True) as redis, httpx.Client(timeout=10) as http:
+        extra = {"MCPKIT_REDIS_URL": redis.url, "MCPKIT_TEST_DIR": str(tmp_path)}
+        with cluster(1, env=extra, tmp_dir=tmp_path) as group:
+            task_id = start(http, group.workers.urls[0], 1.0)
+            redis.stop()
+            time.sleep(2.0)  # the task ended meanwhile: its end could not be written
+            redis.start()  # appendonly: the task is still "working" there
+            ended = _wait_for(
+                lambda: get(http, group.workers.urls[0], task_id).get("result", {}),
+                lambda t: t.get("status") not in (None, "working"),
+                timeout=20,
+            )
+    assert ended["status"] == "completed", ended
+
+
 def _wait_for(read: Any, done: Any, timeout: float = 10.0) -> Any:
     """`read()` until `done(value)` or `timeout`; the last value."""
     deadline = time.monotonic() + timeout

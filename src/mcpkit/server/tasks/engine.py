@@ -150,10 +150,26 @@ class TaskEngine:
         task_id = leg.record.task_id
         if self.legs.get(task_id) is leg:
             del self.legs[task_id]
+        outcome = settled(leg.number, leg.outcome)
         try:
-            await self.change(task_id, session, peers, settled(leg.number, leg.outcome))
+            await self.change(task_id, session, peers, outcome)
         except MCPError as exc:  # a shared store failed it: unwritten, or written and not confirmed
-            log.warning("the outcome of task %s is not stored for sure: %s", task_id, exc)
+            log.warning("the outcome of task %s is not stored for sure (%s): trying again", task_id, exc)
+            spawn_detached(lambda: self._settle_again(task_id, session, peers, outcome))
+
+    async def _settle_again(self, task_id: str, session: Session, peers: Peers, outcome: Change) -> None:
+        """Write a leg's outcome the store failed, until it takes it (the change is a compare-and-set:
+        written once, whoever wins) or the task would have expired anyway."""
+        deadline, pause = time.monotonic() + self.ttl_ms / 1000, 0.25
+        while time.monotonic() < deadline:
+            await anyio.sleep(pause)
+            pause = min(pause * 2, 5.0)
+            try:
+                await self.change(task_id, session, peers, outcome)
+            except MCPError:
+                continue
+            log.warning("the outcome of task %s is stored now", task_id)
+            return
 
     async def change(
         self, task_id: str, session: Session | None, peers: Peers, change: Change
