@@ -90,7 +90,7 @@ async def signed_in(browser: BrowserSession) -> dict[str, Any]:
 async def test_serve_with_login_options_serves_the_metadata_registration_and_sends_the_browser_upstream(
     tmp_path: Path, upstream: str, browser: BrowserSession
 ) -> None:
-    with served(tmp_path, upstream):
+    with served(tmp_path, upstream, "--login-name", "Acme Single Sign-On"):
         async with httpx.AsyncClient() as http:
             metadata = (await http.get(f"{ISSUER}/.well-known/oauth-authorization-server")).json()
             resource = (await http.get(f"{ISSUER}/.well-known/oauth-protected-resource/mcp")).json()
@@ -105,6 +105,7 @@ async def test_serve_with_login_options_serves_the_metadata_registration_and_sen
     assert refused.status_code == 401 and "resource_metadata=" in refused.headers["www-authenticate"]
     assert health.status_code == 200  # the probes stay open
     assert "Test Client" in page.text and approved.status_code == 303
+    assert "Acme Single Sign-On" in page.text  # --login-name: whom the user is sent to
     location = approved.headers["location"]
     sent = query_of(location)
     assert location.startswith(f"{upstream}/auth?")

@@ -30,6 +30,7 @@ OPTIONS: Final = (
     "login_subject_claim",
     "login_auth_method",
     "login_token_scopes",
+    "login_name",
 )
 _ENDPOINTS: Final = ("authorization_endpoint", "token_endpoint", "userinfo_endpoint")
 _LOOPBACK: Final = ("127.0.0.1", "localhost", "::1")
@@ -72,6 +73,11 @@ def add_login(serve: argparse.ArgumentParser) -> None:
         "--login-auth-method",
         choices=("client_secret_basic", "client_secret_post"),
         help="how the client authenticates at the token endpoint (default: basic, or what discovery says)",
+    )
+    login.add_argument(
+        "--login-name",
+        metavar="NAME",
+        help="the provider's name on the consent page (default: its issuer, or its authorization host)",
     )
     login.add_argument(
         "--login-token-scopes",
@@ -168,6 +174,7 @@ def _upstream(args: argparse.Namespace, secret: str) -> Any:
         scopes=scopes,
         auth_method=method,
         subject_claim=args.login_subject_claim or found.subject_claim,
+        name=args.login_name or found.name,
     )
 
 
