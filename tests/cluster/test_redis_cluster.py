@@ -121,6 +121,37 @@ async def test_a_redis_cluster_failover_keeps_what_wait_replicas_confirmed_and_t
             assert polled["result"]["status"] == "completed"
 
 
+async def test_an_ended_task_confirmed_before_its_primary_is_lost_is_read_after_the_takeover(
+    tmp_path: Path,
+) -> None:
+    """With wait_replicas=1, the promoted replica has no replica of its own: an end confirmed before the
+    takeover is still answered (marked confirmed), not refused as unconfirmable."""
+    with redis_cluster(tmp_path, replicas=1) as local:
+        backing = (local.nodes[0], local.url)
+        options: dict[str, Any] = {"cluster": True, "wait_replicas": 1, "wait_timeout": 2.0}
+        async with (
+            cluster(tmp_path, backing=backing, **options) as workers,
+            httpx.AsyncClient(timeout=20) as http,
+        ):
+            w0, w1, w2 = workers.urls
+            raw = task_session.RawSession(http)
+            await raw.open(w0)
+            blob = {"name": "blob", "arguments": {"kib": 1}, "task": {"ttl": 60_000}}
+            task_id = (await raw.request(w1, 1, "tools/call", blob))["result"]["task"]["taskId"]
+            with anyio.fail_after(10):
+                while (await raw.request(w2, 2, "tasks/get", {"taskId": task_id}))["result"][
+                    "status"
+                ] != "completed":
+                    await anyio.sleep(0.05)
+            await raw.request(w0, 3, "tools/call", blob)  # its confirmation covers the mark before it
+            local.take_over(local.owner("mcp:{t}:w"))
+            with anyio.fail_after(30):
+                while "result" not in (polled := await raw.request(w2, 4, "tasks/get", {"taskId": task_id})):
+                    assert polled["error"]["code"] == -32011, polled  # until the workers follow the takeover
+                    await anyio.sleep(0.2)
+            assert polled["result"]["status"] == "completed"
+
+
 ADD = {
     "jsonrpc": "2.0",
     "id": 2,

@@ -128,15 +128,23 @@ class RedisTaskStore:
 
     @_reachable
     async def get(self, task_id: str) -> TaskRecord | None:
-        raw = await self.redis.hget(self._key(task_id), "data")
+        raw, confirmed = await self.redis.hmget(self._key(task_id), ["data", "cf"])
         record = _load(raw) if raw is not None else None
-        if record is not None and record.status.terminal:
-            await self._confirm()
+        if record is not None and record.status.terminal and confirmed is None:
+            await self._confirm_end(task_id)
         return record
 
     async def _confirm(self) -> None:
         """What was written in the store's slot so far is on the replicas `durability` asks for."""
         await self.durability.confirm(self.space + "w")
+
+    async def _confirm_end(self, task_id: str) -> None:
+        """A task's end confirmed on the replicas, and marked so (`cf`): a reader finding the mark
+        answers without waiting for replicas again, so an ended task stays readable while its shard has
+        fewer replicas than asked (after a failover), once its end was confirmed."""
+        await self._confirm()
+        if self.durability.replicas > 0:
+            await self.redis.hset(self._key(task_id), "cf", b"1")
 
     @_reachable
     async def update(self, task_id: str, change: Change) -> tuple[TaskRecord | None, bool]:
@@ -158,7 +166,7 @@ class RedisTaskStore:
             if written > 0:
                 if record.status.terminal:
                     self._ended(task_id, data)
-                    await self._confirm()
+                    await self._confirm_end(task_id)
                 return record, True
         raise RuntimeError(f"task {task_id!r} kept changing under {_TRIES} attempts to change it")
 
@@ -215,12 +223,13 @@ class RedisTaskStore:
             return []
         async with self.redis.pipeline(transaction=False) as pipe:
             for task_id in ids:
-                pipe.hget(self._key(task_id.decode() if isinstance(task_id, bytes) else str(task_id)), "data")
+                key = self._key(task_id.decode() if isinstance(task_id, bytes) else str(task_id))
+                pipe.hmget(key, ["data", "cf"])
             found = await pipe.execute()
-        records = [_load(raw) for raw in found if raw is not None]
-        if any(record.status.terminal for record in records):
+        kept = [(_load(raw), confirmed) for raw, confirmed in found if raw is not None]
+        if any(record.status.terminal and confirmed is None for record, confirmed in kept):
             await self._confirm()
-        return records
+        return [record for record, _ in kept]
 
 
 def _restored(end: TaskRecord) -> Change:
