@@ -21,32 +21,15 @@ import statistics
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent / "tests"), str(HERE.parent / "tests" / "cluster")]
 
-import parts  # noqa: E402
 import redis  # noqa: E402
 from http_load import HTTPConn, concurrent_calls  # noqa: E402
 from parts import cluster, redis_server  # noqa: E402
-
-SAFE_REUSE = "Redis, 3 workers, haproxy's default http-reuse safe"
-
-
-@contextmanager
-def reuse(*, safe: bool) -> Iterator[None]:
-    """haproxy as the tests run it (`http-reuse always`), or with its default when `safe`."""
-    shipped = parts._HAPROXY_CFG
-    if safe:
-        parts._HAPROXY_CFG = shipped.replace("    http-reuse always\n", "")
-    try:
-        yield
-    finally:
-        parts._HAPROXY_CFG = shipped
 
 
 def calls_per_second(ports: list[int], calls: int) -> float:
@@ -133,11 +116,10 @@ def main(argv: list[str] | None = None) -> int:
             # what three processes on this machine cost a call, Redis or not: the sessions stay put
             ("no backplane, 3 workers, each session on one", 3, {}, True),
             ("Redis, 3 workers, each session on one", 3, shared, True),
-            (SAFE_REUSE, 3, shared, False),
         ]
         for _ in range(args.repeat):
             for label, n, env, sticky in setups:
-                with reuse(safe=label == SAFE_REUSE), cluster(n, env=env, tmp_dir=tmp) as group:
+                with cluster(n, env=env, tmp_dir=tmp) as group:
                     rows.setdefault(label, []).append(measured(group, store.url, args.calls, sticky))
         with cluster(3, env={"MCPKIT_REDIS_URL": store.url}, tmp_dir=tmp) as group:
             trips = round_trips(store.url, group.proxy.port)

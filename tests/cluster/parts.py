@@ -332,7 +332,6 @@ defaults
     option redispatch
     retries 3
     retry-on conn-failure
-    http-reuse always
 
 frontend mcp
     bind 127.0.0.1:{port}
