@@ -6,7 +6,8 @@ no request's work leaves its session's slot."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -84,12 +85,13 @@ async def test_tasks_are_created_updated_and_cancelled_through_any_worker_of_a_r
         assert len(records) == 2  # both tasks, in the task store's one slot
 
 
-async def test_a_redis_cluster_failover_keeps_what_wait_replicas_confirmed_and_the_workers_follow_it(
-    tmp_path: Path,
-) -> None:
+@asynccontextmanager
+async def replicated(tmp_path: Path, wait_timeout: float) -> AsyncIterator[tuple[Any, Any, Any, str]]:
+    """Three workers on a Redis Cluster with a replica per primary and `wait_replicas=1`; a session opened
+    and a task of it completed (confirmed on a replica): (the cluster, the workers, the session, the task)."""
     with redis_cluster(tmp_path, replicas=1) as local:
         backing = (local.nodes[0], local.url)
-        options: dict[str, Any] = {"cluster": True, "wait_replicas": 1, "wait_timeout": 5.0}
+        options: dict[str, Any] = {"cluster": True, "wait_replicas": 1, "wait_timeout": wait_timeout}
         async with (
             cluster(tmp_path, backing=backing, **options) as workers,
             httpx.AsyncClient(timeout=20) as http,
@@ -97,8 +99,7 @@ async def test_a_redis_cluster_failover_keeps_what_wait_replicas_confirmed_and_t
             w0, w1, w2 = workers.urls
             raw = task_session.RawSession(http)
             await raw.open(w0)  # its agreement confirmed on a replica before the answer
-            blob = {"name": "blob", "arguments": {"kib": 1}, "task": {"ttl": 60_000}}
-            created = await raw.request(w1, 1, "tools/call", blob)  # confirmed on a replica too
+            created = await raw.request(w1, 1, "tools/call", BLOB)  # confirmed on a replica too
             task_id = created["result"]["task"]["taskId"]
             with anyio.fail_after(10):
                 while (await raw.request(w2, 5, "tasks/get", {"taskId": task_id}))["result"][
@@ -106,19 +107,30 @@ async def test_a_redis_cluster_failover_keeps_what_wait_replicas_confirmed_and_t
                 ] != "completed":
                     await anyio.sleep(0.05)
             # the next task's confirmation covers the first one's completion (replication is in order)
-            await raw.request(w0, 6, "tools/call", blob)
-            local.take_over(local.owner(f"mcp:{{{raw.session_id}}}:s"))
-            with anyio.fail_after(30):  # 503 until each worker's client learns the new topology
-                for url in workers.urls:
-                    while (await http.post(url, json=ADD, headers=raw.headers())).status_code != 200:
-                        await anyio.sleep(0.2)
-            async with streams.get_stream(http, w0, raw.session_id) as standalone:
-                announce = {"name": "announce", "arguments": {"n": 2}}
-                await raw.request(w1, 3, "tools/call", announce)
-                # wake-ups reach the new primary's subscribers
-                await standalone.until(lambda ms: len(streams.announced(ms)) == 2)
-            polled = await raw.request(w2, 4, "tasks/get", {"taskId": task_id})
-            assert polled["result"]["status"] == "completed"
+            await raw.request(w0, 6, "tools/call", BLOB)
+            yield local, workers, raw, task_id
+
+
+BLOB = {"name": "blob", "arguments": {"kib": 1}, "task": {"ttl": 60_000}}
+
+
+async def test_a_redis_cluster_failover_keeps_what_wait_replicas_confirmed_and_the_workers_follow_it(
+    tmp_path: Path,
+) -> None:
+    async with replicated(tmp_path, 5.0) as (local, workers, raw, task_id):
+        http, (w0, w1, w2) = raw.http, workers.urls
+        local.take_over(local.owner(f"mcp:{{{raw.session_id}}}:s"))
+        with anyio.fail_after(30):  # 503 until each worker's client learns the new topology
+            for url in workers.urls:
+                while (await http.post(url, json=ADD, headers=raw.headers())).status_code != 200:
+                    await anyio.sleep(0.2)
+        async with streams.get_stream(http, w0, raw.session_id) as standalone:
+            announce = {"name": "announce", "arguments": {"n": 2}}
+            await raw.request(w1, 3, "tools/call", announce)
+            # wake-ups reach the new primary's subscribers
+            await standalone.until(lambda ms: len(streams.announced(ms)) == 2)
+        polled = await raw.request(w2, 4, "tasks/get", {"taskId": task_id})
+        assert polled["result"]["status"] == "completed"
 
 
 async def test_an_ended_task_confirmed_before_its_primary_is_lost_is_read_after_the_takeover(
@@ -126,30 +138,15 @@ async def test_an_ended_task_confirmed_before_its_primary_is_lost_is_read_after_
 ) -> None:
     """With wait_replicas=1, the promoted replica has no replica of its own: an end confirmed before the
     takeover is still answered (marked confirmed), not refused as unconfirmable."""
-    with redis_cluster(tmp_path, replicas=1) as local:
-        backing = (local.nodes[0], local.url)
-        options: dict[str, Any] = {"cluster": True, "wait_replicas": 1, "wait_timeout": 2.0}
-        async with (
-            cluster(tmp_path, backing=backing, **options) as workers,
-            httpx.AsyncClient(timeout=20) as http,
-        ):
-            w0, w1, w2 = workers.urls
-            raw = task_session.RawSession(http)
-            await raw.open(w0)
-            blob = {"name": "blob", "arguments": {"kib": 1}, "task": {"ttl": 60_000}}
-            task_id = (await raw.request(w1, 1, "tools/call", blob))["result"]["task"]["taskId"]
-            with anyio.fail_after(10):
-                while (await raw.request(w2, 2, "tasks/get", {"taskId": task_id}))["result"][
-                    "status"
-                ] != "completed":
-                    await anyio.sleep(0.05)
-            await raw.request(w0, 3, "tools/call", blob)  # its confirmation covers the mark before it
-            local.take_over(local.owner("mcp:{t}:w"))
-            with anyio.fail_after(30):
-                while "result" not in (polled := await raw.request(w2, 4, "tasks/get", {"taskId": task_id})):
-                    assert polled["error"]["code"] == -32011, polled  # until the workers follow the takeover
-                    await anyio.sleep(0.2)
-            assert polled["result"]["status"] == "completed"
+    async with replicated(tmp_path, 2.0) as (local, workers, raw, task_id):
+        local.take_over(local.owner("mcp:{t}:w"))
+        with anyio.fail_after(30):
+            while "result" not in (
+                polled := await raw.request(workers.urls[2], 4, "tasks/get", {"taskId": task_id})
+            ):
+                assert polled["error"]["code"] == -32011, polled  # until the workers follow the takeover
+                await anyio.sleep(0.2)
+        assert polled["result"]["status"] == "completed"
 
 
 ADD = {
