@@ -84,13 +84,17 @@ class Replica(SessionStream):
         if not self.routes:
             self.closed_routes.set()
 
+    async def record_priming(self, stream_id: str | None) -> str | None:
+        """The request's priming event: stored already by `begin` when it was asked to."""
+        if stream_id != self.planned or self.preprimed is None or self.closed:
+            return await super().record_priming(stream_id)
+        primed, self.preprimed = self.preprimed, None
+        self.primed = True
+        return primed
+
     async def record(self, stream_id: str | None, data: bytes, final: bool = False) -> str | None:
         if stream_id is None or self.closed or self.session_id is None:
             return None
-        if stream_id == self.planned and self.preprimed is not None and not data and not final:
-            primed, self.preprimed = self.preprimed, None  # the priming event (streams.prime)
-            self.primed = True
-            return primed
         agreed, self.agreement = self.agreement, None
         try:
             seq, event_id = await self.here.state.record(

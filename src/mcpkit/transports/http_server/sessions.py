@@ -182,6 +182,10 @@ class SessionStream(Attributes):
             return format_event_id(stream_id, next(self._local_ids))
         return await self.store.store(self.session_id, stream_id, data)
 
+    async def record_priming(self, stream_id: str | None) -> str | None:
+        """Store the id-only event a stream opens with from 2025-11-25 (`record` of no data); its id."""
+        return await self.record(stream_id, b"")
+
     @property
     def extra_attributes(self) -> Mapping[Any, Callable[[], Any]]:
         facts: dict[Any, Callable[[], Any]] = {}

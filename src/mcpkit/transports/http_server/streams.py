@@ -23,7 +23,7 @@ async def prime(session: SessionStream, route: Route) -> bytes:
     from), or nothing."""
     if route.prime_retry_ms is None:
         return b""
-    event_id = await session.record(route.stream_id, b"")
+    event_id = await session.record_priming(route.stream_id)
     return encode_event(b"", event_id=event_id, retry_ms=route.prime_retry_ms)
 
 
