@@ -135,13 +135,15 @@ async def test_cancelling_a_modern_request_closes_its_stream_and_posts_no_cancel
 # ---- the probe over HTTP -------------------------------------------------------------------------
 
 
-async def test_a_discover_answered_with_an_empty_result_means_legacy_and_the_client_initializes() -> None:
-    async def empty(x: Exchange) -> bool:
-        if x.message.get("method") == "server/discover":
-            await x.json(200, {"jsonrpc": "2.0", "id": x.message["id"], "result": {}})
-            return True
-        return False
+async def empty(x: Exchange) -> bool:
+    """A server/discover answered with an empty result: what a handshake-era server may do."""
+    if x.message.get("method") == "server/discover":
+        await x.json(200, {"jsonrpc": "2.0", "id": x.message["id"], "result": {}})
+        return True
+    return False
 
+
+async def test_a_discover_answered_with_an_empty_result_means_legacy_and_the_client_initializes() -> None:
     fake = FakeServer(empty)
     async with serving(fake) as url, connect_http(url, era="auto") as client:
         assert not client.stateless and client.protocol == "2025-11-25"
@@ -149,12 +151,6 @@ async def test_a_discover_answered_with_an_empty_result_means_legacy_and_the_cli
 
 
 async def test_pinned_modern_against_an_empty_discover_result_fails_clearly() -> None:
-    async def empty(x: Exchange) -> bool:
-        if x.message.get("method") == "server/discover":
-            await x.json(200, {"jsonrpc": "2.0", "id": x.message["id"], "result": {}})
-            return True
-        return False
-
     async with serving(FakeServer(empty)) as url:
         with pytest.raises(MCPError, match="no supportedVersions"):
             async with connect_http(url, era="modern"):
@@ -268,12 +264,6 @@ async def test_a_listen_stream_may_stay_quiet_longer_than_the_client_timeout() -
 
 
 async def test_the_era_found_at_an_endpoint_is_remembered_so_the_next_connection_skips_the_probe() -> None:
-    async def empty(x: Exchange) -> bool:
-        if x.message.get("method") == "server/discover":
-            await x.json(200, {"jsonrpc": "2.0", "id": x.message["id"], "result": {}})
-            return True
-        return False
-
     fake = FakeServer(empty)
     async with serving(fake) as url:
         for _ in range(2):
