@@ -216,19 +216,9 @@ class SharedState:
         await self.redis.hset(self.key(session_id, "s"), mapping=_agreement(restored))  # type: ignore[arg-type]
         await self.durability.confirm(self.key(session_id, "w"))
 
-    async def begin(
-        self,
-        session_id: str,
-        principal: str | None,
-        *,
-        worker: str = "",
-        request_id: Any = None,
-        stream_id: str | None = None,
-    ) -> Restored | None:
-        """`begin_request` without a priming event: what the session agreed."""
-        began = await self.begin_request(
-            session_id, principal, worker=worker, request_id=request_id, stream_id=stream_id
-        )
+    async def begin(self, session_id: str, principal: str | None, **request: Any) -> Restored | None:
+        """`begin_request` (its `worker`, `request_id`, `stream_id`) for what the session agreed."""
+        began = await self.begin_request(session_id, principal, **request)
         return began.restored if began is not None else None
 
     async def begin_request(
